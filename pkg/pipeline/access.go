@@ -1,0 +1,97 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+)
+
+// Layer is the trust layer of the place a message was posted in.
+type Layer string
+
+// The trust layers of interfaces.md.
+const (
+	LayerTrusted    Layer = "trusted"
+	LayerAllowed    Layer = "allowed"
+	LayerRestricted Layer = "restricted"
+	LayerDM         Layer = "dm"
+)
+
+// ParseLayer checks a layer name.
+func ParseLayer(s string) (Layer, error) {
+	switch l := Layer(s); l {
+	case LayerTrusted, LayerAllowed, LayerRestricted, LayerDM:
+		return l, nil
+	}
+	return "", fmt.Errorf("unknown layer %q (want trusted, allowed, restricted or dm)", s)
+}
+
+// Role is what a person is to the persona.
+type Role string
+
+// Roles, most powerful first.
+const (
+	RoleManager  Role = "manager"
+	RoleBackup   Role = "backup"
+	RoleApprover Role = "approver"
+	RoleMember   Role = "member"
+)
+
+// Mode is a thread's permission mode (AGENT_DEFAULT_MODE).
+type Mode string
+
+// The permission modes of the spec.
+const (
+	ModeAsk         Mode = "ask"
+	ModeAcceptEdits Mode = "accept-edits"
+	ModeBypass      Mode = "bypass"
+	ModePlan        Mode = "plan"
+	ModeDontAsk     Mode = "dont-ask"
+)
+
+// ParseMode checks a permission mode name.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeAsk, ModeAcceptEdits, ModeBypass, ModePlan, ModeDontAsk:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown permission mode %q (want ask, accept-edits, bypass, plan or dont-ask)", s)
+}
+
+// Drop reasons: the values of the reason label of agent_chat_drops_total.
+const (
+	DropWhitelist = "whitelist"
+	DropBlocked   = "blocked"
+	DropDM        = "dm"
+	DropSelf      = "self"
+	DropDuplicate = "duplicate"
+	DropOneOnOne  = "one_on_one"
+)
+
+// DropReasons lists every drop reason, so that each is exported at 0 from start.
+var DropReasons = []string{DropWhitelist, DropBlocked, DropDM, DropSelf, DropDuplicate, DropOneOnOne}
+
+// Access is what the auth stage resolved about an event: who sent it, where,
+// and what the thread may do. Later stages and the tools read it from the
+// context.
+type Access struct {
+	UserID string
+	Role   Role
+	// Scopes are the approval categories the sender may decide ("anything"
+	// matches all); managers decide everything.
+	Scopes []string
+	Layer  Layer
+	Mode   Mode
+}
+
+type accessKey struct{}
+
+// NewContextWithAccess returns ctx carrying a.
+func NewContextWithAccess(ctx context.Context, a Access) context.Context {
+	return context.WithValue(ctx, accessKey{}, a)
+}
+
+// AccessFromContext returns the Access the auth stage stored, if any.
+func AccessFromContext(ctx context.Context) (Access, bool) {
+	a, ok := ctx.Value(accessKey{}).(Access)
+	return a, ok
+}

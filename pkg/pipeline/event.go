@@ -1,0 +1,148 @@
+package pipeline
+
+import (
+	"strings"
+	"time"
+)
+
+// Kind says what an Event is.
+type Kind uint8
+
+const (
+	// KindMessage is a message a person (or a bot) posted: an app_mention or
+	// a message event in a channel, a group or a DM.
+	KindMessage Kind = iota + 1
+	// KindAction is a click on a button of a card the bot posted.
+	KindAction
+	// KindCommand is a slash command.
+	KindCommand
+	// KindReply is outbound: text the agent posts or edits through its chat
+	// tools, on its way from the agent stage through markup to delivery.
+	KindReply
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindMessage:
+		return "message"
+	case KindAction:
+		return "action"
+	case KindCommand:
+		return "command"
+	case KindReply:
+		return "reply"
+	}
+	return "unknown"
+}
+
+// Channel types as the chat platform names them.
+const (
+	ChannelIM      = "im"
+	ChannelMPIM    = "mpim"
+	ChannelPublic  = "channel"
+	ChannelPrivate = "group"
+)
+
+// Event is one chat event in the platform-neutral form the pipeline works on.
+// The gateway fills the inbound fields; stages read them and may rewrite Text
+// (redaction). Outbound replies (KindReply) carry Reply.
+type Event struct {
+	// ID is the platform's event id (the deduplication key of a delivery);
+	// empty for outbound events.
+	ID   string
+	Kind Kind
+	// Type is the platform event type ("app_mention", "message", ...).
+	Type string
+	// Subtype is the message subtype ("", "bot_message", "message_changed", ...).
+	Subtype string
+
+	TeamID      string
+	ChannelID   string
+	ChannelType string // ChannelIM, ChannelMPIM, ChannelPublic, ChannelPrivate
+	UserID      string
+	BotID       string // set when a bot posted the message (the bot's own posts too)
+	TS          string // the message's own timestamp
+	ThreadTS    string // the root of the thread it belongs to; "" when top-level
+	Text        string
+	Files       []File
+
+	// Retry is the platform's retry attempt for this delivery (0 = first).
+	Retry int
+	// Received is when the gateway read the event off the wire.
+	Received time.Time
+
+	Action  *Action  // KindAction only
+	Command *Command // KindCommand only
+	Reply   *Reply   // KindReply only
+}
+
+// File is a file attached to a message.
+type File struct {
+	ID       string
+	Name     string
+	MimeType string
+	Size     int64
+	URL      string // private download address; needs the bot token
+}
+
+// Action is a button click.
+type Action struct {
+	ActionID    string // "approve", "deny", "always"
+	Value       string // the card's approval id
+	MessageTS   string // the card's ts
+	ResponseURL string
+}
+
+// Command is a slash command.
+type Command struct {
+	Name        string // "/ingest"
+	Args        string // the text after the command
+	ResponseURL string
+	TriggerID   string
+}
+
+// ReplyOp is what an outbound reply does.
+type ReplyOp uint8
+
+const (
+	// ReplyPost posts a new message in the thread.
+	ReplyPost ReplyOp = iota + 1
+	// ReplyUpdate edits the message at Reply.TS.
+	ReplyUpdate
+)
+
+// Reply is the outbound part of a KindReply event.
+type Reply struct {
+	Op ReplyOp
+	// TS is the message to edit (ReplyUpdate); after delivery of a ReplyPost
+	// it holds the ts of the posted message (the last one if it was split).
+	TS string
+	// Markdown is true while Text is still the agent's markdown; the markup
+	// stage converts it to the platform dialect and clears it.
+	Markdown bool
+}
+
+// RootTS is the ts of the thread's root message: ThreadTS, or TS for a
+// message that starts a thread.
+func (e *Event) RootTS() string {
+	if e.ThreadTS != "" {
+		return e.ThreadTS
+	}
+	return e.TS
+}
+
+// ThreadKey identifies the conversation an event belongs to: one chat thread
+// is one agent session. It is "<channel>:<root ts>".
+func (e *Event) ThreadKey() string {
+	return ThreadKey(e.ChannelID, e.RootTS())
+}
+
+// ThreadKey builds the key of the thread rooted at rootTS in channel.
+func ThreadKey(channel, rootTS string) string {
+	return channel + ":" + rootTS
+}
+
+// IsDM reports whether the event happened in a direct message with the bot.
+func (e *Event) IsDM() bool {
+	return e.ChannelType == ChannelIM || (e.ChannelType == "" && strings.HasPrefix(e.ChannelID, "D"))
+}

@@ -1,0 +1,52 @@
+package pipeline
+
+// Outbound messages in platform-neutral form. The gateway renders them to the
+// platform's wire format (Block Kit for cards); the simulator keeps them as
+// they are.
+
+// Message is something the bot posts or edits.
+type Message struct {
+	ChannelID string
+	ThreadTS  string // the thread's root; "" posts at top level
+	Text      string // in the platform's markup dialect (already converted)
+	Card      *Card  // optional interactive card
+}
+
+// Card actions (the action_id of each button).
+const (
+	ActionApprove = "approve"
+	ActionDeny    = "deny"
+	ActionAlways  = "always"
+)
+
+// Card is an interactive card the bot posts in a thread.
+type Card struct {
+	Kind     string // "approval"
+	ID       string // the approval's id: the value of every button
+	Category string // the approval category ("Bash", "skills", ...)
+	Summary  string // what is asked, already redacted
+	Details  string // optional longer text, already redacted
+	Digest   string // short digest of the exact call the card releases
+	// Actions are the buttons offered, in order (ActionApprove, ActionDeny,
+	// ActionAlways). An empty list means the card is resolved.
+	Actions []string
+	// Outcome is set once decided: "approved by <@U…>", "timed out", ...
+	Outcome string
+}
+
+// Upload is a file the bot uploads into a thread.
+type Upload struct {
+	ChannelID string
+	ThreadTS  string
+	Filename  string
+	Title     string
+	Comment   string // initial comment, in the platform dialect
+	Content   []byte
+}
+
+// Identity is who the bot is on the platform (from auth.test).
+type Identity struct {
+	UserID string // the bot user's id, as mentions name it (<@U…>)
+	BotID  string // the bot id that the bot's own posts carry
+	TeamID string
+}
