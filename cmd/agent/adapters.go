@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+	"github.com/persona-runtime/agent/pkg/session"
+)
+
+// threadStore adapts the store's thread rows to the small interfaces the
+// pipeline stages declare.
+type threadStore struct{ st *store.Store }
+
+var (
+	_ pipeline.Engagements = threadStore{}
+	_ pipeline.ThreadModes = threadStore{}
+	_ pipeline.ThreadLocks = threadStore{}
+	_ pipeline.SeenStore   = (*store.Store)(nil)
+)
+
+func (t threadStore) thread(ctx context.Context, key string) (store.Thread, bool, error) {
+	th, err := t.st.GetThread(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Thread{}, false, nil
+	}
+	return th, err == nil, err
+}
+
+func (t threadStore) Engaged(ctx context.Context, key string) (bool, bool, error) {
+	th, known, err := t.thread(ctx, key)
+	return th.Engaged, known, err
+}
+
+func (t threadStore) SetEngaged(ctx context.Context, key, channelID, rootTS string, engaged bool) error {
+	return t.st.SetEngaged(ctx, key, channelID, rootTS, engaged)
+}
+
+func (t threadStore) ThreadMode(ctx context.Context, key string) (pipeline.Mode, error) {
+	th, _, err := t.thread(ctx, key)
+	return pipeline.Mode(th.Mode), err
+}
+
+func (t threadStore) ThreadLock(ctx context.Context, key string) (string, error) {
+	th, _, err := t.thread(ctx, key)
+	return th.LockedBy, err
+}
+
+// sessionStore adapts the store's session rows to session.Store.
+type sessionStore struct{ st *store.Store }
+
+var _ session.Store = sessionStore{}
+
+func (s sessionStore) SessionByThread(ctx context.Context, key string) (session.Record, error) {
+	r, err := s.st.SessionByThread(ctx, key)
+	if err != nil {
+		return session.Record{}, err
+	}
+	return session.Record{ID: r.ID, ThreadKey: r.ThreadKey, State: r.State, CreatedAt: r.CreatedAt, LastActivity: r.LastActivity}, nil
+}
+
+func (s sessionStore) CreateSession(ctx context.Context, r session.Record) error {
+	return s.st.CreateSession(ctx, store.Session{ID: r.ID, ThreadKey: r.ThreadKey, State: r.State, CreatedAt: r.CreatedAt, LastActivity: r.LastActivity})
+}
+
+func (s sessionStore) TouchSession(ctx context.Context, id, state string, at time.Time) error {
+	return s.st.TouchSession(ctx, id, state, at)
+}
+
+func (s sessionStore) CloseAllSessions(ctx context.Context) (int64, error) {
+	return s.st.CloseAllSessions(ctx)
+}

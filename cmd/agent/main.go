@@ -1,0 +1,129 @@
+// Command agent is the persona agent runtime: one binary with the service
+// (start, dev) and the operator commands (manifest, validate-soul, version,
+// ...). See the README for the configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+// Name and Version of the runtime (shown by `agent version` and the sim).
+const (
+	Name    = "agent"
+	Version = "0.1.0"
+)
+
+func main() {
+	err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			var q quietError
+			if !errors.As(err, &q) {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitError carries a specific exit status.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// quietError is an exit status whose message was already printed.
+type quietError struct{ code int }
+
+func (e quietError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func exitCode(err error) int {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	var q quietError
+	if errors.As(err, &q) {
+		return q.code
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 1
+}
+
+// streams are the process's standard streams, injected for tests.
+type streams struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// cli is what every command gets: the environment, the arguments and the
+// streams.
+type cli struct {
+	getenv func(string) string
+	args   []string
+	streams
+}
+
+// run is the whole program: it parses args, runs the command, and owns
+// shutdown (SIGINT/SIGTERM cancel ctx). It writes only to the injected
+// streams and reads the environment only through getenv.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c := &cli{getenv: getenv, args: args, streams: streams{stdin: stdin, stdout: stdout, stderr: stderr}}
+
+	root := &ffcli.Command{
+		Name:       Name,
+		ShortUsage: "agent <command> [flags]",
+		ShortHelp:  "the persona agent runtime",
+		FlagSet:    flag.NewFlagSet(Name, flag.ContinueOnError),
+		Subcommands: []*ffcli.Command{
+			c.startCommand("start"),
+			c.startCommand("dev"),
+			c.manifestCommand(),
+			c.validateSoulCommand(),
+			c.versionCommand(),
+		},
+		Exec: func(context.Context, []string) error { return flag.ErrHelp },
+	}
+	setOutput(root, stderr)
+	if err := root.Parse(args); err != nil {
+		return err
+	}
+	return root.Run(ctx)
+}
+
+// setOutput sends every command's usage to w.
+func setOutput(c *ffcli.Command, w io.Writer) {
+	c.FlagSet.SetOutput(w)
+	for _, s := range c.Subcommands {
+		setOutput(s, w)
+	}
+}
+
+func (c *cli) versionCommand() *ffcli.Command {
+	return &ffcli.Command{
+		Name:       "version",
+		ShortUsage: "agent version",
+		ShortHelp:  "print the version",
+		FlagSet:    flag.NewFlagSet("version", flag.ContinueOnError),
+		Exec: func(context.Context, []string) error {
+			_, err := fmt.Fprintf(c.stdout, "%s v%s\n", Name, Version)
+			return err
+		},
+	}
+}

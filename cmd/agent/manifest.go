@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/persona-runtime/agent/pkg/persona"
+)
+
+// botScopes are the bot token scopes every feature of the runtime needs.
+var botScopes = []string{
+	"app_mentions:read", // rule 2: @mentions in channels
+	"assistant:write",   // the assistant status indicator
+	"channels:history",  // thread replies in public channels
+	"chat:write",        // replies, edits, cards
+	"commands",          // slash commands
+	"files:read",        // files people attach
+	"files:write",       // mcp__agent_chat__upload
+	"groups:history",    // thread replies in private channels
+	"im:history",        // DMs
+	"im:read",
+	"im:write",
+	"users:read",
+}
+
+var botEvents = []string{"app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im"}
+
+type slashCommand struct {
+	Command      string `json:"command"`
+	Description  string `json:"description"`
+	UsageHint    string `json:"usage_hint,omitempty"`
+	ShouldEscape bool   `json:"should_escape"`
+}
+
+var slashCommands = []slashCommand{
+	{Command: "/ingest", Description: "Synthesize the knowledge base's raw notes into its wiki", UsageHint: "[label]"},
+	{Command: "/1on1", Description: "Lock this conversation to you and the manager", UsageHint: "[off]"},
+	{Command: "/mode", Description: "Set the permission mode of this conversation", UsageHint: "ask | accept-edits | bypass | plan | dont-ask"},
+	{Command: "/abort", Description: "Stop the agent's running turn"},
+	{Command: "/compact", Description: "Summarise this conversation's history now"},
+	{Command: "/help", Description: "What the agent does and who may do what"},
+}
+
+// appManifest is the chat app's manifest for a persona named name.
+func appManifest(name string) map[string]any {
+	return map[string]any{
+		"display_information": map[string]any{
+			"name":        name,
+			"description": name + ", a persona agent",
+		},
+		"features": map[string]any{
+			"app_home": map[string]any{
+				"home_tab_enabled":               false,
+				"messages_tab_enabled":           true,
+				"messages_tab_read_only_enabled": false,
+			},
+			"assistant_view": map[string]any{
+				"assistant_description": name + " works in threads: mention it in a channel or send it a DM.",
+			},
+			"bot_user": map[string]any{
+				"display_name":  name,
+				"always_online": true,
+			},
+			"slash_commands": slashCommands,
+		},
+		"oauth_config": map[string]any{
+			"scopes": map[string]any{"bot": botScopes},
+		},
+		"settings": map[string]any{
+			"event_subscriptions":    map[string]any{"bot_events": botEvents},
+			"interactivity":          map[string]any{"is_enabled": true},
+			"org_deploy_enabled":     false,
+			"socket_mode_enabled":    true,
+			"token_rotation_enabled": false,
+		},
+	}
+}
+
+func (c *cli) manifestCommand() *ffcli.Command {
+	fs := flag.NewFlagSet("manifest", flag.ContinueOnError)
+	soul := fs.String("soul", "", "SOUL.md whose name the app takes (default: SOUL.md under the home)")
+	cfg, finish := c.configFlags(fs, "json")
+	return &ffcli.Command{
+		Name:       "manifest",
+		ShortUsage: "agent manifest [--soul PATH]",
+		ShortHelp:  "print the chat app's manifest JSON",
+		FlagSet:    fs,
+		Exec: func(context.Context, []string) error {
+			if err := finish(); err != nil {
+				return err
+			}
+			path := *soul
+			if path == "" {
+				path = filepath.Join(cfg.Home, "SOUL.md")
+			}
+			name := "Agent"
+			if src, err := os.ReadFile(path); err == nil {
+				if p, err := persona.Parse(path, src); err == nil && p.Identity.Name != "" {
+					name = p.Identity.Name
+				}
+			}
+			enc := json.NewEncoder(c.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(appManifest(name))
+		},
+	}
+}

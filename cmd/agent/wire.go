@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/httpapi"
+	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/metrics"
+	"github.com/persona-runtime/agent/internal/mrkdwn"
+	"github.com/persona-runtime/agent/internal/redact"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/internal/telemetry"
+	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/persona"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+	"github.com/persona-runtime/agent/pkg/session"
+	"github.com/persona-runtime/agent/pkg/tools"
+)
+
+// chatAPI is what the service needs of the chat platform's Web API.
+type chatAPI interface {
+	pipeline.Poster
+	AuthTest(ctx context.Context) (pipeline.Identity, error)
+}
+
+// service is the running runtime: everything `agent start` builds.
+type service struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	tp       *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	store    *store.Store
+	persona  *persona.Persona
+	metrics  *metrics.Metrics
+	sessions *session.Manager
+	redactor *redact.Redactor
+	self     pipeline.Identity
+	handler  pipeline.Handler
+	gateway  *gateway.Gateway
+	started  time.Time
+
+	closers []func(context.Context) error
+}
+
+// platform connects the service to a chat platform: the transport events
+// come from and the API replies go to.
+type platform func(log *slog.Logger) (gateway.Transport, chatAPI)
+
+// serviceDeps are what newService takes besides the config.
+type serviceDeps struct {
+	stderr   io.Writer
+	getenv   func(string) string
+	platform platform
+}
+
+// newService builds the service from cfg: logger, tracing, store, persona,
+// metrics, chat API, model, sessions, tools, agent and the pipeline. The
+// platform is a parameter so that the simulator can swap it; `agent start`
+// passes socket mode and the Web API.
+func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *service, err error) {
+	s := &service{cfg: cfg, started: time.Now()}
+	defer func() {
+		if err != nil {
+			s.close(context.Background())
+		}
+	}()
+	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), cfg.Secrets()...)
+	transport, chat := d.platform(s.log)
+
+	tp, shutdown, err := telemetry.Setup(ctx, Name, Version, d.getenv)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	s.tp, s.tracer = tp, tp.Tracer("github.com/persona-runtime/agent")
+	s.closers = append(s.closers, shutdown)
+
+	if seeded, err := seedSoul(cfg.Home); err != nil {
+		return nil, err
+	} else if seeded {
+		s.log.Warn("seeded a starter SOUL.md: fill in its placeholders, then start again", "path", filepath.Join(cfg.Home, "SOUL.md"))
+	}
+	if s.store, err = store.Open(ctx, cfg.DBPath, store.Options{Logger: s.log}); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", cfg.DBPath, err)
+	}
+	s.closers = append(s.closers, func(context.Context) error { return s.store.Close() })
+	if s.persona, err = loadPersona(ctx, filepath.Join(cfg.Home, "SOUL.md"), s.store, s.log); err != nil {
+		return nil, err
+	}
+	s.metrics = metrics.New()
+
+	patterns, err := redactPatterns(s.persona)
+	if err != nil {
+		return nil, err
+	}
+	s.redactor = redact.New(cfg.Secrets(), patterns)
+
+	if s.self, err = chat.AuthTest(ctx); err != nil {
+		return nil, fmt.Errorf("chat auth.test: %w", err)
+	}
+	s.log.Info("chat identity", "bot_user_id", s.self.UserID, "bot_id", s.self.BotID, "team_id", s.self.TeamID)
+
+	model, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.Model},
+		s.log, s.tracer, &llm.Metrics{Requests: s.metrics.ModelRequests, Tokens: s.metrics.ModelTokens, Duration: s.metrics.ModelDuration})
+	if err != nil {
+		return nil, fmt.Errorf("model client: %w", err)
+	}
+
+	if s.sessions, err = session.New(ctx, session.Options{Store: sessionStore{s.store}, NotFound: store.ErrNotFound,
+		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log}); err != nil {
+		return nil, err
+	}
+
+	registry := tools.NewRegistry()
+	chatTools := &tools.ChatServer{Redactor: s.redactor, Replied: agent.MarkReplied}
+	registry.Add(chatTools.Tools()...)
+
+	engine, err := agent.New(agent.Options{
+		Model: model, History: s.store, Tools: registry, Prompt: s.prompt,
+		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
+		Tracer: s.tracer, Log: s.log,
+		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
+			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	s.handler = s.chain(engine, chat)
+	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{})
+	return s, nil
+}
+
+// chain assembles the pipeline: the stages in the order of the design.
+func (s *service) chain(engine pipeline.Agent, chat pipeline.Poster) pipeline.Handler {
+	m := pipeline.StageMetrics{Outcomes: s.metrics.StageOutcomes, Duration: s.metrics.StageDuration}
+	self := func() pipeline.Identity { return s.self }
+	threads := threadStore{s.store}
+	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
+	return pipeline.Chain(pipeline.NewDeliver(chat, split),
+		pipeline.Recover(),
+		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: s.store, Locks: threads,
+			Self: self, Drops: s.metrics.Drops, Log: s.log}),
+		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
+		pipeline.NewRedact(s.tracer, m, s.redactor),
+		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),
+		pipeline.NewSession(s.tracer, m, s.sessions),
+		pipeline.NewAgent(s.tracer, m, engine),
+		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
+	)
+}
+
+// prompt is the system prompt of a turn: the runtime baseline and the
+// persona (static, identical for every turn), then the thread's part.
+func (s *service) prompt(t *pipeline.Turn) (static, thread string) {
+	static = persona.BaselinePrompt() + "\n\n" + s.persona.Prompt()
+	thread = fmt.Sprintf("## This conversation\n- Your chat user id: <@%s>\n- Channel: <#%s> (trust layer: %s, permission mode: %s)\n",
+		s.self.UserID, t.Event.ChannelID, t.Access.Layer, t.Access.Mode)
+	if ch := s.persona.ChannelPrompt(t.Event.ChannelID); ch != "" {
+		thread += "\n" + ch
+	}
+	return static, thread
+}
+
+func redactPatterns(p *persona.Persona) ([]redact.Pattern, error) {
+	res, err := p.Compile()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]redact.Pattern, 0, len(res))
+	for i, re := range res {
+		out = append(out, redact.Pattern{Re: re, Description: p.Redactions[i].Description})
+	}
+	return out, nil
+}
+
+// run serves HTTP and runs the gateway until ctx is done, then shuts down:
+// the gateway drains its running turns, sessions close, the store closes.
+func (s *service) run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	httpErr := make(chan error, 1)
+	if s.cfg.HealthPort != 0 {
+		ln, err := net.Listen("tcp", ":"+strconv.Itoa(s.cfg.HealthPort))
+		if err != nil {
+			return fmt.Errorf("listen on port %d: %w", s.cfg.HealthPort, err)
+		}
+		s.log.Info("listening", "port", s.cfg.HealthPort, "endpoints", "/healthz /readyz /metrics")
+		h := httpapi.New(httpapi.Deps{
+			Healthy:      s.store.CheckWritable,
+			Ready:        s.store.Ping,
+			SessionsLive: s.sessions.Live,
+			Started:      s.started,
+			Gatherer:     s.metrics.Registry,
+			Logger:       s.log,
+		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := httpapi.Serve(ctx, ln, h, s.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				httpErr <- err
+			}
+		}()
+	}
+	err := s.gateway.Run(ctx)
+	s.sessions.Close()
+	wg.Wait()
+	select {
+	case herr := <-httpErr:
+		err = errors.Join(err, fmt.Errorf("http: %w", herr))
+	default:
+	}
+	s.close(context.Background())
+	return err
+}
+
+// close releases what newService opened, last opened first.
+func (s *service) close(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i](ctx); err != nil && s.log != nil {
+			s.log.Warn("shutdown", "err", err)
+		}
+	}
+	s.closers = nil
+}

@@ -1,0 +1,432 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+	"github.com/persona-runtime/agent/pkg/tools"
+)
+
+// Model sends one request to the model.
+type Model interface {
+	Send(ctx context.Context, p anthropic.MessageNewParams) (*anthropic.Message, error)
+	Model() string
+}
+
+// History is the persisted conversation of the sessions.
+type History interface {
+	History(ctx context.Context, sessionID string) ([]store.Message, error)
+	AppendMessages(ctx context.Context, sessionID string, msgs ...store.Message) error
+	AddUsage(ctx context.Context, sessionID string, u store.Usage) error
+}
+
+// Metrics are the engine's instruments; nil fields are skipped.
+type Metrics struct {
+	Turns        *prometheus.CounterVec // outcome
+	TurnDuration prometheus.Observer
+	StopGuard    prometheus.Counter
+	ToolCalls    *prometheus.CounterVec // tool, outcome
+	ToolDuration *prometheus.HistogramVec
+}
+
+// Prompt builds the system prompt of a turn: static is byte-stable across
+// every turn of the persona (baseline + persona), thread is stable within
+// the thread (the channel's override and the thread's facts).
+type Prompt func(t *pipeline.Turn) (static, thread string)
+
+// Options configure an Engine.
+type Options struct {
+	Model   Model
+	History History
+	Tools   *tools.Registry
+	Prompt  Prompt
+	// Self is the bot's identity, for stripping its mention from the
+	// user's words.
+	Self func() pipeline.Identity
+	// MaxTurns caps turns running at once across threads (AGENT_MAX_TURNS).
+	MaxTurns int
+	// MaxSteps caps model calls within one turn.
+	MaxSteps int
+	// MaxTokens is max_tokens of each request.
+	MaxTokens int64
+	Tracer    trace.Tracer
+	Metrics   Metrics
+	Log       *slog.Logger
+	Now       func() time.Time
+}
+
+// Engine runs agent turns. It implements pipeline.Agent.
+type Engine struct {
+	o     Options
+	slots chan struct{}
+	tools []anthropic.ToolUnionParam
+}
+
+var _ pipeline.Agent = (*Engine)(nil)
+
+// New returns an Engine.
+func New(o Options) (*Engine, error) {
+	if o.Model == nil || o.History == nil || o.Tools == nil || o.Prompt == nil || o.Self == nil || o.Tracer == nil || o.Log == nil {
+		return nil, errors.New("agent: New needs Model, History, Tools, Prompt, Self, Tracer and Log")
+	}
+	if o.MaxTurns < 1 {
+		o.MaxTurns = 8
+	}
+	if o.MaxSteps < 1 {
+		o.MaxSteps = 40
+	}
+	if o.MaxTokens < 1 {
+		o.MaxTokens = 8192
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns)}
+	e.tools = toolParams(o.Tools.List())
+	return e, nil
+}
+
+// Messages of the runtime to the user, safe to show in the chat.
+const (
+	msgUnavailable = "The model is unavailable right now, so I can't answer. Please try again in a few minutes."
+	msgTooLong     = "This thread has grown too long for me to continue. Please start a new thread."
+	msgMaxSteps    = "I stopped after %d steps without finishing. Tell me how to continue."
+	// stopGuardText is sent back to the model once when it ends a turn
+	// without having replied through the chat tool.
+	stopGuardText = "[runtime] You ended your turn without posting anything, so the person sees nothing. " +
+		"Answer now through the mcp__agent_chat__reply tool; plain text is never shown."
+)
+
+type turnState struct{ replies int }
+
+type stateKey struct{}
+
+// MarkReplied records that the agent posted a reply in the current turn; the
+// chat tool server calls it.
+func MarkReplied(ctx context.Context) {
+	if s, ok := ctx.Value(stateKey{}).(*turnState); ok {
+		s.replies++
+	}
+}
+
+// Turn runs one agent turn: it persists the user's message, then calls the
+// model and runs the tools it asks for until the model ends its turn.
+func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
+	select {
+	case e.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-e.slots }()
+
+	began := e.o.Now()
+	ctx, span := e.o.Tracer.Start(ctx, "agent.turn", trace.WithAttributes(attribute.String("session_id", t.Session.ID())))
+	outcome := "ok"
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+			if outcome == "ok" {
+				outcome = "error"
+			}
+		}
+		span.SetAttributes(attribute.String("outcome", outcome))
+		span.End()
+		if e.o.Metrics.Turns != nil {
+			e.o.Metrics.Turns.WithLabelValues(outcome).Inc()
+		}
+		if e.o.Metrics.TurnDuration != nil {
+			e.o.Metrics.TurnDuration.Observe(time.Since(began).Seconds())
+		}
+	}()
+
+	sid := t.Session.ID()
+	stored, err := e.o.History.History(ctx, sid)
+	if err != nil {
+		return fmt.Errorf("load history: %w", err)
+	}
+	msgs, err := decodeHistory(stored)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", sid, err)
+	}
+	user := anthropic.NewUserMessage(anthropic.NewTextBlock(e.userText(t)))
+	if err := e.persist(ctx, sid, user); err != nil {
+		return err
+	}
+	msgs = append(msgs, user)
+
+	state := &turnState{}
+	ctx = context.WithValue(tools.NewContextWithTurn(ctx, t), stateKey{}, state)
+	static, thread := e.o.Prompt(t)
+	guarded := false
+	for step := 0; ; step++ {
+		if step >= e.o.MaxSteps {
+			outcome = "max_steps"
+			_, err := t.Out.Post(ctx, fmt.Sprintf(msgMaxSteps, e.o.MaxSteps))
+			return err
+		}
+		resp, err := e.send(ctx, static, thread, msgs)
+		if err != nil {
+			return e.modelError(err, &outcome)
+		}
+		e.recordUsage(ctx, sid, resp.Usage)
+		assistant, uses := e.assistantMessage(ctx, resp)
+		if len(uses) == 0 {
+			if len(assistant.Content) > 0 {
+				if err := e.persist(ctx, sid, assistant); err != nil {
+					return err
+				}
+				msgs = append(msgs, assistant)
+			}
+			if resp.StopReason == anthropic.StopReasonPauseTurn && len(assistant.Content) > 0 {
+				continue
+			}
+			if state.replies == 0 && !guarded {
+				guarded = true
+				if e.o.Metrics.StopGuard != nil {
+					e.o.Metrics.StopGuard.Inc()
+				}
+				e.o.Log.InfoContext(ctx, "turn ended without a reply; sending the model back once", "session_id", sid)
+				reminder := anthropic.NewUserMessage(anthropic.NewTextBlock(stopGuardText))
+				if err := e.persist(ctx, sid, reminder); err != nil {
+					return err
+				}
+				msgs = append(msgs, reminder)
+				continue
+			}
+			if state.replies == 0 {
+				outcome = "no_reply"
+				e.o.Log.WarnContext(ctx, "turn ended without a reply after the reminder", "session_id", sid)
+			}
+			return nil
+		}
+		results := e.runTools(ctx, uses)
+		// The assistant's tool_use and the tool_results are stored together
+		// so the history never holds an unanswered tool_use.
+		if err := e.persist(ctx, sid, assistant, results); err != nil {
+			return err
+		}
+		msgs = append(msgs, assistant, results)
+		if err := ctx.Err(); err != nil {
+			outcome = "aborted"
+			return err
+		}
+	}
+}
+
+// userText is what the model reads of the user's message: who wrote it and
+// their words without the bot's mention.
+func (e *Engine) userText(t *pipeline.Turn) string {
+	words := pipeline.StripMention(t.Event.Text, e.o.Self().UserID)
+	role := string(t.Access.Role)
+	if role == "" {
+		role = string(pipeline.RoleMember)
+	}
+	return fmt.Sprintf("<@%s> (%s): %s", t.Event.UserID, role, words)
+}
+
+func (e *Engine) modelError(err error, outcome *string) error {
+	switch {
+	case errors.Is(err, llm.ErrContextTooLong):
+		*outcome = "context_too_long"
+		return &pipeline.UserError{Message: msgTooLong, Err: err}
+	case errors.Is(err, llm.ErrUnavailable):
+		*outcome = "model_unavailable"
+		return &pipeline.UserError{Message: msgUnavailable, Err: err}
+	}
+	return fmt.Errorf("model: %w", err)
+}
+
+// send makes one model request. The request is built so that its bytes are
+// stable from turn to turn: tools (sorted, last one a cache breakpoint),
+// system (static part, then the thread's part, a breakpoint on the last),
+// the history, and a rolling breakpoint on the last message's last block.
+func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthropic.MessageParam) (*anthropic.Message, error) {
+	system := []anthropic.TextBlockParam{{Text: static}}
+	if thread != "" {
+		system = append(system, anthropic.TextBlockParam{Text: thread})
+	}
+	system[len(system)-1].CacheControl = anthropic.NewCacheControlEphemeralParam()
+
+	last := msgs[len(msgs)-1].Content
+	if cc := last[len(last)-1].GetCacheControl(); cc != nil {
+		*cc = anthropic.NewCacheControlEphemeralParam()
+		defer func() { *cc = anthropic.CacheControlEphemeralParam{} }()
+	}
+	return e.o.Model.Send(ctx, anthropic.MessageNewParams{
+		Model:     anthropic.Model(e.o.Model.Model()),
+		MaxTokens: e.o.MaxTokens,
+		System:    system,
+		Tools:     e.tools,
+		Messages:  mergeRoles(msgs),
+	})
+}
+
+func (e *Engine) recordUsage(ctx context.Context, sid string, u anthropic.Usage) {
+	err := e.o.History.AddUsage(ctx, sid, store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
+		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens})
+	if err != nil {
+		e.o.Log.WarnContext(ctx, "record token usage", "session_id", sid, "err", err)
+	}
+}
+
+// toolUse is one tool call the model asked for.
+type toolUse struct {
+	ID    string
+	Name  string
+	Input json.RawMessage
+}
+
+// assistantMessage turns the model's answer into the message the history
+// keeps. The model's plain text is logged, never posted.
+func (e *Engine) assistantMessage(ctx context.Context, resp *anthropic.Message) (anthropic.MessageParam, []toolUse) {
+	var blocks []anthropic.ContentBlockParamUnion
+	var uses []toolUse
+	for _, b := range resp.Content {
+		switch b.Type {
+		case "text":
+			if strings.TrimSpace(b.Text) == "" {
+				continue
+			}
+			e.o.Log.DebugContext(ctx, "model text (not posted)", "chars", len(b.Text))
+			blocks = append(blocks, anthropic.NewTextBlock(b.Text))
+		case "tool_use":
+			input := b.Input
+			if len(input) == 0 || !json.Valid(input) {
+				input = json.RawMessage("{}")
+			}
+			blocks = append(blocks, anthropic.NewToolUseBlock(b.ID, input, b.Name))
+			uses = append(uses, toolUse{ID: b.ID, Name: b.Name, Input: input})
+		}
+	}
+	return anthropic.MessageParam{Role: anthropic.MessageParamRoleAssistant, Content: blocks}, uses
+}
+
+// runTools runs the calls in order and returns the user message answering
+// every one of them, failures included.
+func (e *Engine) runTools(ctx context.Context, uses []toolUse) anthropic.MessageParam {
+	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(uses))
+	for _, u := range uses {
+		res := e.callTool(ctx, u)
+		blocks = append(blocks, anthropic.NewToolResultBlock(u.ID, res.Text, res.IsError))
+	}
+	return anthropic.NewUserMessage(blocks...)
+}
+
+func (e *Engine) callTool(ctx context.Context, u toolUse) (res tools.Result) {
+	began := time.Now()
+	ctx, span := e.o.Tracer.Start(ctx, "tool."+u.Name, trace.WithAttributes(attribute.String("tool", u.Name)))
+	outcome := "ok"
+	defer func() {
+		if v := recover(); v != nil {
+			outcome = "error"
+			e.o.Log.ErrorContext(ctx, "tool panicked", "tool", u.Name, "panic", fmt.Sprint(v))
+			res = tools.Errorf("the tool %s failed", u.Name)
+		}
+		if res.IsError && outcome == "ok" {
+			outcome = "refused"
+		}
+		span.SetAttributes(attribute.String("outcome", outcome))
+		span.End()
+		if e.o.Metrics.ToolCalls != nil {
+			e.o.Metrics.ToolCalls.WithLabelValues(u.Name, outcome).Inc()
+		}
+		if e.o.Metrics.ToolDuration != nil {
+			e.o.Metrics.ToolDuration.WithLabelValues(u.Name).Observe(time.Since(began).Seconds())
+		}
+	}()
+	if ctx.Err() != nil {
+		outcome = "aborted"
+		return tools.Errorf("the turn was stopped before %s ran", u.Name)
+	}
+	res, err := e.o.Tools.Call(ctx, u.Name, u.Input)
+	if err != nil {
+		outcome = "error"
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		e.o.Log.ErrorContext(ctx, "tool failed", "tool", u.Name, "err", err)
+		return tools.Errorf("the tool %s failed; the details are in the runtime's logs", u.Name)
+	}
+	return res
+}
+
+// persist appends messages to the session's history.
+func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.MessageParam) error {
+	rows := make([]store.Message, 0, len(msgs))
+	now := e.o.Now()
+	for _, m := range msgs {
+		content, err := json.Marshal(m.Content)
+		if err != nil {
+			return fmt.Errorf("encode message: %w", err)
+		}
+		rows = append(rows, store.Message{SessionID: sid, Role: string(m.Role), Content: content, CreatedAt: now})
+	}
+	// The history must be written even when the turn is being cancelled,
+	// so that what happened is not lost.
+	if err := e.o.History.AppendMessages(context.WithoutCancel(ctx), sid, rows...); err != nil {
+		return fmt.Errorf("save history: %w", err)
+	}
+	return nil
+}
+
+// decodeHistory turns stored rows back into the model's messages.
+func decodeHistory(rows []store.Message) ([]anthropic.MessageParam, error) {
+	out := make([]anthropic.MessageParam, 0, len(rows)+4)
+	for _, r := range rows {
+		var blocks []anthropic.ContentBlockParamUnion
+		if err := json.Unmarshal(r.Content, &blocks); err != nil {
+			return nil, fmt.Errorf("history message %d: %w", r.Seq, err)
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		out = append(out, anthropic.MessageParam{Role: anthropic.MessageParamRole(r.Role), Content: blocks})
+	}
+	return out, nil
+}
+
+// mergeRoles joins consecutive messages of the same role (a user message
+// whose turn failed, followed by the next one), as the API would.
+func mergeRoles(msgs []anthropic.MessageParam) []anthropic.MessageParam {
+	out := make([]anthropic.MessageParam, 0, len(msgs))
+	for _, m := range msgs {
+		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+			merged := make([]anthropic.ContentBlockParamUnion, 0, len(out[n-1].Content)+len(m.Content))
+			merged = append(merged, out[n-1].Content...)
+			out[n-1].Content = append(merged, m.Content...)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// toolParams converts the registry's tools once; the last carries the
+// tools' cache breakpoint.
+func toolParams(ts []tools.Tool) []anthropic.ToolUnionParam {
+	out := make([]anthropic.ToolUnionParam, 0, len(ts))
+	for _, t := range ts {
+		var schema anthropic.ToolInputSchemaParam
+		_ = json.Unmarshal(t.Schema, &schema) // checked by the registry's tests
+		tp := anthropic.ToolParam{Name: t.Name, Description: anthropic.String(t.Description), InputSchema: schema}
+		out = append(out, anthropic.ToolUnionParam{OfTool: &tp})
+	}
+	if n := len(out); n > 0 {
+		out[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	}
+	return out
+}

@@ -1,0 +1,238 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the service. Each field is an environment
+// variable and a flag of the same name (AGENT_IDLE_MINUTES is
+// --idle-minutes, CHAT_BOT_TOKEN is --chat-bot-token).
+type Config struct {
+	BotToken   string // CHAT_BOT_TOKEN
+	AppToken   string // CHAT_APP_TOKEN
+	ChatAPIURL string // CHAT_API_URL
+
+	APIKey     string // LLM_API_KEY
+	OAuthToken string // LLM_OAUTH_TOKEN
+	BaseURL    string // LLM_BASE_URL
+	Model      string // AGENT_MODEL
+
+	DefaultMode    string  // AGENT_DEFAULT_MODE
+	AutoAllowTools string  // AGENT_AUTO_ALLOW_TOOLS
+	IdleMinutes    float64 // AGENT_IDLE_MINUTES
+	HealthPort     int     // AGENT_HEALTH_PORT
+	Home           string  // AGENT_HOME
+	DBPath         string  // AGENT_DB_PATH
+	Workspaces     string  // AGENT_WORKSPACES
+	SkillsRepo     string  // AGENT_SKILLS_REPO
+	LogFormat      string  // AGENT_LOG_FORMAT
+	LogLevel       string  // AGENT_LOG_LEVEL
+	SoulExtract    string  // AGENT_SOUL_EXTRACT
+	SoulModel      string  // AGENT_SOUL_MODEL
+	PackageRunner  string  // AGENT_PACKAGE_RUNNER
+	GitAuthor      string  // AGENT_GIT_AUTHOR
+	MaxTurns       int     // AGENT_MAX_TURNS
+}
+
+// Defaults.
+const (
+	DefaultChatAPIURL     = "https://slack.com/api/"
+	DefaultMode           = "ask"
+	DefaultAutoAllowTools = "Read,Grep,Glob,LS"
+	DefaultIdleMinutes    = 15
+	DefaultHealthPort     = 8080
+	DefaultPackageRunner  = "npx"
+	DefaultMaxTurns       = 8
+	DefaultSoulModel      = "claude-haiku-4-5"
+)
+
+// setting binds one variable to its flag.
+type setting struct {
+	env, flag, usage string
+	str              *string
+	num              *float64
+	integer          *int
+	def              string
+}
+
+func (c *Config) settings(logFormat string) []setting {
+	return []setting{
+		{env: "CHAT_BOT_TOKEN", usage: "bot token (xoxb-…) from the chat app's install", str: &c.BotToken},
+		{env: "CHAT_APP_TOKEN", usage: "app-level token (xapp-…) with connections:write, for socket mode", str: &c.AppToken},
+		{env: "CHAT_API_URL", usage: "base address of the chat Web API", str: &c.ChatAPIURL, def: DefaultChatAPIURL},
+		{env: "LLM_API_KEY", usage: "model provider API key (metered)", str: &c.APIKey},
+		{env: "LLM_OAUTH_TOKEN", usage: "model provider subscription OAuth token", str: &c.OAuthToken},
+		{env: "LLM_BASE_URL", usage: "Anthropic-compatible gateway address (default: the provider's own)", str: &c.BaseURL},
+		{env: "AGENT_MODEL", flag: "model", usage: "model id (required with LLM_BASE_URL)", str: &c.Model},
+		{env: "AGENT_DEFAULT_MODE", usage: "permission mode of new threads: ask, accept-edits, bypass, plan, dont-ask", str: &c.DefaultMode, def: DefaultMode},
+		{env: "AGENT_AUTO_ALLOW_TOOLS", usage: "comma-separated tools allowed without an approval card", str: &c.AutoAllowTools, def: DefaultAutoAllowTools},
+		{env: "AGENT_IDLE_MINUTES", usage: "minutes of idleness before a session closes (decimals allowed)", num: &c.IdleMinutes, def: strconv.Itoa(DefaultIdleMinutes)},
+		{env: "AGENT_HEALTH_PORT", usage: "port of /healthz, /readyz and /metrics; 0 disables them", integer: &c.HealthPort, def: strconv.Itoa(DefaultHealthPort)},
+		{env: "AGENT_HOME", usage: "runtime state directory (default ~/.agent)", str: &c.Home},
+		{env: "AGENT_DB_PATH", usage: "database file (default db.sqlite under the home)", str: &c.DBPath},
+		{env: "AGENT_WORKSPACES", usage: "thread workspaces directory (default workspaces under the home)", str: &c.Workspaces},
+		{env: "AGENT_SKILLS_REPO", usage: "git target for runtime-authored skills, <host>:<owner>/<repo>", str: &c.SkillsRepo},
+		{env: "AGENT_LOG_FORMAT", usage: "log format: json or text", str: &c.LogFormat, def: logFormat},
+		{env: "AGENT_LOG_LEVEL", usage: "log level: debug, info, warn, error", str: &c.LogLevel, def: "info"},
+		{env: "AGENT_SOUL_EXTRACT", usage: "set to model to let a model fill SOUL.md fields the parser cannot find", str: &c.SoulExtract},
+		{env: "AGENT_SOUL_MODEL", usage: "model used by AGENT_SOUL_EXTRACT=model", str: &c.SoulModel, def: DefaultSoulModel},
+		{env: "AGENT_PACKAGE_RUNNER", usage: "what an npx command in mcp.json is rewritten to", str: &c.PackageRunner, def: DefaultPackageRunner},
+		{env: "AGENT_GIT_AUTHOR", usage: "commit identity when git has none (default: <persona name> <agent@localhost>)", str: &c.GitAuthor},
+		{env: "AGENT_MAX_TURNS", usage: "agent turns running at once across threads", integer: &c.MaxTurns, def: strconv.Itoa(DefaultMaxTurns)},
+	}
+}
+
+// flagName is the flag of an environment variable: AGENT_IDLE_MINUTES is
+// idle-minutes, CHAT_BOT_TOKEN is chat-bot-token.
+func flagName(env string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(env, "AGENT_")), "_", "-")
+}
+
+// RegisterFlags registers a flag for every setting on fs, with defaults taken
+// from env (the layered environment), so that a flag given on the command
+// line wins and an unset one keeps the environment's value. logFormat is the
+// default log format of the command (json for start, text for dev). It
+// returns an error naming the variable when an environment value does not
+// parse.
+func (c *Config) RegisterFlags(fs *flag.FlagSet, env func(string) string, logFormat string) error {
+	var errs []error
+	for _, s := range c.settings(logFormat) {
+		name := s.flag
+		if name == "" {
+			name = flagName(s.env)
+		}
+		val := env(s.env)
+		if val == "" {
+			val = s.def
+		}
+		usage := s.usage + " (" + s.env + ")"
+		switch {
+		case s.str != nil:
+			fs.StringVar(s.str, name, val, usage)
+		case s.num != nil:
+			f, err := strconv.ParseFloat(val, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a number", s.env, val))
+			}
+			fs.Float64Var(s.num, name, f, usage)
+		case s.integer != nil:
+			n, err := strconv.Atoi(val)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not an integer", s.env, val))
+			}
+			fs.IntVar(s.integer, name, n, usage)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Resolve fills the settings derived from others: the home (from userHome
+// when unset), the database path and the workspaces directory.
+func (c *Config) Resolve(userHome string) {
+	if c.Home == "" {
+		c.Home = filepath.Join(userHome, ".agent")
+	}
+	c.Home = expandTilde(c.Home, userHome)
+	if c.DBPath == "" {
+		c.DBPath = filepath.Join(c.Home, "db.sqlite")
+	}
+	c.DBPath = expandTilde(c.DBPath, userHome)
+	if c.Workspaces == "" {
+		c.Workspaces = filepath.Join(c.Home, "workspaces")
+	}
+	c.Workspaces = expandTilde(c.Workspaces, userHome)
+	if c.ChatAPIURL != "" && !strings.HasSuffix(c.ChatAPIURL, "/") {
+		c.ChatAPIURL += "/"
+	}
+}
+
+func expandTilde(p, userHome string) string {
+	if p == "~" {
+		return userHome
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(userHome, p[2:])
+	}
+	return p
+}
+
+// ValidateService checks what running the service needs, with the exact
+// startup errors of the spec, the first failing check first.
+func (c *Config) ValidateService() error {
+	switch {
+	case c.BotToken == "":
+		return errors.New("missing env CHAT_BOT_TOKEN")
+	case c.AppToken == "":
+		return errors.New("missing env CHAT_APP_TOKEN")
+	case strings.HasPrefix(c.BotToken, "xapp-") || strings.HasPrefix(c.AppToken, "xoxb-"):
+		return errors.New("CHAT_BOT_TOKEN and CHAT_APP_TOKEN look swapped: the bot token starts with xoxb-, the app token with xapp-")
+	}
+	return c.ValidateModel()
+}
+
+// ValidateModel checks the model provider settings.
+func (c *Config) ValidateModel() error {
+	switch {
+	case c.APIKey == "" && c.OAuthToken == "":
+		return errors.New("missing auth: set LLM_API_KEY or LLM_OAUTH_TOKEN")
+	case c.APIKey != "" && c.OAuthToken != "":
+		return errors.New("conflicting auth: set only one of LLM_API_KEY or LLM_OAUTH_TOKEN")
+	case c.BaseURL != "" && c.Model == "":
+		return errors.New("missing env AGENT_MODEL (required with LLM_BASE_URL)")
+	}
+	return c.ValidateSettings()
+}
+
+// ValidateSettings checks the values that every command shares.
+func (c *Config) ValidateSettings() error {
+	switch c.DefaultMode {
+	case "ask", "accept-edits", "bypass", "plan", "dont-ask":
+	default:
+		return fmt.Errorf("AGENT_DEFAULT_MODE: unknown permission mode %q (want ask, accept-edits, bypass, plan or dont-ask)", c.DefaultMode)
+	}
+	switch {
+	case c.IdleMinutes <= 0:
+		return fmt.Errorf("AGENT_IDLE_MINUTES: must be above 0, got %v", c.IdleMinutes)
+	case c.HealthPort < 0 || c.HealthPort > 65535:
+		return fmt.Errorf("AGENT_HEALTH_PORT: %d is not a port", c.HealthPort)
+	case c.MaxTurns < 1:
+		return fmt.Errorf("AGENT_MAX_TURNS: must be at least 1, got %d", c.MaxTurns)
+	case c.SoulExtract != "" && c.SoulExtract != "model":
+		return fmt.Errorf("AGENT_SOUL_EXTRACT: unknown value %q (want model or nothing)", c.SoulExtract)
+	}
+	return nil
+}
+
+// IdleTimeout is AGENT_IDLE_MINUTES as a duration.
+func (c *Config) IdleTimeout() time.Duration {
+	return time.Duration(c.IdleMinutes * float64(time.Minute))
+}
+
+// AutoAllowed is AGENT_AUTO_ALLOW_TOOLS as a list.
+func (c *Config) AutoAllowed() []string {
+	var out []string
+	for _, t := range strings.Split(c.AutoAllowTools, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Secrets are the credential values that must never appear in logs,
+// prompts, replies or tool output.
+func (c *Config) Secrets() []string {
+	var out []string
+	for _, s := range []string{c.BotToken, c.AppToken, c.APIKey, c.OAuthToken} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

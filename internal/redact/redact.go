@@ -1,0 +1,87 @@
+// Package redact replaces secrets in text: the runtime's own credential
+// values, well-known token formats of the chat platform and the model
+// provider, and the operator's patterns from SOUL.md's ## Redaction.
+package redact
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Pattern is an operator-defined pattern and what it stands for.
+type Pattern struct {
+	Re          *regexp.Regexp
+	Description string
+}
+
+// builtin are the token formats redacted whatever SOUL.md says. Slack's
+// tokens start with xox[abposre]- or xapp-; the provider's keys with sk-ant-.
+var builtin = []Pattern{
+	{regexp.MustCompile(`xox[abposre]-[0-9A-Za-z][0-9A-Za-z-]{8,}`), "chat token"},
+	{regexp.MustCompile(`xapp-[0-9]-[0-9A-Za-z-]{8,}`), "chat app token"},
+	{regexp.MustCompile(`sk-ant-[a-z]{2,4}[0-9]{2}-[0-9A-Za-z_-]{16,}`), "model provider key"},
+	{regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows)/[0-9A-Za-z/_-]+`), "webhook url"},
+}
+
+// Redactor redacts text. It is safe for concurrent use.
+type Redactor struct {
+	secrets  []string // exact values, longest first
+	patterns []Pattern
+	// quick lists substrings one of which must occur for any builtin or
+	// secret to match, so clean text costs a few Index calls.
+	quick []string
+}
+
+// minSecret is the shortest credential value redacted verbatim: shorter
+// values would hit ordinary words (an unset or test value like "x").
+const minSecret = 8
+
+// New returns a Redactor for the given credential values and the
+// operator's patterns.
+func New(secrets []string, patterns []Pattern) *Redactor {
+	r := &Redactor{quick: []string{"xox", "xapp-", "sk-ant-", "hooks.slack.com"}}
+	for _, s := range secrets {
+		if len(s) >= minSecret {
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	r.patterns = append(r.patterns, patterns...)
+	return r
+}
+
+// Redact replaces every secret in text by "[redacted: <description>]".
+func (r *Redactor) Redact(text string) string {
+	if text == "" {
+		return text
+	}
+	for _, s := range r.secrets {
+		if strings.Contains(text, s) {
+			text = strings.ReplaceAll(text, s, "[redacted: credential]")
+		}
+	}
+	hit := false
+	for _, q := range r.quick {
+		if strings.Contains(text, q) {
+			hit = true
+			break
+		}
+	}
+	if hit {
+		for _, p := range builtin {
+			text = replace(p, text)
+		}
+	}
+	for _, p := range r.patterns {
+		text = replace(p, text)
+	}
+	return text
+}
+
+func replace(p Pattern, text string) string {
+	if !p.Re.MatchString(text) {
+		return text
+	}
+	return p.Re.ReplaceAllLiteralString(text, "[redacted: "+p.Description+"]")
+}

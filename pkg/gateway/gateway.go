@@ -1,0 +1,189 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Config tunes the dispatcher.
+type Config struct {
+	// EventTimeout bounds the handling of one event, approvals included.
+	EventTimeout time.Duration
+	// Grace is how long running events may finish after shutdown begins.
+	Grace time.Duration
+	// MaxPending bounds the events queued across all threads; past it new
+	// events are refused with an error log and counted as overflow.
+	MaxPending int
+}
+
+func (c *Config) defaults() {
+	if c.EventTimeout <= 0 {
+		c.EventTimeout = 30 * time.Minute
+	}
+	if c.Grace <= 0 {
+		c.Grace = 30 * time.Second
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = 10000
+	}
+}
+
+// Gateway takes events from a Transport and runs each through the pipeline.
+// Events of one thread are handled one at a time, in arrival order; different
+// threads run concurrently (the agent caps concurrent turns itself).
+type Gateway struct {
+	transport Transport
+	handler   pipeline.Handler
+	tracer    trace.Tracer
+	log       *slog.Logger
+	events    *prometheus.CounterVec // kind, outcome
+	cfg       Config
+
+	mu      sync.Mutex
+	queues  map[string][]*pipeline.Event
+	pending int
+	closed  bool
+	wg      sync.WaitGroup
+	base    context.Context
+	cancel  context.CancelFunc
+}
+
+// New returns a Gateway. events is agent_events_total{kind,outcome} (may be nil).
+func New(t Transport, h pipeline.Handler, tracer trace.Tracer, log *slog.Logger, events *prometheus.CounterVec, cfg Config) *Gateway {
+	if t == nil || h == nil || tracer == nil || log == nil {
+		panic("gateway: New needs a transport, a handler, a tracer and a logger")
+	}
+	cfg.defaults()
+	return &Gateway{transport: t, handler: h, tracer: tracer, log: log, events: events, cfg: cfg,
+		queues: map[string][]*pipeline.Event{}}
+}
+
+// Run runs the transport until ctx is done, then stops taking events and
+// lets the running ones finish within the grace period before cancelling
+// them. It returns the transport's error, if any.
+func (g *Gateway) Run(ctx context.Context) error {
+	g.base, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	defer g.cancel()
+	err := g.transport.Run(ctx, g.Deliver)
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	g.drain()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// drain waits for the running events, cancelling them after the grace period.
+func (g *Gateway) drain() {
+	done := make(chan struct{})
+	go func() { g.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-time.After(g.cfg.Grace):
+		g.log.Warn("shutdown grace period over, cancelling running events", "grace", g.cfg.Grace.String())
+		g.cancel()
+	}
+	<-done
+}
+
+// Deliver queues an event; the transport calls it after acknowledging the
+// envelope. It never blocks.
+func (g *Gateway) Deliver(ev *pipeline.Event) {
+	key := queueKey(ev)
+	g.mu.Lock()
+	if g.closed || g.base == nil {
+		g.mu.Unlock()
+		g.count(ev, "refused")
+		g.log.Warn("event refused: gateway is not running", "event_id", ev.ID, "kind", ev.Kind.String())
+		return
+	}
+	if g.pending >= g.cfg.MaxPending {
+		g.mu.Unlock()
+		g.count(ev, "overflow")
+		g.log.Error("event refused: too many events pending", "event_id", ev.ID, "pending", g.cfg.MaxPending)
+		return
+	}
+	g.pending++
+	q, running := g.queues[key]
+	g.queues[key] = append(q, ev)
+	if !running {
+		g.wg.Add(1)
+		go g.work(key)
+	}
+	g.mu.Unlock()
+}
+
+// queueKey is the key that orders events: the thread for messages, the
+// card's thread for clicks, and the channel for commands.
+func queueKey(ev *pipeline.Event) string {
+	return ev.ThreadKey()
+}
+
+// work handles the events of one thread in order until its queue is empty.
+func (g *Gateway) work(key string) {
+	defer g.wg.Done()
+	for {
+		g.mu.Lock()
+		q := g.queues[key]
+		if len(q) == 0 {
+			delete(g.queues, key)
+			g.mu.Unlock()
+			return
+		}
+		ev := q[0]
+		g.queues[key] = q[1:]
+		g.mu.Unlock()
+
+		g.handle(ev)
+
+		g.mu.Lock()
+		g.pending--
+		g.mu.Unlock()
+	}
+}
+
+func (g *Gateway) handle(ev *pipeline.Event) {
+	ctx, cancel := context.WithTimeout(g.base, g.cfg.EventTimeout)
+	defer cancel()
+	ctx, span := g.tracer.Start(ctx, "chat.event", trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.String("event_id", ev.ID), attribute.String("kind", ev.Kind.String()),
+			attribute.String("channel_id", ev.ChannelID)))
+	defer span.End()
+	err := g.handler.Handle(ctx, ev)
+	switch {
+	case err == nil:
+		g.count(ev, "handled")
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		g.count(ev, "cancelled")
+		g.log.InfoContext(ctx, "event cancelled", "event_id", ev.ID, "kind", ev.Kind.String(), "channel_id", ev.ChannelID, "reason", err.Error())
+	default:
+		g.count(ev, "error")
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		attrs := []any{"event_id", ev.ID, "kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID, "err", err}
+		var pe *pipeline.PanicError
+		if errors.As(err, &pe) {
+			attrs = append(attrs, "stack", string(pe.Stack))
+		}
+		g.log.ErrorContext(ctx, "event failed", attrs...)
+	}
+}
+
+func (g *Gateway) count(ev *pipeline.Event, outcome string) {
+	if g.events != nil {
+		g.events.WithLabelValues(ev.Kind.String(), outcome).Inc()
+	}
+}

@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Outbox is how the agent speaks: every reply and edit goes through the
+// rest of the chain (markup conversion, delivery) as a KindReply event.
+type Outbox interface {
+	// Post posts markdown text in the thread and returns the posted ts.
+	Post(ctx context.Context, markdown string) (ts string, err error)
+	// Update replaces the text of a message the bot posted in the thread.
+	Update(ctx context.Context, ts, markdown string) error
+}
+
+// Turn is one agent turn: the event it answers and where to answer.
+type Turn struct {
+	Event   *Event
+	Session Session
+	Access  Access
+	Out     Outbox
+}
+
+// Agent runs agent turns.
+type Agent interface {
+	// Turn runs one turn for t.Event. A returned error has already been
+	// dealt with as far as the model goes; the stage tells the thread.
+	Turn(ctx context.Context, t *Turn) error
+}
+
+// UserError is an error whose Message may be shown in the chat as it is.
+// Any other error becomes a generic apology in the chat and full detail in
+// the logs.
+type UserError struct {
+	Message string
+	Err     error
+}
+
+func (e *UserError) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *UserError) Unwrap() error { return e.Err }
+
+// GenericApology is posted in the thread when a turn fails for a reason that
+// is not safe to show.
+const GenericApology = "Sorry, I hit an error and could not finish that. The details are in my logs."
+
+// NewAgent returns the agent turn stage. For a message it runs the agent's
+// turn with an Outbox that sends each reply through next (markup, then
+// delivery); other kinds are not the agent's and fail.
+func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent) Middleware {
+	if agent == nil {
+		panic("pipeline: NewAgent needs an Agent")
+	}
+	obs := newObserver("agent", tracer, m)
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, ev *Event) error {
+			ctx, span, began := obs.start(ctx)
+			if ev.Kind != KindMessage {
+				err := fmt.Errorf("agent: no handler for a %s event", ev.Kind)
+				obs.end(span, began, OutcomeError, "", err)
+				return err
+			}
+			s, _ := SessionFromContext(ctx)
+			a, _ := AccessFromContext(ctx)
+			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS()}
+			err := agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
+			if err != nil && ctx.Err() == nil {
+				msg := GenericApology
+				var ue *UserError
+				if errors.As(err, &ue) {
+					msg = ue.Message
+				}
+				if _, perr := out.send(ctx, ReplyPost, "", msg, false); perr != nil {
+					err = errors.Join(err, fmt.Errorf("post apology: %w", perr))
+				}
+			}
+			obs.end(span, began, OutcomeDone, "", err)
+			return err
+		})
+	}
+}
+
+// outbox turns the agent's words into KindReply events for next.
+type outbox struct {
+	next    Handler
+	channel string
+	thread  string
+}
+
+func (o *outbox) Post(ctx context.Context, markdown string) (string, error) {
+	return o.send(ctx, ReplyPost, "", markdown, true)
+}
+
+func (o *outbox) Update(ctx context.Context, ts, markdown string) error {
+	_, err := o.send(ctx, ReplyUpdate, ts, markdown, true)
+	return err
+}
+
+func (o *outbox) send(ctx context.Context, op ReplyOp, ts, text string, markdown bool) (string, error) {
+	ev := &Event{Kind: KindReply, ChannelID: o.channel, ThreadTS: o.thread, Text: text,
+		Reply: &Reply{Op: op, TS: ts, Markdown: markdown}}
+	if err := o.next.Handle(ctx, ev); err != nil {
+		return "", err
+	}
+	return ev.Reply.TS, nil
+}

@@ -1,0 +1,47 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+)
+
+// Poster posts and edits messages on the chat platform.
+type Poster interface {
+	Post(ctx context.Context, m Message) (ts string, err error)
+	Update(ctx context.Context, ts string, m Message) error
+}
+
+// NewDeliver returns the terminal handler of the chain: it delivers an
+// outbound reply. A post longer than the platform's message limit is split
+// into several messages by split; an edit that is too long keeps the first
+// part. After a post, ev.Reply.TS holds the ts of the first message posted.
+func NewDeliver(p Poster, split func(text string) []string) Handler {
+	if p == nil || split == nil {
+		panic("pipeline: NewDeliver needs a Poster and a splitter")
+	}
+	return HandlerFunc(func(ctx context.Context, ev *Event) error {
+		if ev.Kind != KindReply || ev.Reply == nil {
+			return fmt.Errorf("deliver: a %s event reached the end of the chain", ev.Kind)
+		}
+		parts := split(ev.Text)
+		if len(parts) == 0 {
+			parts = []string{ev.Text}
+		}
+		switch ev.Reply.Op {
+		case ReplyUpdate:
+			return p.Update(ctx, ev.Reply.TS, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: parts[0]})
+		case ReplyPost:
+			for i, part := range parts {
+				ts, err := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part})
+				if err != nil {
+					return fmt.Errorf("deliver part %d of %d: %w", i+1, len(parts), err)
+				}
+				if i == 0 {
+					ev.Reply.TS = ts
+				}
+			}
+			return nil
+		}
+		return fmt.Errorf("deliver: unknown reply op %d", ev.Reply.Op)
+	})
+}

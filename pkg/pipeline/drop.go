@@ -1,0 +1,215 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Roster answers who may talk to the persona and where. *persona.Persona
+// implements it; every method is cheap and allocation-free because it runs on
+// the drop path of every event.
+type Roster interface {
+	// Layer is the trust layer of a channel (LayerDM for direct messages).
+	Layer(channelID string, isDM bool) Layer
+	// IsManager reports whether userID is the manager or the backup manager.
+	IsManager(userID string) bool
+	// IsBlocked reports whether userID is on the blocked list.
+	IsBlocked(userID string) bool
+	// DMOpen reports whether anyone may DM the persona (both channel lists
+	// are empty); otherwise only the managers may.
+	DMOpen() bool
+}
+
+// SeenStore remembers the events already handled, so that a redelivery is
+// caught even after a restart.
+type SeenStore interface {
+	// EventSeen reports whether key was marked; it does not write.
+	EventSeen(ctx context.Context, key string) (bool, error)
+	// MarkEvent records key; fresh is false when it was already there.
+	MarkEvent(ctx context.Context, key string) (fresh bool, err error)
+}
+
+// ThreadLocks tells whether a thread is locked by /1on1.
+type ThreadLocks interface {
+	// ThreadLock returns the user a thread is locked to, or "" when it is
+	// not locked.
+	ThreadLock(ctx context.Context, threadKey string) (string, error)
+}
+
+// DropDeps are the dependencies of the drop filter.
+type DropDeps struct {
+	Roster Roster
+	Seen   SeenStore
+	Locks  ThreadLocks // optional
+	// Self returns the bot's own identity (known after auth.test).
+	Self func() Identity
+	// Drops is agent_chat_drops_total{reason}.
+	Drops *prometheus.CounterVec
+	Log   *slog.Logger
+}
+
+// userSubtypes are the message subtypes that carry a person's words; every
+// other subtype (edits, deletions, joins, topic changes, ...) is ignored.
+var userSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true, "me_message": true}
+
+// DropIgnored is the drop reason of message subtypes that are not a person
+// speaking (edits, deletions, joins, ...). It is an extension of the pinned
+// reasons, exported at 0 like them.
+const DropIgnored = "ignored"
+
+// NewDrop returns the drop filter, the first stage: it stops, before any
+// store write or model call, everything the persona must not see: the bot's
+// own and other bots' messages, blocked users, senders the trust layer does
+// not admit, DMs from non-managers when the persona has channel lists,
+// threads locked by /1on1 to someone else, and redelivered events. Each drop
+// increments agent_chat_drops_total{reason} and logs one debug line; nothing
+// is posted to the sender.
+func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
+	if d.Roster == nil || d.Seen == nil || d.Self == nil || d.Drops == nil || d.Log == nil {
+		panic("pipeline: NewDrop needs Roster, Seen, Self, Drops and Log")
+	}
+	obs := newObserver("drop", tracer, m)
+	counters := map[string]prometheus.Counter{}
+	for _, r := range append(DropReasons, DropIgnored) {
+		counters[r] = d.Drops.WithLabelValues(r)
+	}
+	dedupe := newRecent(4096)
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, ev *Event) error {
+			ctx, span, began := obs.start(ctx)
+			reason, err := dropReason(ctx, d, dedupe, ev)
+			if err != nil {
+				obs.end(span, began, OutcomeError, "", err)
+				return err
+			}
+			if reason != "" {
+				counters[reason].Inc()
+				d.Log.DebugContext(ctx, "event dropped", "reason", reason, "event_id", ev.ID,
+					"kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID)
+				obs.end(span, began, OutcomeDrop, reason, nil)
+				return nil
+			}
+			err = next.Handle(ctx, ev)
+			obs.end(span, began, OutcomePass, "", err)
+			return err
+		})
+	}
+}
+
+// dropReason decides; "" lets the event through. The checks that need no I/O
+// come first, so that most drops cost nothing; the redelivery check reads the
+// store and only an event that passes is written down.
+func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (string, error) {
+	if ev.Kind == KindMessage {
+		self := d.Self()
+		if ev.BotID != "" || ev.Subtype == "bot_message" || (self.UserID != "" && ev.UserID == self.UserID) {
+			return DropSelf, nil
+		}
+		if !userSubtypes[ev.Subtype] {
+			return DropIgnored, nil
+		}
+	}
+	if ev.UserID == "" && ev.Kind != KindReply {
+		return DropIgnored, nil
+	}
+	if d.Roster.IsBlocked(ev.UserID) {
+		return DropBlocked, nil
+	}
+	// Clicks on cards are judged by the approval gate (an approver may click
+	// anywhere); people's words by the trust layers.
+	if ev.Kind != KindAction {
+		dm := ev.IsDM()
+		layer := d.Roster.Layer(ev.ChannelID, dm)
+		manager := d.Roster.IsManager(ev.UserID)
+		switch {
+		case layer == LayerDM && !manager && !d.Roster.DMOpen():
+			return DropDM, nil
+		case layer == LayerRestricted && !manager:
+			return DropWhitelist, nil
+		}
+		if d.Locks != nil && ev.Kind == KindMessage && !manager && ev.ThreadTS != "" {
+			owner, err := d.Locks.ThreadLock(ctx, ev.ThreadKey())
+			if err != nil {
+				return "", err
+			}
+			if owner != "" && owner != ev.UserID {
+				return DropOneOnOne, nil
+			}
+		}
+	}
+	return checkDuplicate(ctx, d.Seen, dedupe, ev)
+}
+
+// dedupeKeys are the keys an event is known by: its event id and, for
+// messages, channel+ts (a channel mention arrives as app_mention and as
+// message with different event ids).
+func dedupeKeys(ev *Event) (idKey, tsKey string) {
+	if ev.ID != "" {
+		idKey = "id:" + ev.ID
+	}
+	if ev.Kind == KindMessage && ev.TS != "" {
+		tsKey = "ts:" + ev.ChannelID + ":" + ev.TS
+	}
+	return idKey, tsKey
+}
+
+func checkDuplicate(ctx context.Context, seen SeenStore, dedupe *recent, ev *Event) (string, error) {
+	idKey, tsKey := dedupeKeys(ev)
+	keys := make([]string, 0, 2)
+	for _, k := range []string{idKey, tsKey} {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "", nil
+	}
+	// In memory first: concurrent deliveries of one event in this process.
+	if !dedupe.addAll(keys) {
+		return DropDuplicate, nil
+	}
+	// Then the store, read only: a redelivery after a restart.
+	for _, k := range keys {
+		ok, err := seen.EventSeen(ctx, k)
+		if err != nil {
+			dedupe.removeAll(keys)
+			return "", err
+		}
+		if ok {
+			return DropDuplicate, nil
+		}
+	}
+	for _, k := range keys {
+		fresh, err := seen.MarkEvent(ctx, k)
+		if err != nil {
+			dedupe.removeAll(keys)
+			return "", err
+		}
+		if !fresh {
+			return DropDuplicate, nil
+		}
+	}
+	return "", nil
+}
+
+// mentions returns the user ids mentioned in text as <@U…> or <@U…|name>.
+func mentions(text string) []string {
+	var out []string
+	for {
+		i := strings.Index(text, "<@")
+		if i < 0 {
+			return out
+		}
+		text = text[i+2:]
+		j := strings.IndexAny(text, ">|")
+		if j <= 0 {
+			return out
+		}
+		out = append(out, text[:j])
+		text = text[j:]
+	}
+}

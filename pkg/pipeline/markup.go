@@ -1,0 +1,29 @@
+package pipeline
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// NewMarkup returns the markup conversion stage: the agent's markdown in an
+// outbound reply becomes the platform's dialect (convert) before delivery.
+// Other events pass unchanged.
+func NewMarkup(tracer trace.Tracer, m StageMetrics, convert func(markdown string) string) Middleware {
+	if convert == nil {
+		panic("pipeline: NewMarkup needs a converter")
+	}
+	obs := newObserver("markup", tracer, m)
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, ev *Event) error {
+			ctx, span, began := obs.start(ctx)
+			if ev.Kind == KindReply && ev.Reply != nil && ev.Reply.Markdown {
+				ev.Text = convert(ev.Text)
+				ev.Reply.Markdown = false
+			}
+			err := next.Handle(ctx, ev)
+			obs.end(span, began, OutcomePass, "", err)
+			return err
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Session is the agent session of one chat thread.
+type Session interface {
+	ID() string
+	ThreadKey() string
+}
+
+// Sessions finds the session of a thread.
+type Sessions interface {
+	// Acquire returns the thread's session, creating it on the first message
+	// and resuming it when it was closed. release must be called when the
+	// turn is over: it records activity and restarts the idle clock.
+	Acquire(ctx context.Context, ev *Event) (s Session, release func(), err error)
+}
+
+type sessionKey struct{}
+
+// NewContextWithSession returns ctx carrying s.
+func NewContextWithSession(ctx context.Context, s Session) context.Context {
+	return context.WithValue(ctx, sessionKey{}, s)
+}
+
+// SessionFromContext returns the session the session stage looked up.
+func SessionFromContext(ctx context.Context) (Session, bool) {
+	s, ok := ctx.Value(sessionKey{}).(Session)
+	return s, ok
+}
+
+// NewSession returns the session lookup stage: it acquires the thread's
+// session (live, resumed or new) for the agent turn and releases it after.
+func NewSession(tracer trace.Tracer, m StageMetrics, sessions Sessions) Middleware {
+	if sessions == nil {
+		panic("pipeline: NewSession needs Sessions")
+	}
+	obs := newObserver("session", tracer, m)
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, ev *Event) error {
+			ctx, span, began := obs.start(ctx)
+			s, release, err := sessions.Acquire(ctx, ev)
+			if err != nil {
+				obs.end(span, began, OutcomeError, "", err)
+				return err
+			}
+			defer release()
+			span.SetAttributes(attribute.String("session_id", s.ID()))
+			err = next.Handle(NewContextWithSession(ctx, s), ev)
+			obs.end(span, began, OutcomePass, "", err)
+			return err
+		})
+	}
+}

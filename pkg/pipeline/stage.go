@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Stage outcomes: the outcome label of agent_pipeline_stage_total.
+const (
+	OutcomePass  = "pass"  // the stage called the next handler
+	OutcomeDrop  = "drop"  // the stage stopped the event on purpose
+	OutcomeError = "error" // the stage or a later one failed
+	OutcomeDone  = "done"  // the stage handled the event itself
+)
+
+// StageMetrics are the instruments every stage reports to: an outcome counter
+// (labels stage, outcome) and a duration histogram (label stage). Either may
+// be nil.
+type StageMetrics struct {
+	Outcomes *prometheus.CounterVec
+	Duration *prometheus.HistogramVec
+}
+
+// observer is the telemetry a stage owns: its span and its metrics. It
+// resolves the metric children once, at construction, so that the per-event
+// cost is a map-free counter increment.
+type observer struct {
+	name     string
+	tracer   trace.Tracer
+	outcomes map[string]prometheus.Counter
+	duration prometheus.Observer
+}
+
+func newObserver(stage string, tracer trace.Tracer, m StageMetrics) *observer {
+	if tracer == nil {
+		panic("pipeline: stage " + stage + " needs a tracer")
+	}
+	o := &observer{name: "pipeline." + stage, tracer: tracer, outcomes: map[string]prometheus.Counter{}}
+	if m.Outcomes != nil {
+		for _, out := range []string{OutcomePass, OutcomeDrop, OutcomeError, OutcomeDone} {
+			o.outcomes[out] = m.Outcomes.WithLabelValues(stage, out)
+		}
+	}
+	if m.Duration != nil {
+		o.duration = m.Duration.WithLabelValues(stage)
+	}
+	return o
+}
+
+// start opens the stage's span.
+func (o *observer) start(ctx context.Context) (context.Context, trace.Span, time.Time) {
+	ctx, span := o.tracer.Start(ctx, o.name)
+	return ctx, span, time.Now()
+}
+
+// end records the outcome and closes the span. reason, when set, is added to
+// the span (drop reasons, engagement decisions).
+func (o *observer) end(span trace.Span, began time.Time, outcome, reason string, err error) {
+	if err != nil {
+		outcome = OutcomeError
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.SetAttributes(attribute.String("outcome", outcome))
+	if reason != "" {
+		span.SetAttributes(attribute.String("reason", reason))
+	}
+	span.End()
+	if c := o.outcomes[outcome]; c != nil {
+		c.Inc()
+	}
+	if o.duration != nil {
+		o.duration.Observe(time.Since(began).Seconds())
+	}
+}

@@ -1,0 +1,250 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// States of a session.
+const (
+	StateLive   = "live"
+	StateClosed = "closed"
+)
+
+// Record is a session as the store keeps it.
+type Record struct {
+	ID           string
+	ThreadKey    string
+	State        string
+	CreatedAt    time.Time
+	LastActivity time.Time
+}
+
+// ErrNotFound is returned by Store.SessionByThread for a thread without a
+// session; stores may wrap their own sentinel as long as errors.Is matches
+// the value passed in Options.NotFound.
+var ErrNotFound = errors.New("session not found")
+
+// Store is the persistence the Manager needs.
+type Store interface {
+	// SessionByThread returns the thread's session or an error matching
+	// the Manager's not-found sentinel.
+	SessionByThread(ctx context.Context, threadKey string) (Record, error)
+	// CreateSession stores a new session.
+	CreateSession(ctx context.Context, r Record) error
+	// TouchSession records a state change and the time of last activity.
+	TouchSession(ctx context.Context, id, state string, at time.Time) error
+	// CloseAllSessions marks every session closed (at start).
+	CloseAllSessions(ctx context.Context) (int64, error)
+}
+
+// Options configure a Manager.
+type Options struct {
+	Store Store
+	// NotFound is the sentinel the store's SessionByThread returns for a
+	// missing session (default ErrNotFound).
+	NotFound error
+	// NewID makes session ids.
+	NewID func() string
+	// Idle is how long a session stays live without activity.
+	Idle time.Duration
+	// Live is agent_sessions_live.
+	Live prometheus.Gauge
+	Now  func() time.Time
+	Log  *slog.Logger
+	// OnClose, when set, is called after a session closed (idle or
+	// shutdown), outside the Manager's lock.
+	OnClose func(id string)
+}
+
+// Manager owns the live sessions. It implements pipeline.Sessions.
+type Manager struct {
+	opt Options
+
+	mu   sync.Mutex
+	live map[string]*Session // by thread key
+}
+
+var _ pipeline.Sessions = (*Manager)(nil)
+
+// Session is one thread's agent session.
+type Session struct {
+	id        string
+	threadKey string
+
+	// guarded by Manager.mu
+	busy  int
+	timer *time.Timer
+	gen   uint64
+}
+
+// ID is the session id.
+func (s *Session) ID() string { return s.id }
+
+// ThreadKey is the thread the session belongs to.
+func (s *Session) ThreadKey() string { return s.threadKey }
+
+// New returns a Manager. It closes every session the store still has as
+// live: after a restart nothing is live until its thread speaks again.
+func New(ctx context.Context, o Options) (*Manager, error) {
+	if o.Store == nil || o.NewID == nil || o.Log == nil {
+		return nil, errors.New("session: New needs Store, NewID and Log")
+	}
+	if o.NotFound == nil {
+		o.NotFound = ErrNotFound
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Idle <= 0 {
+		o.Idle = 15 * time.Minute
+	}
+	if o.Live != nil {
+		o.Live.Set(0)
+	}
+	if n, err := o.Store.CloseAllSessions(ctx); err != nil {
+		return nil, fmt.Errorf("close sessions left live: %w", err)
+	} else if n > 0 {
+		o.Log.Info("closed sessions left live by the last run", "count", n)
+	}
+	return &Manager{opt: o, live: map[string]*Session{}}, nil
+}
+
+// Acquire returns the session of ev's thread: the live one, or the stored
+// one resumed (closed → live), or a new one. release ends the caller's use
+// and restarts the idle clock.
+func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Session, func(), error) {
+	key := ev.ThreadKey()
+	m.mu.Lock()
+	if s, ok := m.live[key]; ok {
+		s.busy++
+		s.gen++
+		if s.timer != nil {
+			s.timer.Stop()
+			s.timer = nil
+		}
+		m.mu.Unlock()
+		return s, m.releaser(s), nil
+	}
+	m.mu.Unlock()
+
+	// Not live: load or create outside the lock (store I/O). Events of one
+	// thread are serialised by the gateway, so no one else opens this key.
+	now := m.opt.Now()
+	rec, err := m.opt.Store.SessionByThread(ctx, key)
+	switch {
+	case errors.Is(err, m.opt.NotFound):
+		rec = Record{ID: m.opt.NewID(), ThreadKey: key, State: StateLive, CreatedAt: now, LastActivity: now}
+		if err := m.opt.Store.CreateSession(ctx, rec); err != nil {
+			return nil, nil, fmt.Errorf("create session: %w", err)
+		}
+		m.opt.Log.InfoContext(ctx, "session created", "session_id", rec.ID, "thread", key)
+	case err != nil:
+		return nil, nil, fmt.Errorf("look up session: %w", err)
+	default:
+		if err := m.opt.Store.TouchSession(ctx, rec.ID, StateLive, now); err != nil {
+			return nil, nil, fmt.Errorf("resume session: %w", err)
+		}
+		m.opt.Log.InfoContext(ctx, "session resumed", "session_id", rec.ID, "thread", key)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.live[key]; ok { // opened meanwhile by a caller outside the gateway
+		s.busy++
+		s.gen++
+		return s, m.releaser(s), nil
+	}
+	s := &Session{id: rec.ID, threadKey: key, busy: 1}
+	m.live[key] = s
+	m.setGauge()
+	return s, m.releaser(s), nil
+}
+
+// releaser returns the release func of one Acquire; calling it twice is
+// harmless.
+func (m *Manager) releaser(s *Session) func() {
+	var once sync.Once
+	return func() { once.Do(func() { m.release(s) }) }
+}
+
+func (m *Manager) release(s *Session) {
+	now := m.opt.Now()
+	m.mu.Lock()
+	s.busy--
+	s.gen++
+	gen := s.gen
+	if s.busy == 0 {
+		s.timer = time.AfterFunc(m.opt.Idle, func() { m.idle(s, gen) })
+	}
+	m.mu.Unlock()
+	// The activity time is best effort: the history rows carry their own.
+	if err := m.opt.Store.TouchSession(context.Background(), s.id, StateLive, now); err != nil {
+		m.opt.Log.Warn("record session activity", "session_id", s.id, "err", err)
+	}
+}
+
+// idle closes s if nothing happened since the timer was armed.
+func (m *Manager) idle(s *Session, gen uint64) {
+	m.mu.Lock()
+	if s.gen != gen || s.busy > 0 || m.live[s.threadKey] != s {
+		m.mu.Unlock()
+		return
+	}
+	delete(m.live, s.threadKey)
+	s.timer = nil
+	m.setGauge()
+	m.mu.Unlock()
+	m.closed(s, "idle")
+}
+
+func (m *Manager) closed(s *Session, why string) {
+	if err := m.opt.Store.TouchSession(context.Background(), s.id, StateClosed, m.opt.Now()); err != nil {
+		m.opt.Log.Warn("close session", "session_id", s.id, "err", err)
+	}
+	m.opt.Log.Info("session closed", "session_id", s.id, "thread", s.threadKey, "why", why)
+	if m.opt.OnClose != nil {
+		m.opt.OnClose(s.id)
+	}
+}
+
+// setGauge keeps agent_sessions_live equal to the live map; called with mu held.
+func (m *Manager) setGauge() {
+	if m.opt.Live != nil {
+		m.opt.Live.Set(float64(len(m.live)))
+	}
+}
+
+// Live returns the number of live sessions.
+func (m *Manager) Live() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.live)
+}
+
+// Close closes every live session (at shutdown, after the running turns
+// have finished) and records them closed in the store.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	all := make([]*Session, 0, len(m.live))
+	for k, s := range m.live {
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+		all = append(all, s)
+		delete(m.live, k)
+	}
+	m.setGauge()
+	m.mu.Unlock()
+	for _, s := range all {
+		m.closed(s, "shutdown")
+	}
+}
