@@ -1,0 +1,173 @@
+package config
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envMap(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func parse(t *testing.T, env map[string]string, args ...string) *Config {
+	t.Helper()
+	c := &Config{}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	if err := c.RegisterFlags(fs, envMap(env), "json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	c.Resolve("/home/u")
+	return c
+}
+
+func valid() map[string]string {
+	return map[string]string{"CHAT_BOT_TOKEN": "xoxb-1", "CHAT_APP_TOKEN": "xapp-1", "LLM_API_KEY": "sk-ant-x"}
+}
+
+func TestDefaults(t *testing.T) {
+	c := parse(t, nil)
+	if c.DefaultMode != "ask" || c.AutoAllowTools != "Read,Grep,Glob,LS" || c.IdleMinutes != 15 ||
+		c.HealthPort != 8080 || c.MaxTurns != 8 || c.PackageRunner != "npx" || c.ChatAPIURL != DefaultChatAPIURL {
+		t.Fatalf("defaults: %+v", c)
+	}
+	if c.Home != "/home/u/.agent" || c.DBPath != "/home/u/.agent/db.sqlite" || c.Workspaces != "/home/u/.agent/workspaces" {
+		t.Fatalf("paths: %s %s %s", c.Home, c.DBPath, c.Workspaces)
+	}
+	if c.LogFormat != "json" {
+		t.Fatalf("log format %q", c.LogFormat)
+	}
+}
+
+func TestFlagBeatsEnv(t *testing.T) {
+	c := parse(t, map[string]string{"AGENT_IDLE_MINUTES": "0.05", "AGENT_HOME": "/srv/a"}, "--home", "/srv/b")
+	if c.IdleTimeout() != 3*time.Second {
+		t.Fatalf("idle %v", c.IdleTimeout())
+	}
+	if c.Home != "/srv/b" || c.DBPath != "/srv/b/db.sqlite" {
+		t.Fatalf("home %s db %s", c.Home, c.DBPath)
+	}
+}
+
+func TestEveryVariableHasAFlag(t *testing.T) {
+	c := &Config{}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	if err := c.RegisterFlags(fs, envMap(nil), "json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"chat-bot-token", "chat-app-token", "chat-api-url", "llm-api-key", "llm-oauth-token",
+		"llm-base-url", "model", "default-mode", "auto-allow-tools", "idle-minutes", "health-port", "home", "db-path",
+		"workspaces", "skills-repo", "log-format", "soul-extract", "soul-model", "package-runner", "git-author", "max-turns"} {
+		if fs.Lookup(name) == nil {
+			t.Errorf("no flag --%s", name)
+		}
+	}
+}
+
+func TestBadNumberNamesVariable(t *testing.T) {
+	c := &Config{}
+	err := c.RegisterFlags(flag.NewFlagSet("t", flag.ContinueOnError), envMap(map[string]string{"AGENT_IDLE_MINUTES": "soon"}), "json")
+	if err == nil || !strings.Contains(err.Error(), "AGENT_IDLE_MINUTES") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStartupErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		unset []string
+		set   map[string]string
+		want  string
+	}{
+		{"bot token", []string{"CHAT_BOT_TOKEN"}, nil, "missing env CHAT_BOT_TOKEN"},
+		{"app token", []string{"CHAT_APP_TOKEN"}, nil, "missing env CHAT_APP_TOKEN"},
+		{"both tokens: bot first", []string{"CHAT_BOT_TOKEN", "CHAT_APP_TOKEN"}, nil, "missing env CHAT_BOT_TOKEN"},
+		{"auth", []string{"LLM_API_KEY"}, nil, "missing auth: set LLM_API_KEY or LLM_OAUTH_TOKEN"},
+		{"both auths", nil, map[string]string{"LLM_OAUTH_TOKEN": "sk-ant-oat"}, "conflicting auth"},
+		{"gateway without model", nil, map[string]string{"LLM_BASE_URL": "http://gw"}, "missing env AGENT_MODEL"},
+		{"swapped tokens", nil, map[string]string{"CHAT_BOT_TOKEN": "xapp-1", "CHAT_APP_TOKEN": "xoxb-1"}, "CHAT_BOT_TOKEN and CHAT_APP_TOKEN look swapped"},
+		{"bad mode", nil, map[string]string{"AGENT_DEFAULT_MODE": "yolo"}, `AGENT_DEFAULT_MODE: unknown permission mode "yolo"`},
+		{"ok", nil, nil, ""},
+		{"oauth only", []string{"LLM_API_KEY"}, map[string]string{"LLM_OAUTH_TOKEN": "sk-ant-oat"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := valid()
+			for _, k := range tc.unset {
+				delete(env, k)
+			}
+			for k, v := range tc.set {
+				env[k] = v
+			}
+			err := parse(t, env).ValidateService()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+				t.Fatalf("err = %v, want prefix %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDotenv(t *testing.T) {
+	src := "\ufeff# comment\nexport A=1\nB = 'two # not a comment'\nC=\"line\\nnext\"\nD=plain # trailing\r\n\nE=\n"
+	got, err := ParseDotenv("x/.env", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"A": "1", "B": "two # not a comment", "C": "line\nnext", "D": "plain", "E": ""}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if _, err := ParseDotenv("x/.env", []byte("A=1\nnot a line\n")); err == nil || !strings.Contains(err.Error(), "x/.env:2") {
+		t.Fatalf("err = %v, want the file and line", err)
+	}
+}
+
+func TestLoadEnvPrecedence(t *testing.T) {
+	root := t.TempDir()
+	userHome := filepath.Join(root, "user")
+	cwd := filepath.Join(root, "repo")
+	agentHome := filepath.Join(root, "data")
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(userHome, ".agent", ".env"), "A=user\nB=user\nC=user\nD=user\n")
+	write(filepath.Join(cwd, ".env"), "B=repo\nC=repo\nD=repo\nAGENT_HOME="+agentHome+"\n")
+	write(filepath.Join(agentHome, ".env"), "C=home\nD=home\n")
+	proc := map[string]string{"HOME": userHome, "D": "process"}
+	env, err := LoadEnv(envMap(proc), cwd, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"A": "user", "B": "repo", "C": "home", "D": "process"} {
+		if got := env.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if len(env.Loaded) != 3 {
+		t.Errorf("loaded %v", env.Loaded)
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	c := parse(t, map[string]string{"CHAT_BOT_TOKEN": "xoxb-1", "LLM_OAUTH_TOKEN": "tok"})
+	if got := strings.Join(c.Secrets(), ","); got != "xoxb-1,tok" {
+		t.Fatalf("secrets %q", got)
+	}
+}

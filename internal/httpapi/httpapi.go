@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Deps are what the HTTP surface reports on. Every field is optional: a nil
+// check passes, a nil SessionsLive reports 0, a nil Now is time.Now, a zero
+// Started is the time New was called, a nil Gatherer serves an empty
+// exposition and a nil Logger discards.
+type Deps struct {
+	// Healthy reports whether the process can work: the database file is
+	// writable. An error makes /healthz answer 503.
+	Healthy func(context.Context) error
+	// Ready reports whether the database answers. An error, or no answer
+	// within checkTimeout, makes /readyz answer 503.
+	Ready func(context.Context) error
+	// SessionsLive returns the number of live agent sessions.
+	SessionsLive func() int
+	// Started is when the service started; uptime_ms counts from it.
+	Started time.Time
+	// Now is the clock.
+	Now func() time.Time
+	// Gatherer is what /metrics exposes.
+	Gatherer prometheus.Gatherer
+	// Logger receives panics, check failures and, at debug level, one line
+	// per request.
+	Logger *slog.Logger
+}
+
+// checkTimeout bounds a health or readiness check. Probes (Kubernetes,
+// Docker) time out after 1 to 10 s; a check that takes longer is failing
+// anyway, and 2 s leaves the probe time to read the 503.
+const checkTimeout = 2 * time.Second
+
+// New returns the router serving the routes of routes.go.
+func New(d Deps) http.Handler {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Started.IsZero() {
+		d.Started = d.Now()
+	}
+	if d.Gatherer == nil {
+		d.Gatherer = prometheus.NewRegistry()
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := chi.NewRouter()
+	r.Use(logRequests(d.Logger), recoverPanics(d.Logger))
+	r.NotFound(notFound)
+	addRoutes(r, d)
+	return r
+}

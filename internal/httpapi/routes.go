@@ -1,0 +1,23 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// addRoutes lists every route of the service. Each answers GET and HEAD;
+// other methods get chi's 405 with an Allow header, unknown paths a JSON
+// 404.
+func addRoutes(r chi.Router, d Deps) {
+	get(r, "/healthz", handleHealthz(d))
+	get(r, "/readyz", handleReadyz(d))
+	get(r, "/metrics", handleMetrics(d))
+}
+
+// get routes GET and HEAD on pattern to h (net/http drops the body of a
+// HEAD answer).
+func get(r chi.Router, pattern string, h http.Handler) {
+	r.Method(http.MethodGet, pattern, h)
+	r.Method(http.MethodHead, pattern, h)
+}

@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, New(deps()), slog.New(slog.NewJSONHandler(&logs, nil))) }()
+
+	res, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ok"`) {
+		t.Errorf("GET /healthz: %d %s", res.StatusCode, body)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve = %v, want nil after shutdown", err)
+		}
+	case <-time.After(shutdownTimeout + time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		t.Error("listener still accepting after shutdown")
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	out := logs.String()
+	for _, want := range []string{`"msg":"http listening"`, `"port":` + port, "/healthz", "/readyz", "/metrics"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("listening line lacks %s: %s", want, out)
+		}
+	}
+}
+
+func TestServeListenerError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if err := Serve(context.Background(), ln, New(Deps{}), nil); err == nil {
+		t.Error("Serve on a closed listener returned nil")
+	}
+}
+
+func TestServeBadInput(t *testing.T) {
+	if err := Serve(context.Background(), nil, New(Deps{}), nil); err == nil {
+		t.Error("nil listener accepted")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Serve(context.Background(), ln, nil, nil); err == nil {
+		t.Error("nil handler accepted")
+	}
+}

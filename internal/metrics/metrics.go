@@ -1,0 +1,175 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Token kinds: the kind label of agent_model_tokens_total, one per usage
+// field of the model provider's answer (input_tokens, output_tokens,
+// cache_read_input_tokens, cache_creation_input_tokens).
+const (
+	TokensInput      = "input"
+	TokensOutput     = "output"
+	TokensCacheRead  = "cache_read"
+	TokensCacheWrite = "cache_write"
+)
+
+// TokenKinds lists every token kind, each exported at zero from start.
+var TokenKinds = []string{TokensInput, TokensOutput, TokensCacheRead, TokensCacheWrite}
+
+// Histogram buckets, in seconds. Pipeline stages range from a map lookup
+// (drop, ~100µs) to a whole agent turn (the agent stage, up to the event
+// timeout of about a minute); model requests and tool calls from a fraction
+// of a second to the minutes a long generation or a build takes.
+var (
+	stageBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	turnBuckets  = []float64{0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600}
+	modelBuckets = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300}
+	toolBuckets  = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+)
+
+// Metrics holds the service's instruments and the registry they are
+// registered on. Constructors elsewhere take the fields they report to;
+// every field is safe for concurrent use.
+type Metrics struct {
+	// Registry holds every instrument below plus the Go runtime and process
+	// collectors. It is also the Gatherer that /metrics serves.
+	Registry *prometheus.Registry
+
+	// SessionsLive is agent_sessions_live: agent sessions currently live.
+	SessionsLive prometheus.Gauge
+	// Drops is agent_chat_drops_total{reason}: events dropped at the
+	// gateway; every reason of pipeline.DropReasons (and
+	// pipeline.DropIgnored) starts at zero.
+	Drops *prometheus.CounterVec
+	// Events is agent_events_total{kind,outcome}: inbound events by kind
+	// (message, action, command) and outcome (handled, dropped, error, ...).
+	Events *prometheus.CounterVec
+
+	// StageOutcomes is agent_pipeline_stage_total{stage,outcome}.
+	StageOutcomes *prometheus.CounterVec
+	// StageDuration is agent_pipeline_stage_duration_seconds{stage}.
+	StageDuration *prometheus.HistogramVec
+
+	// Turns is agent_turns_total{outcome}: agent turns by outcome (ok,
+	// error, aborted, stop_guard, ...).
+	Turns *prometheus.CounterVec
+	// TurnDuration is agent_turn_duration_seconds.
+	TurnDuration prometheus.Histogram
+	// StopGuard is agent_turn_stop_guard_total: turns where the model ended
+	// without replying and was sent back once.
+	StopGuard prometheus.Counter
+
+	// ToolCalls is agent_tool_calls_total{tool,outcome}.
+	ToolCalls *prometheus.CounterVec
+	// ToolDuration is agent_tool_duration_seconds{tool}.
+	ToolDuration *prometheus.HistogramVec
+
+	// ModelRequests is agent_model_requests_total{outcome}.
+	ModelRequests *prometheus.CounterVec
+	// ModelTokens is agent_model_tokens_total{kind}, kind one of TokenKinds.
+	ModelTokens *prometheus.CounterVec
+	// ModelDuration is agent_model_request_duration_seconds.
+	ModelDuration prometheus.Histogram
+
+	// Approvals is agent_approvals_total{outcome}: approval cards by outcome
+	// (requested, approved, denied, timed_out).
+	Approvals *prometheus.CounterVec
+}
+
+// New returns the instruments registered on a fresh registry, never the
+// global one, together with the Go runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		SessionsLive: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agent_sessions_live",
+			Help: "Agent sessions currently live.",
+		}),
+		Drops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_chat_drops_total",
+			Help: "Chat events dropped at the gateway, by reason.",
+		}, []string{"reason"}),
+		Events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_events_total",
+			Help: "Inbound chat events, by kind and outcome.",
+		}, []string{"kind", "outcome"}),
+		StageOutcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_pipeline_stage_total",
+			Help: "Events through each pipeline stage, by stage and outcome.",
+		}, []string{"stage", "outcome"}),
+		StageDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agent_pipeline_stage_duration_seconds",
+			Help:    "Time spent in each pipeline stage, including the stages after it.",
+			Buckets: stageBuckets,
+		}, []string{"stage"}),
+		Turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_turns_total",
+			Help: "Agent turns, by outcome.",
+		}, []string{"outcome"}),
+		TurnDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "agent_turn_duration_seconds",
+			Help:    "Duration of agent turns.",
+			Buckets: turnBuckets,
+		}),
+		StopGuard: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agent_turn_stop_guard_total",
+			Help: "Turns where the model ended without replying and was sent back once.",
+		}),
+		ToolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_tool_calls_total",
+			Help: "Tool calls made by the agent, by tool and outcome.",
+		}, []string{"tool", "outcome"}),
+		ToolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agent_tool_duration_seconds",
+			Help:    "Duration of tool calls, by tool.",
+			Buckets: toolBuckets,
+		}, []string{"tool"}),
+		ModelRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_model_requests_total",
+			Help: "Requests to the model provider, by outcome.",
+		}, []string{"outcome"}),
+		ModelTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_model_tokens_total",
+			Help: "Tokens reported by the model provider, by kind.",
+		}, []string{"kind"}),
+		ModelDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "agent_model_request_duration_seconds",
+			Help:    "Duration of requests to the model provider.",
+			Buckets: modelBuckets,
+		}),
+		Approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_approvals_total",
+			Help: "Approval cards, by outcome.",
+		}, []string{"outcome"}),
+	}
+	// MustRegister cannot fail here: the registry is fresh and every name
+	// above is distinct and valid; a failure would be a programming error
+	// caught by the tests.
+	m.Registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.SessionsLive, m.Drops, m.Events,
+		m.StageOutcomes, m.StageDuration,
+		m.Turns, m.TurnDuration, m.StopGuard,
+		m.ToolCalls, m.ToolDuration,
+		m.ModelRequests, m.ModelTokens, m.ModelDuration,
+		m.Approvals,
+	)
+	for _, r := range pipeline.DropReasons {
+		m.Drops.WithLabelValues(r)
+	}
+	m.Drops.WithLabelValues(pipeline.DropIgnored)
+	for _, k := range TokenKinds {
+		m.ModelTokens.WithLabelValues(k)
+	}
+	return m
+}
+
+// Stage returns the instruments every pipeline stage reports to.
+func (m *Metrics) Stage() pipeline.StageMetrics {
+	return pipeline.StageMetrics{Outcomes: m.StageOutcomes, Duration: m.StageDuration}
+}

@@ -1,0 +1,175 @@
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// env returns a getenv over vars.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// collector is an OTLP/HTTP endpoint that records the requests it gets.
+type collector struct {
+	mu   sync.Mutex
+	reqs []string // "METHOD path content-type"
+}
+
+func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	c.reqs = append(c.reqs, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type"))
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.WriteHeader(http.StatusOK)
+}
+
+func (c *collector) requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.reqs...)
+}
+
+func TestSetupWithoutEndpoint(t *testing.T) {
+	tests := []struct {
+		name string
+		vars map[string]string
+	}{
+		{"empty", nil},
+		{"sdk disabled", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}},
+		{"exporter none", map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			endpoint, err := tracesEndpoint(env(tt.vars))
+			if err != nil || endpoint != "" {
+				t.Fatalf("tracesEndpoint = %q, %v; want no exporter", endpoint, err)
+			}
+			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(tt.vars))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, span := tp.Tracer("test").Start(context.Background(), "op")
+			sc := span.SpanContext()
+			span.End()
+			if !sc.IsValid() || !sc.IsSampled() {
+				t.Errorf("span context %v: want valid and sampled", sc)
+			}
+			if err := shutdown(context.Background()); err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+			if err := shutdown(context.Background()); err != nil {
+				t.Errorf("second shutdown: %v", err)
+			}
+		})
+	}
+}
+
+func TestSetupNilGetenv(t *testing.T) {
+	tp, shutdown, err := Setup(context.Background(), "agent", "dev", nil)
+	if err != nil || tp == nil {
+		t.Fatalf("Setup = %v, %v", tp, err)
+	}
+	_ = shutdown(context.Background())
+}
+
+func TestSetupResource(t *testing.T) {
+	tests := []struct {
+		name, override, want string
+	}{
+		{"default", "", "agent"},
+		{"OTEL_SERVICE_NAME", "custom", "custom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(map[string]string{"OTEL_SERVICE_NAME": tt.override}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer shutdown(context.Background())
+			_, span := tp.Tracer("test").Start(context.Background(), "op")
+			span.End()
+			ro, ok := span.(sdktrace.ReadOnlySpan)
+			if !ok {
+				t.Fatalf("span %T is not an SDK span", span)
+			}
+			got := map[string]string{}
+			for _, kv := range ro.Resource().Attributes() {
+				got[string(kv.Key)] = kv.Value.Emit()
+			}
+			if got["service.name"] != tt.want || got["service.version"] != "v1.2.3" {
+				t.Errorf("resource %v: want service.name %q, service.version v1.2.3", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTracesEndpoint(t *testing.T) {
+	tests := []struct {
+		name    string
+		vars    map[string]string
+		want    string
+		wantErr bool
+	}{
+		{"base", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, "http://collector:4318/v1/traces", false},
+		{"base with path", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://gw.example/otlp/"}, "https://gw.example/otlp/v1/traces", false},
+		{"per signal as is", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/custom"}, "http://c:4318/custom", false},
+		{"per signal wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://b:2/t"}, "http://b:2/t", false},
+		{"no scheme", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, "", true},
+		{"bad url", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://[::1"}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tracesEndpoint(env(tt.vars))
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("tracesEndpoint = %q, %v; want %q, error %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSetupBadEndpoint(t *testing.T) {
+	_, _, err := Setup(context.Background(), "agent", "dev", env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}))
+	if err == nil {
+		t.Fatal("Setup accepted an endpoint without scheme")
+	}
+}
+
+func TestSetupExportsToEndpoint(t *testing.T) {
+	for _, key := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		t.Run(key, func(t *testing.T) {
+			c := &collector{}
+			srv := httptest.NewServer(c)
+			defer srv.Close()
+			value := srv.URL
+			if key == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" {
+				value += "/v1/traces"
+			}
+			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(map[string]string{key: value}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, span := tp.Tracer("test").Start(context.Background(), "op")
+			span.End()
+
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := shutdown(ctx); err != nil {
+				t.Fatalf("shutdown: %v", err)
+			}
+			reqs := c.requests()
+			if len(reqs) == 0 {
+				t.Fatal("collector received nothing")
+			}
+			if want := "POST /v1/traces application/x-protobuf"; reqs[0] != want {
+				t.Errorf("request %q, want %q", reqs[0], want)
+			}
+		})
+	}
+}
