@@ -1,0 +1,34 @@
+// Package store is the runtime's embedded database: one SQLite file (by
+// default db.sqlite under AGENT_HOME) holding what must survive a restart —
+// processed event keys for redelivery dedupe, thread engagement, one agent
+// session per thread with its conversation history and token usage, and the
+// persona cache.
+//
+// # Concurrency
+//
+// The database runs in WAL mode, so readers never block the writer or each
+// other, but SQLite admits one writer at a time. Store therefore funnels its
+// own writes through a single in-process writer slot, and every transaction
+// begins IMMEDIATE (it takes the write lock at BEGIN, so it can never fail
+// half-way through trying to upgrade a read lock). busy_timeout (5 s) only
+// matters against writers outside that slot: another process, or code
+// writing through [Store.DB]. All Store methods are safe for concurrent use.
+//
+// # Schema
+//
+// The schema is versioned with bun's migrate package. Migrations are SQL
+// files embedded from migrations/, named NNNN_name.tx.up.sql; [Open] applies
+// the missing ones, each in one transaction that also records it as applied,
+// so a failed or interrupted migration leaves nothing behind. There are no
+// down migrations: roll back by restoring a copy of the file. A database
+// migrated by a newer binary is refused with [ErrSchemaNewer].
+//
+// Timestamps are stored as Unix milliseconds and returned in UTC; "now" comes
+// from [Options.Now], so tests control the clock.
+//
+// # Errors
+//
+// Lookups of a missing row return an error matching [ErrNotFound]; creating
+// a row that must be unique returns one matching [ErrConflict]. Everything
+// else is wrapped with the failed operation.
+package store

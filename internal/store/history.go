@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Message roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one model message of a session's conversation, in the form
+// resuming the session hands back to the model.
+type Message struct {
+	SessionID string
+	Seq       int64  // position in the session, from 1; assigned by the store
+	Role      string // RoleUser or RoleAssistant
+	// Content is the message's content blocks as the model API takes them:
+	// any valid JSON, stored and returned verbatim.
+	Content   json.RawMessage
+	CreatedAt time.Time
+}
+
+type messageRow struct {
+	bun.BaseModel `bun:"table:messages"`
+
+	SessionID string `bun:"session_id"`
+	Seq       int64  `bun:"seq"`
+	Role      string `bun:"role"`
+	Content   string `bun:"content"`
+	CreatedAt int64  `bun:"created_at"`
+}
+
+// AppendMessages appends msgs to the session's history in one transaction,
+// numbering them after the current last Seq (callers' Seq values are
+// ignored), and sets the session's LastActivity to now. A zero CreatedAt
+// means now. Appending nothing does nothing. It returns an error matching
+// ErrNotFound if there is no such session.
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	now := s.now()
+	rows, err := messageRows(sessionID, msgs, now)
+	if err != nil {
+		return fmt.Errorf("append messages to session %q: %w", sessionID, err)
+	}
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			"UPDATE sessions SET last_activity = ? WHERE session_id = ?", now.UnixMilli(), sessionID)
+		if err != nil {
+			return err
+		}
+		if err := requireRow(res); err != nil {
+			return err
+		}
+		var last int64
+		err = tx.QueryRowContext(ctx,
+			"SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?", sessionID).Scan(&last)
+		if err != nil {
+			return err
+		}
+		return insertMessages(ctx, tx, rows, last)
+	})
+	if err != nil {
+		return fmt.Errorf("append messages to session %q: %w", sessionID, err)
+	}
+	return nil
+}
+
+// History returns the session's messages ordered by Seq (none for a new
+// session). It returns an error matching ErrNotFound if there is no such
+// session.
+func (s *Store) History(ctx context.Context, sessionID string) ([]Message, error) {
+	var rows []messageRow
+	err := s.db.NewRaw("SELECT * FROM messages WHERE session_id = ? ORDER BY seq", sessionID).
+		Scan(ctx, &rows)
+	if err == nil && len(rows) == 0 {
+		// Sessions are never deleted, so checking afterwards is race-free.
+		var exists bool
+		err = s.db.QueryRowContext(ctx,
+			"SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?)", sessionID).Scan(&exists)
+		if err == nil && !exists {
+			err = ErrNotFound
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history of session %q: %w", sessionID, err)
+	}
+	msgs := make([]Message, len(rows))
+	for i, r := range rows {
+		msgs[i] = Message{
+			SessionID: r.SessionID,
+			Seq:       r.Seq,
+			Role:      r.Role,
+			Content:   json.RawMessage(r.Content),
+			CreatedAt: fromUnixMilli(r.CreatedAt),
+		}
+	}
+	return msgs, nil
+}
+
+// ReplaceHistory compacts the session in one transaction: it deletes all
+// its messages, stores summary on the session and inserts keep numbered
+// from 1 (callers' Seq values are ignored; a zero CreatedAt means now).
+// Readers see the old history or the new one, never a mix. It returns an
+// error matching ErrNotFound if there is no such session.
+func (s *Store) ReplaceHistory(ctx context.Context, sessionID string, summary string, keep []Message) error {
+	rows, err := messageRows(sessionID, keep, s.now())
+	if err != nil {
+		return fmt.Errorf("replace history of session %q: %w", sessionID, err)
+	}
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			"UPDATE sessions SET summary = ? WHERE session_id = ?", summary, sessionID)
+		if err != nil {
+			return err
+		}
+		if err := requireRow(res); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE session_id = ?", sessionID); err != nil {
+			return err
+		}
+		return insertMessages(ctx, tx, rows, 0)
+	})
+	if err != nil {
+		return fmt.Errorf("replace history of session %q: %w", sessionID, err)
+	}
+	return nil
+}
+
+// messageRows validates msgs and converts them to rows of sessionID.
+func messageRows(sessionID string, msgs []Message, now time.Time) ([]messageRow, error) {
+	rows := make([]messageRow, len(msgs))
+	for i, m := range msgs {
+		switch {
+		case m.SessionID != "" && m.SessionID != sessionID:
+			return nil, fmt.Errorf("message %d belongs to session %q", i, m.SessionID)
+		case m.Role != RoleUser && m.Role != RoleAssistant:
+			return nil, fmt.Errorf("message %d: invalid role %q", i, m.Role)
+		case !json.Valid(m.Content):
+			return nil, fmt.Errorf("message %d: content is not valid JSON", i)
+		}
+		at := m.CreatedAt
+		if at.IsZero() {
+			at = now
+		}
+		rows[i] = messageRow{
+			SessionID: sessionID,
+			Role:      m.Role,
+			Content:   string(m.Content),
+			CreatedAt: at.UnixMilli(),
+		}
+	}
+	return rows, nil
+}
+
+// insertMessages numbers rows after seq last and inserts them in one
+// statement.
+func insertMessages(ctx context.Context, tx bun.Tx, rows []messageRow, last int64) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	for i := range rows {
+		rows[i].Seq = last + int64(i) + 1
+	}
+	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return fmt.Errorf("insert messages: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Session states.
+const (
+	SessionLive   = "live"   // an agent query is open for the thread
+	SessionClosed = "closed" // idle or restarted; the next message resumes it
+)
+
+// Session is the one agent session of a chat thread.
+type Session struct {
+	ID           string
+	ThreadKey    string
+	State        string // SessionLive or SessionClosed
+	CreatedAt    time.Time
+	LastActivity time.Time
+	Summary      string // compaction summary of the messages replaced by it
+
+	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64
+}
+
+// Usage is the token usage of one or more model calls.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+type sessionRow struct {
+	SessionID        string `bun:"session_id"`
+	ThreadKey        string `bun:"thread_key"`
+	State            string `bun:"state"`
+	CreatedAt        int64  `bun:"created_at"`
+	LastActivity     int64  `bun:"last_activity"`
+	Summary          string `bun:"summary"`
+	InputTokens      int64  `bun:"input_tokens"`
+	OutputTokens     int64  `bun:"output_tokens"`
+	CacheReadTokens  int64  `bun:"cache_read_tokens"`
+	CacheWriteTokens int64  `bun:"cache_write_tokens"`
+}
+
+// NewID returns a random session ID: 16 bytes as 32 hex digits, URL-safe.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails: crypto/rand crashes the program instead
+	return hex.EncodeToString(b[:])
+}
+
+// SessionByThread returns the session of the thread, or an error matching
+// ErrNotFound.
+func (s *Store) SessionByThread(ctx context.Context, key string) (Session, error) {
+	var r sessionRow
+	err := s.db.NewRaw("SELECT * FROM sessions WHERE thread_key = ?", key).Scan(ctx, &r)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("session by thread %q: %w", key, err)
+	}
+	return Session{
+		ID:               r.SessionID,
+		ThreadKey:        r.ThreadKey,
+		State:            r.State,
+		CreatedAt:        fromUnixMilli(r.CreatedAt),
+		LastActivity:     fromUnixMilli(r.LastActivity),
+		Summary:          r.Summary,
+		InputTokens:      r.InputTokens,
+		OutputTokens:     r.OutputTokens,
+		CacheReadTokens:  r.CacheReadTokens,
+		CacheWriteTokens: r.CacheWriteTokens,
+	}, nil
+}
+
+// CreateSession stores a new session. ID and ThreadKey are required (see
+// NewID); an empty State means SessionLive, a zero CreatedAt means now and
+// a zero LastActivity means CreatedAt. It returns an error matching
+// ErrConflict if the ID or the thread already has a session.
+func (s *Store) CreateSession(ctx context.Context, sess Session) error {
+	if sess.State == "" {
+		sess.State = SessionLive
+	}
+	if sess.CreatedAt.IsZero() {
+		sess.CreatedAt = s.now()
+	}
+	if sess.LastActivity.IsZero() {
+		sess.LastActivity = sess.CreatedAt
+	}
+	if err := validSession(sess); err != nil {
+		return fmt.Errorf("create session for thread %q: %w", sess.ThreadKey, err)
+	}
+	err := s.write(ctx, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx, `
+			INSERT INTO sessions (session_id, thread_key, state, created_at, last_activity, summary,
+				input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT DO NOTHING`,
+			sess.ID, sess.ThreadKey, sess.State, sess.CreatedAt.UnixMilli(), sess.LastActivity.UnixMilli(),
+			sess.Summary, sess.InputTokens, sess.OutputTokens, sess.CacheReadTokens, sess.CacheWriteTokens)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err == nil && n == 0 {
+			err = ErrConflict // ON CONFLICT DO NOTHING covers both the ID and the thread key
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create session for thread %q: %w", sess.ThreadKey, err)
+	}
+	return nil
+}
+
+func validSession(sess Session) error {
+	switch {
+	case sess.ID == "":
+		return errors.New("empty id")
+	case sess.ThreadKey == "":
+		return errors.New("empty thread key")
+	}
+	return validState(sess.State)
+}
+
+func validState(state string) error {
+	if state != SessionLive && state != SessionClosed {
+		return fmt.Errorf("invalid state %q", state)
+	}
+	return nil
+}
+
+// TouchSession sets the session's state and last activity. It returns an
+// error matching ErrNotFound if there is no such session.
+func (s *Store) TouchSession(ctx context.Context, id, state string, at time.Time) error {
+	if err := validState(state); err != nil {
+		return fmt.Errorf("touch session %q: %w", id, err)
+	}
+	err := s.write(ctx, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx,
+			"UPDATE sessions SET state = ?, last_activity = ? WHERE session_id = ?",
+			state, at.UnixMilli(), id)
+		if err != nil {
+			return err
+		}
+		return requireRow(res)
+	})
+	if err != nil {
+		return fmt.Errorf("touch session %q: %w", id, err)
+	}
+	return nil
+}
+
+// CloseAllSessions marks every live session closed and returns how many it
+// closed. It is for startup: no agent query survives a restart.
+func (s *Store) CloseAllSessions(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx,
+			"UPDATE sessions SET state = ? WHERE state = ?", SessionClosed, SessionLive)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("close all sessions: %w", err)
+	}
+	return n, nil
+}
+
+// AddUsage adds u to the session's token counters. It returns an error
+// matching ErrNotFound if there is no such session.
+func (s *Store) AddUsage(ctx context.Context, id string, u Usage) error {
+	if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 {
+		return fmt.Errorf("add usage to session %q: negative usage %+v", id, u)
+	}
+	err := s.write(ctx, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx, `
+			UPDATE sessions SET
+				input_tokens = input_tokens + ?,
+				output_tokens = output_tokens + ?,
+				cache_read_tokens = cache_read_tokens + ?,
+				cache_write_tokens = cache_write_tokens + ?
+			WHERE session_id = ?`,
+			u.Input, u.Output, u.CacheRead, u.CacheWrite, id)
+		if err != nil {
+			return err
+		}
+		return requireRow(res)
+	})
+	if err != nil {
+		return fmt.Errorf("add usage to session %q: %w", id, err)
+	}
+	return nil
+}

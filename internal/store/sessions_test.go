@@ -1,0 +1,162 @@
+package store
+
+import (
+	"errors"
+	"regexp"
+	"testing"
+	"time"
+)
+
+func TestCreateSessionAndLookup(t *testing.T) {
+	s, c := newTestStore(t)
+	ctx := t.Context()
+
+	if _, err := s.SessionByThread(ctx, "C1:1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SessionByThread before create = %v, want ErrNotFound", err)
+	}
+	id := NewID()
+	if err := s.CreateSession(ctx, Session{ID: id, ThreadKey: "C1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SessionByThread(ctx, "C1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Session{ID: id, ThreadKey: "C1:1", State: SessionLive, CreatedAt: c.Now(), LastActivity: c.Now()}
+	if got != want {
+		t.Errorf("SessionByThread =\n%+v, want\n%+v", got, want)
+	}
+}
+
+func TestCreateSessionConflicts(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, sess := range map[string]Session{
+		"same thread": {ID: "s2", ThreadKey: "C1:1"},
+		"same id":     {ID: "s1", ThreadKey: "C1:2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := s.CreateSession(ctx, sess); !errors.Is(err, ErrConflict) {
+				t.Errorf("CreateSession = %v, want ErrConflict", err)
+			}
+		})
+	}
+	got, err := s.SessionByThread(ctx, "C1:1")
+	if err != nil || got.ID != "s1" {
+		t.Errorf("SessionByThread = %+v, %v; want the first session", got, err)
+	}
+}
+
+func TestCreateSessionInvalid(t *testing.T) {
+	s, _ := newTestStore(t)
+	for name, sess := range map[string]Session{
+		"no id":         {ThreadKey: "C1:1"},
+		"no thread":     {ID: "s1"},
+		"unknown state": {ID: "s1", ThreadKey: "C1:1", State: "sleeping"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := s.CreateSession(t.Context(), sess); err == nil || errors.Is(err, ErrConflict) {
+				t.Errorf("CreateSession = %v, want a validation error", err)
+			}
+		})
+	}
+}
+
+func TestSessionNotFound(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	for name, err := range map[string]error{
+		"TouchSession": s.TouchSession(ctx, "nope", SessionLive, time.Now()),
+		"AddUsage":     s.AddUsage(ctx, "nope", Usage{Input: 1}),
+		"AppendMessages": s.AppendMessages(ctx, "nope",
+			Message{Role: RoleUser, Content: []byte(`[]`)}),
+		"ReplaceHistory": s.ReplaceHistory(ctx, "nope", "sum", nil),
+	} {
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s = %v, want ErrNotFound", name, err)
+		}
+	}
+	if _, err := s.History(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("History = %v, want ErrNotFound", err)
+	}
+}
+
+func TestTouchAndCloseAllSessions(t *testing.T) {
+	s, c := newTestStore(t)
+	ctx := t.Context()
+	for _, sess := range []Session{
+		{ID: "a", ThreadKey: "C1:1"},
+		{ID: "b", ThreadKey: "C1:2"},
+		{ID: "c", ThreadKey: "C1:3", State: SessionClosed},
+	} {
+		if err := s.CreateSession(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := c.Now().Add(time.Hour)
+	if err := s.TouchSession(ctx, "c", SessionLive, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TouchSession(ctx, "c", "bogus", at); err == nil {
+		t.Error("TouchSession with invalid state succeeded")
+	}
+	got, err := s.SessionByThread(ctx, "C1:3")
+	if err != nil || got.State != SessionLive || !got.LastActivity.Equal(at) {
+		t.Fatalf("after touch: %+v, %v", got, err)
+	}
+
+	n, err := s.CloseAllSessions(ctx)
+	if err != nil || n != 3 {
+		t.Fatalf("CloseAllSessions = %d, %v; want 3", n, err)
+	}
+	if n, err := s.CloseAllSessions(ctx); err != nil || n != 0 {
+		t.Fatalf("second CloseAllSessions = %d, %v; want 0", n, err)
+	}
+	for _, key := range []string{"C1:1", "C1:2", "C1:3"} {
+		if got, err := s.SessionByThread(ctx, key); err != nil || got.State != SessionClosed {
+			t.Errorf("%s: %+v, %v; want closed", key, got, err)
+		}
+	}
+}
+
+func TestAddUsage(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1", InputTokens: 5}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.AddUsage(ctx, "s1", Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddUsage(ctx, "s1", Usage{Output: -1}); err == nil {
+		t.Error("AddUsage with negative usage succeeded")
+	}
+	got, err := s.SessionByThread(ctx, "C1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InputTokens != 25 || got.OutputTokens != 40 || got.CacheReadTokens != 60 || got.CacheWriteTokens != 80 {
+		t.Errorf("usage = %d/%d/%d/%d, want 25/40/60/80",
+			got.InputTokens, got.OutputTokens, got.CacheReadTokens, got.CacheWriteTokens)
+	}
+}
+
+func TestNewID(t *testing.T) {
+	valid := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	seen := make(map[string]bool)
+	for range 1000 {
+		id := NewID()
+		if !valid.MatchString(id) {
+			t.Fatalf("NewID() = %q, want 32 hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("NewID() repeated %q", id)
+		}
+		seen[id] = true
+	}
+}

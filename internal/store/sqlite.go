@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+const (
+	// busyTimeout is how long a statement waits for a write lock held outside
+	// this Store's writer slot (another process, or a caller of DB) before
+	// failing with SQLITE_BUSY. Writes here take well under a millisecond
+	// with synchronous=NORMAL, so 5 s only runs out when something holds the
+	// lock far too long — and then an error beats waiting forever.
+	busyTimeout = 5 * time.Second
+
+	// maxOpenConns caps the pool. WAL lets any number of readers run beside
+	// the one writer, but each connection keeps its own page cache (2 MiB by
+	// default) and pure-Go SQLite reads are CPU-bound: on the 2 cores we run
+	// on, one writer plus three readers saturates the machine.
+	maxOpenConns = 4
+)
+
+// sqliteBusy is SQLite's primary result code SQLITE_BUSY.
+const sqliteBusy = 5
+
+// dsn builds a modernc.org/sqlite URI. The _pragma parameters run on every
+// new connection (busy_timeout first), which matters because foreign_keys,
+// busy_timeout and synchronous are per connection; _txlock=immediate makes
+// every read-write transaction BEGIN IMMEDIATE. journal_mode is not among
+// them: WAL is a property of the file, set once by setPragmas.
+func dsn(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// setPragmas switches the file to WAL, and fails Open if the driver ignored
+// the DSN (a different sqliteshim driver, say) rather than run without
+// foreign keys or a busy timeout.
+func (s *Store) setPragmas(ctx context.Context) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("set pragmas: %w", err)
+	}
+	defer conn.Close()
+
+	// Switching to WAL needs an exclusive lock, and SQLite returns
+	// SQLITE_BUSY at once, without its busy handler, when another process
+	// opening the same fresh file holds a lock. So retry, for as long as
+	// the busy handler would have waited.
+	var mode string
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err = conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return fmt.Errorf("set pragmas: %w", ctx.Err())
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("set pragmas: journal_mode: %w", err)
+	}
+	var fk, busy int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+		return fmt.Errorf("set pragmas: %w", err)
+	}
+	if err := conn.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
+		return fmt.Errorf("set pragmas: %w", err)
+	}
+	switch {
+	case mode != "wal":
+		return fmt.Errorf("set pragmas: journal_mode is %q, want wal", mode)
+	case fk != 1:
+		return errors.New("set pragmas: foreign_keys is off")
+	case busy != busyTimeout.Milliseconds():
+		return fmt.Errorf("set pragmas: busy_timeout is %d ms, want %d", busy, busyTimeout.Milliseconds())
+	}
+	return nil
+}
+
+// isBusy reports whether err is SQLITE_BUSY or one of its extended codes.
+// It matches the driver's error by method, so the build-dependent
+// sqliteshim driver needs no import here.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == sqliteBusy
+}

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/sqliteshim"
+)
+
+var (
+	// ErrNotFound is returned (wrapped) when the requested row does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is returned (wrapped) when a row that must be unique
+	// already exists.
+	ErrConflict = errors.New("already exists")
+)
+
+// Options configures Open. The zero value is ready to use.
+type Options struct {
+	// Now returns the current time; it stamps rows. Nil means time.Now.
+	Now func() time.Time
+	// Logger receives notices such as applied migrations. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is the embedded SQLite database. Its methods are safe for
+// concurrent use.
+type Store struct {
+	db     *bun.DB
+	path   string
+	now    func() time.Time
+	logger *slog.Logger
+
+	// writer is the in-process writer slot (capacity 1): SQLite allows one
+	// writer, so our writers queue here, honouring their contexts, instead
+	// of spinning in SQLite's busy handler.
+	writer chan struct{}
+}
+
+// Open opens the SQLite database at path, creating the file (0600) and its
+// parent directory (0700) if needed, and applies pending migrations.
+// Connections use WAL, busy_timeout 5 s, foreign keys and
+// synchronous=NORMAL (durable across a process crash; a power loss may drop
+// the last transactions, never corrupt the file).
+//
+// It returns an error matching ErrSchemaNewer if a newer binary already
+// migrated the database.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	return open(ctx, path, opts, embeddedMigrations())
+}
+
+// open is Open with the migrations as a parameter, so tests can break them.
+func open(ctx context.Context, path string, opts Options, migrations fs.FS) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open store: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	// Create the file ourselves: SQLite would create it world-readable,
+	// and it holds conversations. SQLite gives -wal and -shm the same mode.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+
+	sqldb, err := sql.Open(sqliteshim.ShimName, dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	sqldb.SetMaxOpenConns(maxOpenConns)
+	// Keep idle connections forever: reopening one re-runs the pragmas and
+	// starts with a cold page cache.
+	sqldb.SetMaxIdleConns(maxOpenConns)
+	sqldb.SetConnMaxIdleTime(0)
+	sqldb.SetConnMaxLifetime(0)
+
+	s := &Store{
+		db:     bun.NewDB(sqldb, sqlitedialect.New()),
+		path:   abs,
+		now:    opts.Now,
+		logger: opts.Logger,
+		writer: make(chan struct{}, 1),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if err := s.setPragmas(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
+	}
+	if err := s.migrate(ctx, migrations); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
+	}
+	return s, nil
+}
+
+// Close closes the database. Later calls return nil.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// DB returns the underlying database, for packages that own their own
+// tables (for example ingest jobs). Keep write transactions short, and do
+// not call Store methods while holding one: they would wait for the write
+// lock it holds until busy_timeout runs out.
+func (s *Store) DB() *bun.DB { return s.db }
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// write runs fn while holding the writer slot. Use it for single-statement
+// writes; use inTx when more than one row changes.
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
+	select {
+	case s.writer <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writer }()
+	return fn(ctx)
+}
+
+// inTx runs fn in one IMMEDIATE transaction while holding the writer slot;
+// fn's error rolls everything back. fn must use tx, never s.db.
+func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return s.write(ctx, func(ctx context.Context) error {
+		return s.db.RunInTx(ctx, nil, fn)
+	})
+}
+
+// fromUnixMilli converts a stored timestamp back to a UTC time.
+func fromUnixMilli(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// requireRow turns an update that matched no row into ErrNotFound.
+func requireRow(res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

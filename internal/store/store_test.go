@@ -1,0 +1,267 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+// clock is an injectable time source; it starts at a fixed instant and
+// moves only when told.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock {
+	return &clock{t: time.Date(2025, 11, 22, 9, 30, 0, 0, time.UTC)}
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// testPath returns a database path in a directory Open has to create.
+func testPath(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "home", "db.sqlite")
+}
+
+func openAt(t testing.TB, path string, c *clock) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), path, Options{Now: c.Now})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func newTestStore(t testing.TB) (*Store, *clock) {
+	t.Helper()
+	c := newClock()
+	return openAt(t, testPath(t), c), c
+}
+
+func TestOpenCreatesPrivateFiles(t *testing.T) {
+	s, _ := newTestStore(t)
+	for path, want := range map[string]os.FileMode{
+		filepath.Dir(s.Path()): 0o700 | os.ModeDir,
+		s.Path():               0o600,
+	} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode(), want)
+		}
+	}
+	if !filepath.IsAbs(s.Path()) {
+		t.Errorf("Path() = %q, want absolute", s.Path())
+	}
+}
+
+func TestOpenPragmas(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		pragma string
+		want   string
+	}{
+		{"journal_mode", "wal"},
+		{"foreign_keys", "1"},
+		{"busy_timeout", "5000"},
+		{"synchronous", "1"}, // NORMAL
+	} {
+		t.Run(tc.pragma, func(t *testing.T) {
+			var got string
+			if err := s.DB().QueryRowContext(ctx, "PRAGMA "+tc.pragma).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("PRAGMA %s = %q, want %q", tc.pragma, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestForeignKeysEnforced(t *testing.T) {
+	s, _ := newTestStore(t)
+	_, err := s.DB().ExecContext(t.Context(),
+		`INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ('nope', 1, 'user', '[]', 0)`)
+	if err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Fatalf("insert with unknown session: err = %v, want foreign key failure", err)
+	}
+}
+
+func TestReopenKeepsDataAndSchema(t *testing.T) {
+	ctx := t.Context()
+	path, c := testPath(t), newClock()
+
+	s, err := Open(ctx, path, Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkEvent(ctx, "ev1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendMessages(ctx, "s1", Message{Role: RoleUser, Content: []byte(`"hi"`)}); err != nil {
+		t.Fatal(err)
+	}
+	before := appliedMigrations(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openAt(t, path, c)
+	if after := appliedMigrations(t, s); after != before {
+		t.Errorf("applied migrations after reopen = %d, want %d", after, before)
+	}
+	if seen, err := s.EventSeen(ctx, "ev1"); err != nil || !seen {
+		t.Errorf("EventSeen after reopen = %v, %v; want true", seen, err)
+	}
+	h, err := s.History(ctx, "s1")
+	if err != nil || len(h) != 1 || string(h[0].Content) != `"hi"` {
+		t.Errorf("History after reopen = %+v, %v", h, err)
+	}
+}
+
+func appliedMigrations(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.DB().QueryRowContext(t.Context(), "SELECT count(*) FROM bun_migrations").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no migrations recorded")
+	}
+	return n
+}
+
+func TestOpenRejectsNewerSchema(t *testing.T) {
+	ctx := t.Context()
+	path := testPath(t)
+	s := openAt(t, path, newClock())
+	if _, err := s.DB().ExecContext(ctx,
+		"INSERT INTO bun_migrations (name, group_id) VALUES ('9999', 99)"); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err := Open(ctx, path, Options{})
+	if !errors.Is(err, ErrSchemaNewer) {
+		t.Fatalf("Open = %v, want ErrSchemaNewer", err)
+	}
+}
+
+func TestFailedMigrationLeavesNothing(t *testing.T) {
+	ctx := t.Context()
+	path := testPath(t)
+	good := &fstest.MapFile{Data: []byte("CREATE TABLE a (x INTEGER);")}
+	migrations := fstest.MapFS{
+		"0001_a.tx.up.sql": good,
+		// Two statements; the second fails after the first succeeded.
+		"0002_b.tx.up.sql": {Data: []byte("CREATE TABLE b (x INTEGER);\nINSERT INTO missing VALUES (1);")},
+	}
+	if _, err := open(ctx, path, Options{}, migrations); err == nil {
+		t.Fatal("open with a failing migration succeeded")
+	}
+
+	s, err := open(ctx, path, Options{}, fstest.MapFS{"0001_a.tx.up.sql": good})
+	if err != nil {
+		t.Fatalf("reopen with the good migration only: %v", err)
+	}
+	defer s.Close()
+	var tables, recorded int
+	if err := s.DB().QueryRowContext(ctx,
+		"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'b'").Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DB().QueryRowContext(ctx,
+		"SELECT count(*) FROM bun_migrations WHERE name = '0002'").Scan(&recorded); err != nil {
+		t.Fatal(err)
+	}
+	if tables != 0 || recorded != 0 {
+		t.Errorf("after failed migration: table b exists %d, recorded %d; want neither", tables, recorded)
+	}
+}
+
+func TestNonTransactionalMigrationRejected(t *testing.T) {
+	migrations := fstest.MapFS{"0001_a.up.sql": {Data: []byte("CREATE TABLE a (x INTEGER);")}}
+	_, err := open(t.Context(), testPath(t), Options{}, migrations)
+	if err == nil || !strings.Contains(err.Error(), "not transactional") {
+		t.Fatalf("open = %v, want not transactional", err)
+	}
+}
+
+func TestEmbeddedMigrationsAreTransactional(t *testing.T) {
+	err := fs.WalkDir(embeddedMigrations(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(path, ".tx.up.sql") {
+			t.Errorf("migration %s: want a .tx.up.sql file", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Opening a fresh database from several processes at once (simulated by
+// independent Stores) migrates it once; every opener succeeds.
+func TestConcurrentOpenFreshDatabase(t *testing.T) {
+	path := testPath(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := Open(context.Background(), path, Options{})
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("opener %d: %v", i, err)
+		}
+	}
+	s := openAt(t, path, newClock())
+	var n int
+	if err := s.DB().QueryRowContext(t.Context(),
+		"SELECT count(*) FROM bun_migrations WHERE name = '0001'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("migration 0001 recorded %d times, want 1", n)
+	}
+}
+
+func TestOpenEmptyPath(t *testing.T) {
+	if _, err := Open(t.Context(), "", Options{}); err == nil {
+		t.Fatal("Open(\"\") succeeded")
+	}
+}

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Thread is a chat thread's stored state. A thread never written has no
+// row: GetThread returns ErrNotFound and callers apply their defaults.
+type Thread struct {
+	Key       string // the thread's key, chosen by the caller
+	ChannelID string
+	RootTS    string // timestamp of the thread's root message
+	Engaged   bool   // whether the bot handles plain replies in the thread
+	Mode      string // permission mode; "" means the service default
+	LockedBy  string // user holding the thread's 1:1 lock; "" means unlocked
+	UpdatedAt time.Time
+}
+
+type threadRow struct {
+	ThreadKey string `bun:"thread_key"`
+	ChannelID string `bun:"channel_id"`
+	RootTS    string `bun:"root_ts"`
+	Engaged   bool   `bun:"engaged"`
+	Mode      string `bun:"mode"`
+	LockedBy  string `bun:"locked_by"`
+	UpdatedAt int64  `bun:"updated_at"`
+}
+
+// GetThread returns the thread stored under key, or an error matching
+// ErrNotFound.
+func (s *Store) GetThread(ctx context.Context, key string) (Thread, error) {
+	var r threadRow
+	err := s.db.NewRaw("SELECT * FROM threads WHERE thread_key = ?", key).Scan(ctx, &r)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Thread{}, fmt.Errorf("get thread %q: %w", key, err)
+	}
+	return Thread{
+		Key:       r.ThreadKey,
+		ChannelID: r.ChannelID,
+		RootTS:    r.RootTS,
+		Engaged:   r.Engaged,
+		Mode:      r.Mode,
+		LockedBy:  r.LockedBy,
+		UpdatedAt: fromUnixMilli(r.UpdatedAt),
+	}, nil
+}
+
+// SetEngaged creates or updates the thread's engagement. An empty channelID
+// or rootTS keeps the stored value, so callers that only know the key can
+// still disengage.
+func (s *Store) SetEngaged(ctx context.Context, key, channelID, rootTS string, engaged bool) error {
+	err := s.upsertThread(ctx, key, `
+		INSERT INTO threads (thread_key, channel_id, root_ts, engaged, updated_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (thread_key) DO UPDATE SET
+			channel_id = coalesce(nullif(excluded.channel_id, ''), channel_id),
+			root_ts = coalesce(nullif(excluded.root_ts, ''), root_ts),
+			engaged = excluded.engaged,
+			updated_at = excluded.updated_at`,
+		key, channelID, rootTS, engaged, s.now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("set engaged %q: %w", key, err)
+	}
+	return nil
+}
+
+// SetThreadMode creates or updates the thread's permission mode; "" returns
+// it to the service default. The store does not validate modes.
+func (s *Store) SetThreadMode(ctx context.Context, key, mode string) error {
+	err := s.upsertThread(ctx, key, `
+		INSERT INTO threads (thread_key, mode, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (thread_key) DO UPDATE SET mode = excluded.mode, updated_at = excluded.updated_at`,
+		key, mode, s.now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("set thread mode %q: %w", key, err)
+	}
+	return nil
+}
+
+// SetThreadLock creates or updates the thread's 1:1 lock holder; ""
+// releases it. It overwrites unconditionally: deciding who may take the
+// lock is the caller's job.
+func (s *Store) SetThreadLock(ctx context.Context, key, userID string) error {
+	err := s.upsertThread(ctx, key, `
+		INSERT INTO threads (thread_key, locked_by, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (thread_key) DO UPDATE SET locked_by = excluded.locked_by, updated_at = excluded.updated_at`,
+		key, userID, s.now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("set thread lock %q: %w", key, err)
+	}
+	return nil
+}
+
+func (s *Store) upsertThread(ctx context.Context, key, query string, args ...any) error {
+	if key == "" {
+		return errors.New("empty key")
+	}
+	return s.write(ctx, func(ctx context.Context) error {
+		_, err := s.db.ExecContext(ctx, query, args...)
+		return err
+	})
+}
