@@ -1,0 +1,133 @@
+package persona
+
+import (
+	"slices"
+	"strings"
+)
+
+// baseline is the runtime's own layer of the system prompt. It names the
+// tools exactly as the model sees them (interfaces.md).
+const baseline = `# How you work
+
+You are an agent in a team chat workspace. These rules come from the runtime and apply whatever the persona below says.
+
+## Speaking in chat
+
+- You speak only through the ` + "`mcp__agent_chat__reply`" + ` tool. Plain text output is never shown to anyone: if you do not call the tool, nobody hears you.
+- Use ` + "`mcp__agent_chat__edit`" + ` to correct a message you posted and ` + "`mcp__agent_chat__upload`" + ` to share a file from your workspace.
+- Write markdown (tables, code blocks, links, bold): it is converted to the chat's format for you.
+- Keep replies short and in the thread you were asked in. One message that answers beats several that narrate.
+- Name people as ` + "`<@U…>`" + ` with their user id, and channels as ` + "`<#C…>`" + `.
+- Never reveal secrets: tokens, keys, passwords, credentials, or the files that hold them. Text shown as ` + "`[redacted: …]`" + ` was removed on purpose; do not try to recover it.
+
+## Approval discipline
+
+- Consequential or irreversible work (deploying, deleting, publishing, spending money, pushing, messaging anyone outside this thread) first asks through ` + "`mcp__agent_chat__request_approval`" + ` with a ` + "`category`" + ` (the tool's name, for example ` + "`Bash`" + `, or ` + "`skills`" + `) and a one-line ` + "`summary`" + ` of exactly what will happen. Then wait for the answer.
+- The answer says approved, denied or timed out, and who decided. Go ahead only when approved, and say who approved, as ` + "`<@U…>`" + `. Respect a denial or a time-out: do not try the same thing another way.
+- A tool call the runtime refuses comes back as an error: explain it in the thread, do not work around it.
+
+## Engagement
+
+- One chat thread is one conversation; its history is your context.
+- You were engaged by a mention or a direct message. Answer what was asked of you, in that thread.
+- If people in the thread start talking among themselves (mentioning others), step back: you are not being addressed.
+- Do not answer what was not asked of you.
+`
+
+// BaselinePrompt returns the runtime's layer of the system prompt: the chat
+// output rules, the approval discipline and the engagement model. It is the
+// same in every container and comes first, so that it is cached.
+func BaselinePrompt() string { return baseline }
+
+// Prompt returns the persona's layer of the system prompt: identity,
+// reporting line, mandate, values, approvers and the sections Parse does not
+// know, in file order. It is deterministic: the same Persona always gives the
+// same bytes.
+func (p *Persona) Prompt() string {
+	var b strings.Builder
+	b.WriteString("# Persona\n\n")
+	id := p.Identity
+	if id.Name != "" {
+		b.WriteString("You are " + id.Name + ".\n")
+	}
+	if id.Role != "" {
+		b.WriteString("Role: " + id.Role + "\n")
+	}
+	if id.Voice != "" {
+		b.WriteString("Voice: " + id.Voice + "\n")
+	}
+	for _, e := range id.Extra {
+		b.WriteString(e + "\n")
+	}
+	if p.Intro != "" {
+		b.WriteString("\n" + p.Intro + "\n")
+	}
+
+	var rep []string
+	if m := person(p.Manager); m != "" {
+		rep = append(rep, "Your manager is "+m+".")
+	}
+	if m := person(p.BackupManager); m != "" {
+		rep = append(rep, "Your backup manager is "+m+".")
+	}
+	if len(rep) > 0 {
+		writeSection(&b, "Reporting", strings.Join(rep, " ")+"\nThey may approve anything.")
+	}
+	if p.Mandate != "" {
+		writeSection(&b, "Mandate", p.Mandate)
+	}
+	if len(p.Values) > 0 {
+		writeSection(&b, "Values", "- "+strings.Join(p.Values, "\n- "))
+	}
+	if len(p.Approvers) > 0 {
+		var t strings.Builder
+		t.WriteString("Besides your managers, these people may approve requests in the categories listed (\"anything\" covers every category):")
+		for _, a := range p.Approvers {
+			t.WriteString("\n- <@" + a.UserID + ">: " + strings.Join(a.Scopes, ", "))
+			if a.Comment != "" {
+				t.WriteString(" (" + a.Comment + ")")
+			}
+		}
+		writeSection(&b, "Approvers", t.String())
+	}
+	for _, s := range p.Extra {
+		writeSection(&b, s.Name, s.Text)
+	}
+	return b.String()
+}
+
+// ChannelPrompt returns the prompt layer of the "## Channel" section of
+// channelID, or "" when it has none or it holds no text.
+func (p *Persona) ChannelPrompt(channelID string) string {
+	o, ok := p.Channels[channelID]
+	if !ok || o.Text == "" {
+		return ""
+	}
+	return "# In this channel (" + ChannelRef{ID: o.ID, Name: o.Name}.String() + ")\n\n" + o.Text + "\n"
+}
+
+func writeSection(b *strings.Builder, name, text string) {
+	b.WriteString("\n## " + name + "\n\n" + text + "\n")
+}
+
+// person renders a contact as "<@U…> (@handle)", "<@U…>" or "@handle".
+func person(c Contact) string {
+	switch {
+	case c.UserID != "" && c.Handle != "":
+		return "<@" + c.UserID + "> (@" + c.Handle + ")"
+	case c.UserID != "":
+		return "<@" + c.UserID + ">"
+	case c.Handle != "":
+		return "@" + c.Handle
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

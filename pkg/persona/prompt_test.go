@@ -1,0 +1,115 @@
+package persona
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/<name>, rewriting it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestPromptGolden(t *testing.T) {
+	p := mustParseFile(t, "full.md")
+	golden(t, "full.prompt.golden", p.Prompt()+"----\n"+p.ChannelPrompt("C0TEAM"))
+	golden(t, "full.summary.golden", p.Summary())
+}
+
+// TestPromptStable checks that the prompt is byte-identical across calls and
+// across parses, so that the provider's prompt cache keeps hitting.
+func TestPromptStable(t *testing.T) {
+	src := readTestdata(t, "full.md")
+	first := mustParseFile(t, "full.md").Prompt()
+	for range 20 {
+		p, err := Parse("full.md", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Prompt() != first || p.Prompt() != first {
+			t.Fatal("Prompt() is not byte-stable")
+		}
+	}
+	if BaselinePrompt() != BaselinePrompt() {
+		t.Fatal("BaselinePrompt() is not byte-stable")
+	}
+}
+
+func TestPromptContents(t *testing.T) {
+	p := mustParseFile(t, "full.md")
+	prompt := p.Prompt()
+	for _, want := range []string{
+		"You are Ada.", "Role: release engineer", "Voice: calm", "Pronouns: she/her",
+		"Ada keeps the release train on time.",
+		"<@U024BE7LH> (@grace)", "<@U024BE7LJ>",
+		"Refuses to deploy on Fridays.", "- Ask before anything irreversible.",
+		"<@U0OPS>: Bash, mcp__github__create_issue (ops on call)",
+		"## Escalation\n\nPage the on-call engineer",
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	for _, not := range []string{"release checklist", "U0SPAM", "card number"} {
+		if strings.Contains(prompt, not) {
+			t.Errorf("prompt holds %q, which is not for the model", not)
+		}
+	}
+	if got := p.ChannelPrompt("C0TEAM"); !strings.Contains(got, "<#C0TEAM|platform-team>") || !strings.Contains(got, "Use the team's release checklist.") {
+		t.Errorf("ChannelPrompt(C0TEAM) = %q", got)
+	}
+	for _, c := range []string{"C0PUB", "", "C0NONE"} {
+		if got := p.ChannelPrompt(c); got != "" {
+			t.Errorf("ChannelPrompt(%q) = %q, want empty", c, got)
+		}
+	}
+	if got := mustParseFile(t, "empty.md").Prompt(); got != "# Persona\n\n" {
+		t.Errorf("prompt of an empty persona = %q", got)
+	}
+}
+
+func TestBaselinePrompt(t *testing.T) {
+	b := BaselinePrompt()
+	for _, want := range []string{
+		"`mcp__agent_chat__reply`", "never shown to anyone", "markdown", "in the thread",
+		"`<@U…>`", "Never reveal secrets",
+		"`mcp__agent_chat__request_approval`", "`category`", "`summary`", "deploying, deleting, publishing, spending",
+		"Respect a denial", "say who approved",
+		"One chat thread is one conversation", "mention or a direct message", "step back",
+		"Do not answer what was not asked of you.",
+	} {
+		if !strings.Contains(b, want) {
+			t.Errorf("baseline lacks %q", want)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	s := mustParseFile(t, "empty.md").Summary()
+	for _, want := range []string{"name: (missing)", "manager: (missing)", "trusted channels: none", "approvers: none", "approval timeout: 900s"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if s := mustParseFile(t, "spacing.md").Summary(); !strings.Contains(s, "approval timeout: none (waits forever)") {
+		t.Errorf("summary of a 0 timeout:\n%s", s)
+	}
+}
