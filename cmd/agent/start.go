@@ -36,7 +36,7 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 			slackPlatform := func(log *slog.Logger) (gateway.Transport, chatAPI) {
 				httpClient := &http.Client{Timeout: 60 * time.Second}
 				client := gateway.NewSlackClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, httpClient)
-				return gateway.NewSocketMode(client, log), gateway.NewSlackChat(client, cfg.BotToken, httpClient, log)
+				return gateway.NewSocketMode(client, log), gateway.NewSlackChat(client, cfg.BotToken, log)
 			}
 			svc, err := newService(ctx, cfg, serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform})
 			if err != nil {

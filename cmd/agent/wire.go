@@ -147,7 +147,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 
 // chain assembles the pipeline: the stages in the order of the design.
 func (s *service) chain(engine pipeline.Agent, chat pipeline.Poster) pipeline.Handler {
-	m := pipeline.StageMetrics{Outcomes: s.metrics.StageOutcomes, Duration: s.metrics.StageDuration}
+	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
 	threads := threadStore{s.store}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
@@ -198,7 +198,6 @@ func (s *service) run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("listen on port %d: %w", s.cfg.HealthPort, err)
 		}
-		s.log.Info("listening", "port", s.cfg.HealthPort, "endpoints", "/healthz /readyz /metrics")
 		h := httpapi.New(httpapi.Deps{
 			Healthy:      s.store.CheckWritable,
 			Ready:        s.store.Ping,

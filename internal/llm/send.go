@@ -1,0 +1,150 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Send sends one Messages API call and returns the complete message, with its
+// usage. A params without a model gets the client's. The call always streams,
+// since the SDK refuses large max_tokens without streaming, and returns the
+// message accumulated from the stream.
+//
+// Failed attempts are retried as [Config.MaxRetries] says. Errors match
+// [ErrUnavailable] (overloaded, rate limited, 5xx, no connection, a stream that
+// failed or broke off), [ErrAuth] or [ErrInvalidRequest] (with
+// [ErrContextTooLong] for a prompt over the window); once ctx is done the
+// error wraps ctx's. Every error except ctx's is an [*Error].
+func (c *Client) Send(ctx context.Context, params anthropic.MessageNewParams) (*anthropic.Message, error) {
+	if params.Model == "" {
+		params.Model = anthropic.Model(c.model)
+	}
+	start := time.Now()
+	ctx, span := c.tracer.Start(ctx, "llm.messages",
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			attribute.String("gen_ai.provider.name", "anthropic"),
+			attribute.String("gen_ai.operation.name", "chat"),
+			attribute.String("gen_ai.request.model", string(params.Model)),
+			attribute.Int64("gen_ai.request.max_tokens", params.MaxTokens),
+		))
+	defer span.End()
+
+	st := &callState{stream: true}
+	msg, err := c.stream(ctx, st, params)
+	attempts := int(st.attempts.Load())
+	span.SetAttributes(attribute.Int("llm.attempts", attempts))
+	elapsed := time.Since(start)
+
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Attempts = attempts
+		}
+		span.SetAttributes(attribute.String("error.type", outcome(err)))
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		c.metrics.observe(err, elapsed.Seconds(), nil)
+		return nil, err
+	}
+	u := msg.Usage
+	span.SetAttributes(
+		attribute.String("gen_ai.response.id", msg.ID),
+		attribute.String("gen_ai.response.model", string(msg.Model)),
+		attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(msg.StopReason)}),
+		attribute.Int64("gen_ai.usage.input_tokens", u.InputTokens),
+		attribute.Int64("gen_ai.usage.output_tokens", u.OutputTokens),
+		attribute.Int64("gen_ai.usage.cache_read.input_tokens", u.CacheReadInputTokens),
+		attribute.Int64("gen_ai.usage.cache_creation.input_tokens", u.CacheCreationInputTokens),
+	)
+	c.metrics.observe(nil, elapsed.Seconds(), &u)
+	c.log.DebugContext(ctx, "llm call done",
+		slog.String("model", string(msg.Model)),
+		slog.String("stop_reason", string(msg.StopReason)),
+		slog.Int64("input_tokens", u.InputTokens),
+		slog.Int64("output_tokens", u.OutputTokens),
+		slog.Int64("cache_read_tokens", u.CacheReadInputTokens),
+		slog.Int64("cache_write_tokens", u.CacheCreationInputTokens),
+		slog.Int("attempts", attempts),
+		slog.Duration("duration", elapsed),
+	)
+	return msg, nil
+}
+
+// stream sends params as a streaming call and accumulates the message. st
+// follows the call's attempts.
+func (c *Client) stream(ctx context.Context, st *callState, params anthropic.MessageNewParams) (*anthropic.Message, error) {
+	s := c.api.Messages.NewStreaming(withCall(ctx, st), params)
+	defer func() { _ = s.Close() }()
+
+	var msg anthropic.Message
+	var stopped bool
+	for s.Next() {
+		ev := s.Current()
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, &Error{Op: "messages", Message: "malformed stream: " + c.scrub(err.Error()), err: err}
+		}
+		if ev.Type == "message_stop" {
+			stopped = true
+		}
+	}
+	if err := s.Err(); err != nil {
+		if isDecodeError(err) && ctx.Err() == nil {
+			return nil, &Error{Op: "messages", Message: "malformed stream event: " + c.scrub(err.Error()), err: err}
+		}
+		return nil, c.convert(ctx, "messages", st, err)
+	}
+	if !stopped {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("llm messages: %w", err)
+		}
+		// The body ended cleanly but the message did not: a proxy or the
+		// provider cut the stream. Not the request's fault.
+		return nil, &Error{Op: "messages", Message: "stream ended before message_stop", kinds: []error{ErrUnavailable}}
+	}
+	return &msg, nil
+}
+
+// isDecodeError reports whether err is an event that is not valid JSON, as
+// opposed to a body that failed to arrive.
+func isDecodeError(err error) bool {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syntax) || errors.As(err, &typ)
+}
+
+// CountTokens returns the input tokens params would use, asking the provider's
+// token counting endpoint. A params without a model gets the client's. Errors
+// are classified as for [Client.Send].
+func (c *Client) CountTokens(ctx context.Context, params anthropic.MessageCountTokensParams) (int64, error) {
+	if params.Model == "" {
+		params.Model = anthropic.Model(c.model)
+	}
+	ctx, span := c.tracer.Start(ctx, "llm.count_tokens",
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			attribute.String("gen_ai.provider.name", "anthropic"),
+			attribute.String("gen_ai.request.model", string(params.Model)),
+		))
+	defer span.End()
+
+	st := &callState{}
+	res, err := c.api.Messages.CountTokens(withCall(ctx, st), params)
+	if err != nil {
+		err = c.convert(ctx, "count_tokens", st, err)
+		span.SetAttributes(attribute.String("error.type", outcome(err)))
+		span.SetStatus(codes.Error, err.Error())
+		return 0, err
+	}
+	span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", res.InputTokens))
+	return res.InputTokens, nil
+}
