@@ -1,0 +1,409 @@
+package fake
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// slackMaxBody bounds what the fake reads of a request body.
+const slackMaxBody = 64 << 20
+
+// slackCall is one parsed Web API call.
+type slackCall struct {
+	method string
+	token  string
+	params url.Values // without the token
+	base   string
+	cfg    slackConfig
+}
+
+// slackMethod answers one Web API method; it runs without the lock and
+// returns the fields of a successful answer ("ok" is added), or an error
+// code. after, when set, runs once the answer is written.
+type slackMethod func(s *Slack, c *slackCall) (answer map[string]any, code string, after func())
+
+var slackMethods = map[string]slackMethod{
+	"auth.test":                    (*Slack).authTest,
+	"apps.connections.open":        (*Slack).connectionsOpen,
+	"chat.postMessage":             (*Slack).postMessage,
+	"chat.update":                  (*Slack).updateMessage,
+	"chat.postEphemeral":           (*Slack).postEphemeral,
+	"assistant.threads.setStatus":  (*Slack).setStatus,
+	"files.getUploadURLExternal":   (*Slack).getUploadURL,
+	"files.completeUploadExternal": (*Slack).completeUpload,
+	"users.info":                   (*Slack).usersInfo,
+}
+
+func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method string) {
+	token, params, err := slackParseRequest(r)
+	s.mu.Lock()
+	s.calls = append(s.calls, method)
+	c := &slackCall{method: method, token: token, params: params, base: slackBase(r), cfg: s.cfg()}
+	s.notify()
+	s.mu.Unlock()
+
+	handler, ok := slackMethods[method]
+	switch {
+	case !ok:
+		s.failf("fake slack: unknown Web API method %q", method)
+		slackWriteError(w, "unknown_method")
+		return
+	case err != nil:
+		s.failf("fake slack: %s: unreadable request: %v", method, err)
+		slackWriteError(w, "invalid_form_data")
+		return
+	}
+	if method != "auth.test" && method != "apps.connections.open" && token != c.cfg.botToken {
+		s.failf("fake slack: %s called without the bot token", method)
+		slackWriteError(w, slackTokenError(c.cfg, token))
+		return
+	}
+	if code := c.cfg.errors[method]; code != "" {
+		slackWriteError(w, code)
+		return
+	}
+	answer, code, after := handler(s, c)
+	if code != "" {
+		slackWriteError(w, code)
+		return
+	}
+	if answer == nil {
+		answer = map[string]any{}
+	}
+	answer["ok"] = true
+	slackWriteJSON(w, answer)
+	if after != nil {
+		after()
+	}
+}
+
+// slackTokenError is the platform's answer to a call with the wrong token.
+func slackTokenError(cfg slackConfig, token string) string {
+	switch token {
+	case "":
+		return "not_authed"
+	case cfg.appToken, cfg.botToken:
+		return "not_allowed_token_type"
+	}
+	return "invalid_auth"
+}
+
+// slackParseRequest reads the token and the parameters of a Web API call:
+// from the query, a form body or a JSON body; a Bearer token wins over a
+// token parameter.
+func slackParseRequest(r *http.Request) (string, url.Values, error) {
+	params := url.Values{}
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mediaType == "application/json" {
+		body, err := io.ReadAll(io.LimitReader(r.Body, slackMaxBody))
+		if err != nil {
+			return "", nil, fmt.Errorf("read body: %w", err)
+		}
+		if b := bytes.TrimSpace(body); len(b) > 0 && string(b) != "null" {
+			var fields map[string]any
+			if err := json.Unmarshal(b, &fields); err != nil {
+				return "", nil, fmt.Errorf("decode json body: %w", err)
+			}
+			for k, v := range fields {
+				if str, ok := v.(string); ok {
+					params.Set(k, str)
+					continue
+				}
+				raw, _ := json.Marshal(v)
+				params.Set(k, string(raw))
+			}
+		}
+		for k, vs := range r.URL.Query() {
+			params[k] = append(params[k], vs...)
+		}
+	} else {
+		r.Body = http.MaxBytesReader(nil, r.Body, slackMaxBody)
+		if err := r.ParseForm(); err != nil {
+			return "", nil, fmt.Errorf("parse form: %w", err)
+		}
+		for k, vs := range r.Form {
+			params[k] = vs
+		}
+	}
+	token := params.Get("token")
+	params.Del("token")
+	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		token = bearer
+	}
+	return token, params, nil
+}
+
+func (s *Slack) authTest(c *slackCall) (map[string]any, string, func()) {
+	switch {
+	case c.cfg.authError != "":
+		return nil, c.cfg.authError, nil
+	case c.token != c.cfg.botToken:
+		return nil, slackTokenError(c.cfg, c.token), nil
+	}
+	return map[string]any{
+		"url": "https://fake-workspace.slack.com/", "team": "Fake Workspace", "user": "persona",
+		"team_id": c.cfg.teamID, "user_id": c.cfg.botUserID, "bot_id": c.cfg.botID, "is_enterprise_install": false,
+	}, "", nil
+}
+
+func (s *Slack) connectionsOpen(c *slackCall) (map[string]any, string, func()) {
+	switch {
+	case c.cfg.authError != "":
+		return nil, c.cfg.authError, nil
+	case c.token != c.cfg.appToken:
+		return nil, slackTokenError(c.cfg, c.token), nil
+	}
+	s.mu.Lock()
+	ticket := s.socket.newTicket(s)
+	s.mu.Unlock()
+	u := "ws" + strings.TrimPrefix(c.base, "http") + slackSocketPath + "?ticket=" + ticket + "&app_id=" + c.cfg.appID
+	return map[string]any{"url": u}, "", nil
+}
+
+func (s *Slack) postMessage(c *slackCall) (map[string]any, string, func()) {
+	channel, text, thread := c.params.Get("channel"), c.params.Get("text"), c.params.Get("thread_ts")
+	if channel == "" {
+		return nil, "channel_not_found", nil
+	}
+	if text == "" && c.params.Get("blocks") == "" && c.params.Get("attachments") == "" {
+		return nil, "no_text", nil
+	}
+	s.mu.Lock()
+	ts := s.nextTS()
+	if s.messages == nil {
+		s.messages = map[string]bool{}
+	}
+	s.messages[channel+"/"+ts] = true
+	s.posts = append(s.posts, slackPost(c, ts, ""))
+	s.notify()
+	s.mu.Unlock()
+
+	msg := map[string]any{"type": "message", "text": text, "user": c.cfg.botUserID, "bot_id": c.cfg.botID,
+		"app_id": c.cfg.appID, "team": c.cfg.teamID, "ts": ts}
+	if thread != "" {
+		msg["thread_ts"] = thread
+	}
+	if b := c.params.Get("blocks"); b != "" {
+		msg["blocks"] = json.RawMessage(b)
+	}
+	var after func()
+	if c.cfg.echo {
+		after = func() {
+			s.SendEvent(Message{TeamID: c.cfg.teamID, User: c.cfg.botUserID, BotID: c.cfg.botID,
+				Channel: channel, TS: ts, ThreadTS: thread, Text: text}.Payload())
+		}
+	}
+	return map[string]any{"channel": channel, "ts": ts, "message": msg}, "", after
+}
+
+func (s *Slack) updateMessage(c *slackCall) (map[string]any, string, func()) {
+	channel, ts := c.params.Get("channel"), c.params.Get("ts")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.messages[channel+"/"+ts] {
+		return nil, "message_not_found", nil
+	}
+	s.updates = append(s.updates, slackPost(c, ts, ""))
+	s.notify()
+	return map[string]any{"channel": channel, "ts": ts, "text": c.params.Get("text")}, "", nil
+}
+
+func (s *Slack) postEphemeral(c *slackCall) (map[string]any, string, func()) {
+	channel, user := c.params.Get("channel"), c.params.Get("user")
+	switch {
+	case channel == "":
+		return nil, "channel_not_found", nil
+	case user == "":
+		return nil, "user_not_found", nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.nextTS()
+	s.ephemerals = append(s.ephemerals, slackPost(c, ts, user))
+	s.notify()
+	return map[string]any{"message_ts": ts}, "", nil
+}
+
+// slackPost records a chat call.
+func slackPost(c *slackCall, ts, user string) Post {
+	p := Post{Method: c.method, Channel: c.params.Get("channel"), TS: ts, ThreadTS: c.params.Get("thread_ts"),
+		Text: c.params.Get("text"), User: user, Params: c.params}
+	if b := c.params.Get("blocks"); b != "" {
+		p.Blocks = json.RawMessage(b)
+	}
+	return p
+}
+
+func (s *Slack) setStatus(c *slackCall) (map[string]any, string, func()) {
+	channel, thread := c.params.Get("channel_id"), c.params.Get("thread_ts")
+	if channel == "" || thread == "" {
+		return nil, "invalid_arguments", nil
+	}
+	st := Status{Channel: channel, ThreadTS: thread, Status: c.params.Get("status")}
+	if lm := c.params.Get("loading_messages"); lm != "" {
+		st.LoadingMessages = strings.Split(lm, ",")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.statuses = append(s.statuses, st)
+	s.notify()
+	return nil, "", nil
+}
+
+// slackPendingUpload is a file announced by files.getUploadURLExternal and
+// not yet completed.
+type slackPendingUpload struct {
+	name     string
+	length   int
+	content  []byte
+	uploaded bool
+}
+
+func (s *Slack) getUploadURL(c *slackCall) (map[string]any, string, func()) {
+	name := c.params.Get("filename")
+	length, err := strconv.Atoi(c.params.Get("length"))
+	if name == "" || err != nil || length <= 0 {
+		return nil, "invalid_arguments", nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextFileID()
+	if s.pending == nil {
+		s.pending = map[string]*slackPendingUpload{}
+	}
+	s.pending[id] = &slackPendingUpload{name: name, length: length}
+	return map[string]any{"upload_url": c.base + "upload/" + id, "file_id": id}, "", nil
+}
+
+// serveUpload receives the bytes of an announced upload, as multipart field
+// "file" (what slack-go sends) or as the raw body.
+func (s *Slack) serveUpload(w http.ResponseWriter, r *http.Request, id string) {
+	s.mu.Lock()
+	s.calls = append(s.calls, "(upload)")
+	cfg := s.cfg()
+	up := s.pending[id]
+	s.mu.Unlock()
+	if r.Method != http.MethodPost || up == nil {
+		s.failf("fake slack: %s of unknown upload URL %s", r.Method, r.URL.Path)
+		http.NotFound(w, r)
+		return
+	}
+	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && bearer != cfg.botToken {
+		s.failf("fake slack: upload URL called with a token that is not the bot token")
+	}
+	content, err := slackUploadContent(r)
+	if err != nil {
+		s.failf("fake slack: upload %s: %v", id, err)
+		http.Error(w, "bad upload", http.StatusBadRequest)
+		return
+	}
+	if len(content) != up.length {
+		s.failf("fake slack: upload %s: got %d bytes, files.getUploadURLExternal announced %d", id, len(content), up.length)
+	}
+	s.mu.Lock()
+	up.content, up.uploaded = content, true
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = fmt.Fprintf(w, "OK - %d", len(content))
+}
+
+func slackUploadContent(r *http.Request) ([]byte, error) {
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mediaType != "multipart/form-data" {
+		return io.ReadAll(io.LimitReader(r.Body, slackMaxBody))
+	}
+	if err := r.ParseMultipartForm(slackMaxBody); err != nil {
+		return nil, fmt.Errorf("parse multipart: %w", err)
+	}
+	f, _, err := r.FormFile("file")
+	if err != nil {
+		return nil, fmt.Errorf("multipart field file: %w", err)
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+func (s *Slack) completeUpload(c *slackCall) (map[string]any, string, func()) {
+	var files []struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}
+	if err := json.Unmarshal([]byte(c.params.Get("files")), &files); err != nil || len(files) == 0 {
+		s.failf("fake slack: files.completeUploadExternal: bad files parameter %q", c.params.Get("files"))
+		return nil, "invalid_arguments", nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, f := range files {
+		up := s.pending[f.ID]
+		if up == nil || !up.uploaded {
+			s.failf("fake slack: files.completeUploadExternal of file %q never uploaded", f.ID)
+			return nil, "file_not_found", nil
+		}
+		delete(s.pending, f.ID)
+		done := Upload{FileID: f.ID, Filename: up.name, Title: f.Title, Content: up.content,
+			Channel: c.params.Get("channel_id"), ThreadTS: c.params.Get("thread_ts"),
+			InitialComment: c.params.Get("initial_comment"),
+			URL:            slackFileURL(c.base, c.cfg.teamID, f.ID, up.name)}
+		s.storeFile(f.ID, up.content)
+		s.uploads = append(s.uploads, done)
+		out = append(out, map[string]any{"id": f.ID, "title": f.Title})
+	}
+	s.notify()
+	return map[string]any{"files": out}, "", nil
+}
+
+func (s *Slack) usersInfo(c *slackCall) (map[string]any, string, func()) {
+	id := c.params.Get("user")
+	if id == "" {
+		return nil, "user_not_found", nil
+	}
+	name := strings.ToLower(id)
+	return map[string]any{"user": map[string]any{
+		"id": id, "team_id": c.cfg.teamID, "name": name, "real_name": "User " + id,
+		"is_bot": id == c.cfg.botUserID, "deleted": false, "tz": "UTC",
+		"profile": map[string]any{"real_name": "User " + id, "display_name": name},
+	}}, "", nil
+}
+
+// serveDownload serves files-pri/<team>-<id>/download/<name> to the bot
+// token.
+func (s *Slack) serveDownload(w http.ResponseWriter, r *http.Request, rest string) {
+	s.mu.Lock()
+	s.calls = append(s.calls, "(download)")
+	cfg := s.cfg()
+	dir, _, _ := strings.Cut(rest, "/")
+	id := strings.TrimPrefix(dir, cfg.teamID+"-")
+	content, ok := s.files[id]
+	s.mu.Unlock()
+	switch {
+	case r.Method != http.MethodGet || !ok:
+		s.failf("fake slack: %s of unknown file %s", r.Method, r.URL.Path)
+		http.NotFound(w, r)
+		return
+	case r.Header.Get("Authorization") != "Bearer "+cfg.botToken:
+		s.failf("fake slack: download of %s without the bot token", id)
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	w.Header().Set("Content-Type", slackMimeType(path.Base(r.URL.Path)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(content)))
+	_, _ = w.Write(content)
+}
+
+// slackMimeType guesses a file's type from its name, as the platform does.
+func slackMimeType(name string) string {
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}

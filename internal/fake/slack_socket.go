@@ -1,0 +1,373 @@
+package fake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// slackSocketPath is where the fake serves Socket Mode.
+const slackSocketPath = "link"
+
+// slackWriteTimeout bounds one frame written to a socket.
+const slackWriteTimeout = 5 * time.Second
+
+// Envelope types of Socket Mode.
+const (
+	EnvelopeEventsAPI     = "events_api"
+	EnvelopeInteractive   = "interactive"
+	EnvelopeSlashCommands = "slash_commands"
+)
+
+// Ack is an acknowledgement the fake received over a socket.
+type Ack struct {
+	EnvelopeID string
+	Payload    json.RawMessage // nil when the ack carried none
+}
+
+// slackSocket is the Socket Mode state of the fake; guarded by Slack.mu.
+type slackSocket struct {
+	tickets map[string]bool // issued by apps.connections.open, not yet used
+	conns   map[*slackConn]bool
+	live    *slackConn // the socket envelopes go to; nil while none is ready
+	opened  int
+	outbox  [][]byte // frames sent while no socket was ready
+	sent    map[string]bool
+	acks    []Ack
+	acked   map[string]bool
+}
+
+// slackConn is one open socket.
+type slackConn struct {
+	ws    *websocket.Conn
+	wmu   sync.Mutex // serialises writes: gorilla/websocket allows one writer
+	ready bool       // hello written; guarded by Slack.mu
+}
+
+func (c *slackConn) write(frame []byte) error {
+	if err := c.ws.SetWriteDeadline(time.Now().Add(slackWriteTimeout)); err != nil {
+		return err
+	}
+	return c.ws.WriteMessage(websocket.TextMessage, frame)
+}
+
+// newTicket issues a one-use socket ticket; Slack.mu must be held.
+func (k *slackSocket) newTicket(s *Slack) string {
+	s.seq++
+	t := fmt.Sprintf("fake-ticket-%d", s.seq)
+	if k.tickets == nil {
+		k.tickets = map[string]bool{}
+	}
+	k.tickets[t] = true
+	return t
+}
+
+// all returns the open sockets; Slack.mu must be held.
+func (k *slackSocket) all() []*slackConn {
+	out := make([]*slackConn, 0, len(k.conns))
+	for c := range k.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (s *Slack) serveSocket(w http.ResponseWriter, r *http.Request) {
+	ticket := r.URL.Query().Get("ticket")
+	s.mu.Lock()
+	known := s.socket.tickets[ticket]
+	delete(s.socket.tickets, ticket)
+	s.mu.Unlock()
+	if !known {
+		s.failf("fake slack: socket opened with an unknown ticket %q", ticket)
+		http.Error(w, "unknown ticket", http.StatusUnauthorized)
+		return
+	}
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	ws, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade has answered the client
+	}
+	c := &slackConn{ws: ws}
+	// Hold the socket's writer until hello and the queued frames are out, so
+	// that a concurrent Send that finds it live writes after them.
+	c.wmu.Lock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.wmu.Unlock()
+		_ = ws.Close()
+		return
+	}
+	cfg := s.cfg()
+	if s.socket.conns == nil {
+		s.socket.conns = map[*slackConn]bool{}
+	}
+	s.socket.conns[c] = true
+	s.socket.opened++
+	s.socket.live = c
+	queued := s.socket.outbox
+	s.socket.outbox = nil
+	hello, _ := json.Marshal(map[string]any{
+		"type": "hello", "num_connections": len(s.socket.conns),
+		"connection_info": map[string]any{"app_id": cfg.appID},
+		"debug_info":      map[string]any{"host": "fake-applink", "build_number": 1, "approximate_connection_time": 18060},
+	})
+	s.wg.Add(2)
+	s.mu.Unlock()
+
+	for i, frame := range append([][]byte{hello}, queued...) {
+		if err := c.write(frame); err != nil {
+			s.mu.Lock()
+			s.socket.outbox = append(slices.Clone(queued[max(i-1, 0):]), s.socket.outbox...)
+			s.mu.Unlock()
+			break
+		}
+	}
+	s.mu.Lock()
+	c.ready = true
+	s.notify()
+	s.mu.Unlock()
+	c.wmu.Unlock()
+
+	done := make(chan struct{})
+	go s.pingSocket(c, cfg.ping, done)
+	s.readSocket(c)
+	close(done)
+}
+
+// pingSocket pings c every interval until done, as the platform does; the
+// client reconnects when pings stop.
+func (s *Slack) pingSocket(c *slackConn, interval time.Duration, done <-chan struct{}) {
+	defer s.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			if err := c.ws.WriteControl(websocket.PingMessage, []byte("ping"), time.Now().Add(slackWriteTimeout)); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// readSocket records the acks read from c until it closes.
+func (s *Slack) readSocket(c *slackConn) {
+	defer s.wg.Done()
+	for {
+		_, data, err := c.ws.ReadMessage()
+		if err != nil {
+			break
+		}
+		var ack struct {
+			EnvelopeID string          `json:"envelope_id"`
+			Payload    json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(data, &ack); err != nil || ack.EnvelopeID == "" {
+			s.failf("fake slack: unrecognised frame from the client: %.200s", data)
+			continue
+		}
+		s.mu.Lock()
+		sent := s.socket.sent[ack.EnvelopeID]
+		if sent {
+			s.socket.acks = append(s.socket.acks, Ack{EnvelopeID: ack.EnvelopeID, Payload: ack.Payload})
+			if s.socket.acked == nil {
+				s.socket.acked = map[string]bool{}
+			}
+			s.socket.acked[ack.EnvelopeID] = true
+			s.notify()
+		}
+		s.mu.Unlock()
+		if !sent {
+			s.failf("fake slack: ack of an envelope never sent: %q", ack.EnvelopeID)
+		}
+	}
+	s.mu.Lock()
+	delete(s.socket.conns, c)
+	if s.socket.live == c {
+		s.socket.live = nil
+	}
+	s.notify()
+	s.mu.Unlock()
+	_ = c.ws.Close()
+}
+
+// Send sends an envelope of type typ (EnvelopeEventsAPI, EnvelopeInteractive,
+// EnvelopeSlashCommands, or anything else to test unknown types) with
+// payload and the platform's retry_attempt, and returns its envelope id.
+// payload is sent as it is when it is json.RawMessage, []byte or string,
+// and marshalled otherwise. With no socket ready, the envelope waits for the
+// next one, as the platform holds deliveries.
+func (s *Slack) Send(typ string, payload any, retryAttempt int) (envelopeID string) {
+	raw, err := slackRaw(payload)
+	if err != nil {
+		s.failf("fake slack: Send %s: %v", typ, err)
+		return ""
+	}
+	s.mu.Lock()
+	s.seq++
+	id := fmt.Sprintf("%08x-fake-4000-8000-%012d", s.seq, s.seq)
+	if s.socket.sent == nil {
+		s.socket.sent = map[string]bool{}
+	}
+	s.socket.sent[id] = true
+	s.mu.Unlock()
+	reason := ""
+	if retryAttempt > 0 {
+		reason = "timeout"
+	}
+	frame, _ := json.Marshal(map[string]any{
+		"envelope_id": id, "type": typ, "payload": raw,
+		"accepts_response_payload": typ == EnvelopeSlashCommands,
+		"retry_attempt":            retryAttempt, "retry_reason": reason,
+	})
+	s.sendFrame(frame)
+	return id
+}
+
+// SendEvent sends an events_api envelope carrying payload (for example
+// Message{...}.Payload()) and returns its envelope id.
+func (s *Slack) SendEvent(payload any) (envelopeID string) {
+	return s.Send(EnvelopeEventsAPI, payload, 0)
+}
+
+// SendRaw sends frame as it is, to test malformed frames.
+func (s *Slack) SendRaw(frame []byte) {
+	s.sendFrame(slices.Clone(frame))
+}
+
+// Disconnect asks the client to reconnect, as the platform does before it
+// closes a socket ("warning", "refresh_requested", "link_disabled"). The
+// socket stops receiving envelopes at once; later ones wait for the next.
+func (s *Slack) Disconnect(reason string) {
+	s.mu.Lock()
+	c := s.socket.live
+	s.socket.live = nil
+	s.notify()
+	s.mu.Unlock()
+	if c == nil {
+		s.failf("fake slack: Disconnect with no socket open")
+		return
+	}
+	frame, _ := json.Marshal(map[string]any{"type": "disconnect", "reason": reason,
+		"debug_info": map[string]any{"host": "fake-applink"}})
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.write(frame)
+}
+
+// sendFrame writes frame to the live socket, or queues it for the next.
+func (s *Slack) sendFrame(frame []byte) {
+	var failed *slackConn
+	for {
+		s.mu.Lock()
+		c := s.socket.live
+		if c == nil || c == failed {
+			s.socket.outbox = append(s.socket.outbox, frame)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		c.wmu.Lock()
+		err := c.write(frame)
+		c.wmu.Unlock()
+		if err == nil {
+			return
+		}
+		failed = c
+	}
+}
+
+// Connections returns how many sockets were ever opened.
+func (s *Slack) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.socket.opened
+}
+
+// WaitConnected waits until a socket is open and its hello sent.
+func (s *Slack) WaitConnected(ctx context.Context) error {
+	return s.WaitConnections(ctx, 1)
+}
+
+// WaitConnections waits until at least n sockets were opened and one is
+// open with its hello sent: after a Disconnect, WaitConnections(ctx, 2)
+// waits for the reconnect.
+func (s *Slack) WaitConnections(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		ok := s.socket.opened >= n && s.socket.live != nil && s.socket.live.ready
+		opened := s.socket.opened
+		ch := s.changedCh()
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("fake slack: waiting for socket %d (%d opened): %w", n, opened, ctx.Err())
+		}
+	}
+}
+
+// Acked reports whether the envelope was acknowledged.
+func (s *Slack) Acked(envelopeID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.socket.acked[envelopeID]
+}
+
+// Acks returns the acknowledgements received so far, in order.
+func (s *Slack) Acks() []Ack {
+	return slackCopy(s, &s.socket.acks)
+}
+
+// WaitAck waits until the envelope is acknowledged.
+func (s *Slack) WaitAck(ctx context.Context, envelopeID string) error {
+	for {
+		s.mu.Lock()
+		ok := s.socket.acked[envelopeID]
+		ch := s.changedCh()
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("fake slack: waiting for the ack of %s: %w", envelopeID, ctx.Err())
+		}
+	}
+}
+
+// slackRaw turns a payload into raw JSON.
+func slackRaw(payload any) (json.RawMessage, error) {
+	var raw []byte
+	switch p := payload.(type) {
+	case json.RawMessage:
+		raw = p
+	case []byte:
+		raw = p
+	case string:
+		raw = []byte(p)
+	default:
+		b, err := json.Marshal(payload)
+		if err != nil {
+			return nil, fmt.Errorf("marshal payload: %w", err)
+		}
+		return b, nil
+	}
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("payload is not valid JSON: %.100s", raw)
+	}
+	return slices.Clone(raw), nil
+}

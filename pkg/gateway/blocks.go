@@ -1,0 +1,172 @@
+package gateway
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Block Kit limits (docs.slack.dev, "Reference: blocks"): a section's text
+// ≤ 3,000 characters, a block_id ≤ 255, a button's value ≤ 2,000 and its
+// text ≤ 75.
+const (
+	cardSectionMax = 3000
+	cardBlockIDMax = 255
+	cardValueMax   = 2000
+	// cardFallbackMax keeps the notification text of a card short: the
+	// blocks carry the content.
+	cardFallbackMax = 300
+)
+
+// cardButtons are the labels and styles of the known card actions.
+var cardButtons = map[string]struct {
+	label string
+	style slack.Style
+}{
+	pipeline.ActionApprove: {"Approve", slack.StylePrimary},
+	pipeline.ActionDeny:    {"Deny", slack.StyleDanger},
+	pipeline.ActionAlways:  {"Always allow in this thread", ""},
+}
+
+// cardBlocks renders a card as Block Kit: a section with the category and
+// the summary, an optional section with the details, a context line with
+// the digest of the call the card releases (and the outcome once decided),
+// and, while the card is pending, an actions block whose block_id is
+// "<kind>:<card id>" and whose buttons carry action_id = the action and
+// value = the card id.
+func cardBlocks(c *pipeline.Card) []slack.Block {
+	head := "*" + cardTitle(c) + "*"
+	if c.Category != "" {
+		head += " · " + cardEscape(c.Category)
+	}
+	if c.Summary != "" {
+		head += "\n" + cardEscape(c.Summary)
+	}
+	blocks := []slack.Block{cardSection(head)}
+	if c.Details != "" {
+		// The fence is kept even when the details are cut.
+		details := strings.ReplaceAll(cardEscape(c.Details), "```", "'''")
+		blocks = append(blocks, cardSection("```\n"+cardTruncate(details, cardSectionMax-8)+"\n```"))
+	}
+	var footer []slack.MixedElement
+	if c.Digest != "" {
+		footer = append(footer, cardMrkdwn("digest `"+cardTruncate(strings.ReplaceAll(c.Digest, "`", ""), 200)+"`"))
+	}
+	if c.Outcome != "" {
+		// The outcome names people as <@U…>: not escaped.
+		footer = append(footer, cardMrkdwn(cardTruncate(c.Outcome, cardSectionMax)))
+	}
+	if len(footer) > 0 {
+		blocks = append(blocks, slack.NewContextBlock("", footer...))
+	}
+	if len(c.Actions) > 0 {
+		blocks = append(blocks, cardActions(c))
+	}
+	return blocks
+}
+
+// cardActions is the actions block of a pending card; a repeated action is
+// rendered once (action_ids must be unique in a block).
+func cardActions(c *pipeline.Card) *slack.ActionBlock {
+	value := cardTruncateBytes(c.ID, cardValueMax)
+	seen := map[string]bool{}
+	var buttons []slack.BlockElement
+	for _, a := range c.Actions {
+		if a == "" || seen[a] {
+			continue
+		}
+		seen[a] = true
+		spec, ok := cardButtons[a]
+		if !ok {
+			spec.label = a
+		}
+		b := slack.NewButtonBlockElement(a, value, slack.NewTextBlockObject(slack.PlainTextType, spec.label, false, false))
+		if spec.style != "" {
+			b = b.WithStyle(spec.style)
+		}
+		buttons = append(buttons, b)
+	}
+	return slack.NewActionBlock(cardTruncateBytes(cardKind(c)+":"+c.ID, cardBlockIDMax), buttons...)
+}
+
+// cardFallbackText is the plain text of a card's message, shown in
+// notifications and by clients without Block Kit.
+func cardFallbackText(c *pipeline.Card) string {
+	text := cardTitle(c)
+	if c.Category != "" {
+		text += ": " + c.Category
+	}
+	if c.Summary != "" {
+		text += ": " + c.Summary
+	}
+	if c.Outcome != "" {
+		text += " (" + c.Outcome + ")"
+	}
+	return cardTruncate(cardEscapeKeep(text, c.Outcome), cardFallbackMax)
+}
+
+func cardKind(c *pipeline.Card) string {
+	if c.Kind == "" {
+		return "approval"
+	}
+	return c.Kind
+}
+
+func cardTitle(c *pipeline.Card) string {
+	if k := cardKind(c); k != "approval" {
+		return cardEscape(k)
+	}
+	return "Approval needed"
+}
+
+func cardMrkdwn(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, text, false, false)
+}
+
+func cardSection(text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(cardMrkdwn(cardTruncate(text, cardSectionMax)), nil, nil)
+}
+
+// cardEscape escapes the three characters mrkdwn reserves.
+func cardEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// cardEscapeKeep escapes s except for the trailing keep (the
+// outcome, whose mentions must stay links).
+func cardEscapeKeep(s, keep string) string {
+	if keep != "" {
+		if head, ok := strings.CutSuffix(s, " ("+keep+")"); ok {
+			return cardEscape(head) + " (" + keep + ")"
+		}
+	}
+	return cardEscape(s)
+}
+
+// cardTruncate cuts s to at most n characters, ending with "…" when cut,
+// without leaving half an entity (&amp;) at the end.
+func cardTruncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := string([]rune(s)[:n-1])
+	if i := strings.LastIndexByte(cut, '&'); i >= 0 && len(cut)-i < len("&amp;") && !strings.Contains(cut[i:], ";") {
+		cut = cut[:i]
+	}
+	return cut + "…"
+}
+
+// cardTruncateBytes cuts s to at most n bytes on a rune boundary.
+func cardTruncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := s[:n]
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut
+}

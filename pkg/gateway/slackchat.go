@@ -1,0 +1,213 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// ErrFileTooLarge is matched (with errors.Is) by the error of Download for a
+// file over the caller's limit.
+var ErrFileTooLarge = errors.New("file too large")
+
+// SlackChat makes the bot's calls on the chat platform's Web API: posts,
+// edits, ephemeral messages, uploads, the assistant status, file downloads
+// and auth.test. Its errors name the Web API method and the platform's
+// error code ("chat.postMessage: channel_not_found") and never contain the
+// token.
+type SlackChat struct {
+	api      *slack.Client
+	botToken string
+	log      *slog.Logger
+}
+
+var _ pipeline.Poster = (*SlackChat)(nil)
+
+// NewSlackChat returns a SlackChat over client (NewSlackClient). botToken is
+// the token client carries, scrubbed from every error. Downloads go through
+// client too, so that the token is only ever sent to the platform's hosts or
+// to the Web API's own host (slack-go's rule), never to a URL a message
+// made up.
+func NewSlackChat(client *slack.Client, botToken string, log *slog.Logger) *SlackChat {
+	if client == nil || log == nil {
+		panic("gateway: NewSlackChat needs a client and a logger")
+	}
+	return &SlackChat{api: client, botToken: botToken, log: log}
+}
+
+// Post posts m (chat.postMessage) in its thread, or at top level when
+// ThreadTS is empty, and returns the new message's ts. A card is rendered
+// as Block Kit; the text stays as the notification fallback.
+func (c *SlackChat) Post(ctx context.Context, m pipeline.Message) (string, error) {
+	if m.ChannelID == "" {
+		return "", errors.New("chat.postMessage: no channel")
+	}
+	opts := messageOptions(m)
+	if m.ThreadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(m.ThreadTS))
+	}
+	_, ts, err := c.api.PostMessageContext(ctx, m.ChannelID, opts...)
+	if err != nil {
+		return "", c.wrap("chat.postMessage", err)
+	}
+	c.log.DebugContext(ctx, "chat message posted", "channel_id", m.ChannelID, "thread_ts", m.ThreadTS, "ts", ts,
+		"card", m.Card != nil)
+	return ts, nil
+}
+
+// Update replaces the message at ts with m (chat.update): its text and, for
+// a card, its blocks.
+func (c *SlackChat) Update(ctx context.Context, ts string, m pipeline.Message) error {
+	if m.ChannelID == "" || ts == "" {
+		return errors.New("chat.update: no channel or ts")
+	}
+	if _, _, _, err := c.api.UpdateMessageContext(ctx, m.ChannelID, ts, messageOptions(m)...); err != nil {
+		return c.wrap("chat.update", err)
+	}
+	c.log.DebugContext(ctx, "chat message updated", "channel_id", m.ChannelID, "ts", ts, "card", m.Card != nil)
+	return nil
+}
+
+// messageOptions are the text and blocks of m.
+func messageOptions(m pipeline.Message) []slack.MsgOption {
+	text := m.Text
+	var opts []slack.MsgOption
+	if m.Card != nil {
+		if text == "" {
+			text = cardFallbackText(m.Card)
+		}
+		opts = append(opts, slack.MsgOptionBlocks(cardBlocks(m.Card)...))
+	}
+	return append(opts, slack.MsgOptionText(text, false))
+}
+
+// PostEphemeral shows text to userID only (chat.postEphemeral), in the
+// thread at threadTS or at top level when it is empty.
+func (c *SlackChat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error {
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	if _, err := c.api.PostEphemeralContext(ctx, channelID, userID, opts...); err != nil {
+		return c.wrap("chat.postEphemeral", err)
+	}
+	return nil
+}
+
+// Upload uploads a file into its thread with the platform's three steps:
+// files.getUploadURLExternal, the upload itself, files.completeUploadExternal.
+func (c *SlackChat) Upload(ctx context.Context, u pipeline.Upload) error {
+	switch {
+	case len(u.Content) == 0:
+		return errors.New("upload: empty content (the platform refuses empty files)")
+	case u.Filename == "":
+		return errors.New("upload: no filename")
+	case u.ChannelID == "":
+		return errors.New("upload: no channel")
+	}
+	_, err := c.api.UploadFileContext(ctx, slack.UploadFileParameters{
+		Reader: bytes.NewReader(u.Content), FileSize: len(u.Content), Filename: u.Filename, Title: u.Title,
+		Channel: u.ChannelID, ThreadTimestamp: u.ThreadTS, InitialComment: u.Comment,
+	})
+	if err != nil {
+		return fmt.Errorf("upload: %w", c.wrap(uploadStep(err)))
+	}
+	c.log.DebugContext(ctx, "chat file uploaded", "channel_id", u.ChannelID, "thread_ts", u.ThreadTS, "bytes", len(u.Content))
+	return nil
+}
+
+// uploadStep names the step of slack-go's UploadFileContext that failed,
+// from the prefix it gives its errors.
+func uploadStep(err error) (string, error) {
+	msg := err.Error()
+	for _, step := range [][2]string{
+		{"GetUploadURLExternal: ", "files.getUploadURLExternal"},
+		{"UploadToURL: ", "upload URL"},
+		{"CompleteUploadExternal: ", "files.completeUploadExternal"},
+	} {
+		if rest, ok := strings.CutPrefix(msg, step[0]); ok {
+			return step[1], &strippedError{text: rest, err: err}
+		}
+	}
+	return "files.upload", err
+}
+
+// SetStatus sets the assistant thread's status line
+// (assistant.threads.setStatus); an empty status clears it.
+func (c *SlackChat) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
+	err := c.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+		ChannelID: channelID, ThreadTS: threadTS, Status: status,
+	})
+	if err != nil {
+		return c.wrap("assistant.threads.setStatus", err)
+	}
+	return nil
+}
+
+// Download fetches a file attached to a message (its url_private_download)
+// with the bot token. A file over maxBytes fails with ErrFileTooLarge, and
+// is not read further than that.
+func (c *SlackChat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
+	if maxBytes <= 0 {
+		return nil, errors.New("download: the limit must be positive")
+	}
+	buf := &limitedBuffer{max: maxBytes}
+	if err := c.api.GetFileContext(ctx, url, buf); err != nil {
+		if errors.Is(err, ErrFileTooLarge) {
+			return nil, fmt.Errorf("download: %w (limit %d bytes)", ErrFileTooLarge, maxBytes)
+		}
+		return nil, c.wrap("download", err)
+	}
+	return buf.buf.Bytes(), nil
+}
+
+// limitedBuffer is a buffer that refuses to grow past max bytes. It only
+// has Write: with bytes.Buffer's ReadFrom, io.Copy would bypass the limit.
+type limitedBuffer struct {
+	buf bytes.Buffer
+	max int64
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if int64(b.buf.Len())+int64(len(p)) > b.max {
+		return 0, ErrFileTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+// AuthTest returns the bot's identity (auth.test).
+func (c *SlackChat) AuthTest(ctx context.Context) (pipeline.Identity, error) {
+	resp, err := c.api.AuthTestContext(ctx)
+	if err != nil {
+		return pipeline.Identity{}, c.wrap("auth.test", err)
+	}
+	return pipeline.Identity{UserID: resp.UserID, BotID: resp.BotID, TeamID: resp.TeamID}, nil
+}
+
+// wrap names the failed method and scrubs the token from err's text; the
+// original error stays reachable with errors.As (*slack.RateLimitedError,
+// slack.SlackErrorResponse, ...).
+func (c *SlackChat) wrap(method string, err error) error {
+	text := err.Error()
+	if c.botToken != "" {
+		text = strings.ReplaceAll(text, c.botToken, "[redacted]")
+	}
+	return &strippedError{text: method + ": " + text, err: err}
+}
+
+// strippedError shows text in place of err's own message.
+type strippedError struct {
+	text string
+	err  error
+}
+
+func (e *strippedError) Error() string { return e.text }
+
+func (e *strippedError) Unwrap() error { return e.err }

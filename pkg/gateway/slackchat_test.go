@@ -1,0 +1,227 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slack-go/slack"
+
+	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+func newTestChat(t *testing.T) (*SlackChat, *fake.Slack) {
+	t.Helper()
+	s := fake.NewSlack(t)
+	client := NewSlackClient(fake.DefaultBotToken, fake.DefaultAppToken, strings.TrimSuffix(s.URL(), "/"), nil)
+	return NewSlackChat(client, fake.DefaultBotToken, slog.New(slog.NewTextHandler(io.Discard, nil))), s
+}
+
+// wireBlock is the part of a Block Kit block the tests look at.
+type wireBlock struct {
+	Type     string `json:"type"`
+	BlockID  string `json:"block_id"`
+	Text     *struct{ Type, Text string }
+	Elements []struct {
+		Type     string `json:"type"`
+		ActionID string `json:"action_id"`
+		Value    string `json:"value"`
+		Style    string `json:"style"`
+		Text     json.RawMessage
+	} `json:"elements"`
+}
+
+func decodeBlocks(t *testing.T, raw json.RawMessage) []wireBlock {
+	t.Helper()
+	var blocks []wireBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		t.Fatalf("blocks %s: %v", raw, err)
+	}
+	return blocks
+}
+
+func TestSlackChatPostsACardWithButtons(t *testing.T) {
+	chat, s := newTestChat(t)
+	card := &pipeline.Card{Kind: "approval", ID: "ap-7", Category: "Bash", Summary: "run `ls`", Digest: "d1g3st",
+		Actions: []string{pipeline.ActionApprove, pipeline.ActionDeny, pipeline.ActionAlways}}
+	ts, err := chat.Post(t.Context(), pipeline.Message{ChannelID: "C1", ThreadTS: "1.0", Card: card})
+	if err != nil {
+		t.Fatal(err)
+	}
+	posts := s.Posts()
+	if len(posts) != 1 {
+		t.Fatalf("%d posts, want 1", len(posts))
+	}
+	p := posts[0]
+	if p.TS != ts || p.Channel != "C1" || p.ThreadTS != "1.0" {
+		t.Errorf("post ts=%q channel=%q thread=%q; Post returned ts %q", p.TS, p.Channel, p.ThreadTS, ts)
+	}
+	if !strings.Contains(p.Text, "Bash") {
+		t.Errorf("fallback text %q does not name the category", p.Text)
+	}
+	var actions *wireBlock
+	for _, b := range decodeBlocks(t, p.Blocks) {
+		if b.Type == "actions" {
+			actions = &b
+		}
+	}
+	if actions == nil {
+		t.Fatalf("no actions block in %s", p.Blocks)
+	}
+	if actions.BlockID != "approval:ap-7" {
+		t.Errorf("block_id = %q, want approval:ap-7", actions.BlockID)
+	}
+	want := [][3]string{{"approve", "ap-7", "primary"}, {"deny", "ap-7", "danger"}, {"always", "ap-7", ""}}
+	var got [][3]string
+	for _, e := range actions.Elements {
+		if e.Type != "button" {
+			t.Errorf("element type %q, want button", e.Type)
+		}
+		got = append(got, [3]string{e.ActionID, e.Value, e.Style})
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("buttons (action_id, value, style) = %v, want %v", got, want)
+	}
+}
+
+func TestSlackChatUpdatesAResolvedCard(t *testing.T) {
+	chat, s := newTestChat(t)
+	ts, err := chat.Post(t.Context(), pipeline.Message{ChannelID: "C1", Text: "plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := &pipeline.Card{ID: "ap-1", Category: "skills", Summary: "sync", Digest: "abc", Outcome: "approved by <@U0APP>"}
+	if err := chat.Update(t.Context(), ts, pipeline.Message{ChannelID: "C1", Text: "approved", Card: card}); err != nil {
+		t.Fatal(err)
+	}
+	u := s.Updates()[0]
+	if u.TS != ts || u.Text != "approved" {
+		t.Errorf("update ts=%q text=%q, want %q %q", u.TS, u.Text, ts, "approved")
+	}
+	for _, b := range decodeBlocks(t, u.Blocks) {
+		if b.Type == "actions" {
+			t.Errorf("a resolved card still has buttons: %s", u.Blocks)
+		}
+	}
+	var decoded any
+	if err := json.Unmarshal(u.Blocks, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(decoded), "approved by <@U0APP>") {
+		t.Errorf("outcome missing from %s", u.Blocks)
+	}
+
+	err = chat.Update(t.Context(), "9.9", pipeline.Message{ChannelID: "C1", Text: "x"})
+	if err == nil || err.Error() != "chat.update: message_not_found" {
+		t.Errorf("update of an unknown ts = %v, want chat.update: message_not_found", err)
+	}
+}
+
+func TestSlackChatErrorsNameMethodAndCode(t *testing.T) {
+	chat, s := newTestChat(t)
+	s.Errors = map[string]string{"chat.postMessage": "channel_not_found", "auth.test": "invalid_auth"}
+	_, err := chat.Post(t.Context(), pipeline.Message{ChannelID: "C404", Text: "hi"})
+	if err == nil || err.Error() != "chat.postMessage: channel_not_found" {
+		t.Fatalf("Post = %v, want chat.postMessage: channel_not_found", err)
+	}
+	if resp, ok := errors.AsType[slack.SlackErrorResponse](err); !ok || resp.Err != "channel_not_found" {
+		t.Errorf("the platform's error is not reachable with errors.As: %#v", err)
+	}
+	if _, err := chat.AuthTest(t.Context()); err == nil || err.Error() != "auth.test: invalid_auth" {
+		t.Errorf("AuthTest = %v, want auth.test: invalid_auth", err)
+	}
+	tokenChat := NewSlackChat(slack.New("xoxb-secret"), "xoxb-secret", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	scrubbed := tokenChat.wrap("chat.postMessage", errors.New("bad request with xoxb-secret inside"))
+	if strings.Contains(scrubbed.Error(), "xoxb-secret") {
+		t.Errorf("token not scrubbed: %q", scrubbed)
+	}
+}
+
+func TestSlackChatUploadsInThreeSteps(t *testing.T) {
+	chat, s := newTestChat(t)
+	content := []byte("report body")
+	err := chat.Upload(t.Context(), pipeline.Upload{ChannelID: "C1", ThreadTS: "1.0", Filename: "report.md",
+		Title: "Report", Comment: "here it is", Content: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"files.getUploadURLExternal", "(upload)", "files.completeUploadExternal"}
+	if got := s.Calls(); !slices.Equal(got, want) {
+		t.Errorf("calls = %v, want %v", got, want)
+	}
+	ups := s.Uploads()
+	if len(ups) != 1 {
+		t.Fatalf("%d uploads, want 1", len(ups))
+	}
+	u := ups[0]
+	if string(u.Content) != string(content) || u.Filename != "report.md" || u.Title != "Report" ||
+		u.Channel != "C1" || u.ThreadTS != "1.0" || u.InitialComment != "here it is" {
+		t.Errorf("upload = %+v", u)
+	}
+
+	if err := chat.Upload(t.Context(), pipeline.Upload{ChannelID: "C1", Filename: "empty.txt"}); err == nil ||
+		!strings.Contains(err.Error(), "empty") {
+		t.Errorf("empty upload = %v, want an error about empty content", err)
+	}
+	s.Script(func(s *fake.Slack) { s.Errors = map[string]string{"files.completeUploadExternal": "channel_not_found"} })
+	err = chat.Upload(t.Context(), pipeline.Upload{ChannelID: "C404", Filename: "a.txt", Content: []byte("a")})
+	if err == nil || err.Error() != "upload: files.completeUploadExternal: channel_not_found" {
+		t.Errorf("failed upload = %v, want upload: files.completeUploadExternal: channel_not_found", err)
+	}
+}
+
+func TestSlackChatDownloadRespectsLimit(t *testing.T) {
+	chat, s := newTestChat(t)
+	f := s.AddFile("data.csv", []byte("0123456789"))
+	got, err := chat.Download(t.Context(), f.URLPrivateDownload, 10)
+	if err != nil || string(got) != "0123456789" {
+		t.Fatalf("Download at the limit = %q, %v", got, err)
+	}
+	if _, err := chat.Download(t.Context(), f.URLPrivateDownload, 9); !errors.Is(err, ErrFileTooLarge) {
+		t.Errorf("Download over the limit = %v, want ErrFileTooLarge", err)
+	}
+	// The token goes only to the platform or the Web API's host.
+	if _, err := chat.Download(t.Context(), "http://elsewhere.invalid/file", 10); err == nil {
+		t.Error("Download from a foreign host succeeded")
+	}
+}
+
+func TestSlackChatAuthTest(t *testing.T) {
+	chat, _ := newTestChat(t)
+	id, err := chat.AuthTest(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pipeline.Identity{UserID: fake.DefaultBotUserID, BotID: fake.DefaultBotID, TeamID: fake.DefaultTeamID}
+	if id != want {
+		t.Errorf("AuthTest = %+v, want %+v", id, want)
+	}
+}
+
+func TestSlackChatEphemeralAndStatus(t *testing.T) {
+	chat, s := newTestChat(t)
+	if err := chat.PostEphemeral(t.Context(), "C1", "1.0", "U1", "only you"); err != nil {
+		t.Fatal(err)
+	}
+	e := s.Ephemerals()[0]
+	if e.Channel != "C1" || e.ThreadTS != "1.0" || e.User != "U1" || e.Text != "only you" {
+		t.Errorf("ephemeral = %+v", e)
+	}
+	if err := chat.SetStatus(t.Context(), "D1", "2.0", "is thinking…"); err != nil {
+		t.Fatal(err)
+	}
+	if err := chat.SetStatus(t.Context(), "D1", "2.0", ""); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Statuses()
+	want := []fake.Status{{Channel: "D1", ThreadTS: "2.0", Status: "is thinking…"}, {Channel: "D1", ThreadTS: "2.0"}}
+	if len(got) != 2 || got[0].Status != want[0].Status || got[1].Status != "" || got[1].Channel != "D1" || got[1].ThreadTS != "2.0" {
+		t.Errorf("statuses = %+v, want %+v", got, want)
+	}
+}
