@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/persona-runtime/agent/internal/fake"
+)
+
+// runCLI runs the binary's run with env and returns stdout, stderr and the
+// exit code main would use.
+func runCLI(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	if env == nil {
+		env = map[string]string{}
+	}
+	if _, ok := env["HOME"]; !ok {
+		env["HOME"] = t.TempDir()
+	}
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	code := 0
+	if err != nil {
+		code = exitCode(err)
+		var q quietError
+		if !strings.Contains(errb.String(), err.Error()) && !asQuiet(err, &q) {
+			errb.WriteString(err.Error() + "\n") // what main prints
+		}
+	}
+	return out.String(), errb.String(), code
+}
+
+func asQuiet(err error, q *quietError) bool {
+	v, ok := err.(quietError)
+	if ok {
+		*q = v
+	}
+	return ok
+}
+
+func TestStartupErrors(t *testing.T) {
+	base := func() map[string]string {
+		return map[string]string{"CHAT_BOT_TOKEN": "xoxb-1", "CHAT_APP_TOKEN": "xapp-1", "LLM_API_KEY": "k", "AGENT_HOME": t.TempDir()}
+	}
+	cases := []struct {
+		name  string
+		unset string
+		want  string
+	}{
+		{"bot token", "CHAT_BOT_TOKEN", "missing env CHAT_BOT_TOKEN"},
+		{"app token", "CHAT_APP_TOKEN", "missing env CHAT_APP_TOKEN"},
+		{"auth", "LLM_API_KEY", "missing auth: set LLM_API_KEY or LLM_OAUTH_TOKEN"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := base()
+			delete(env, tc.unset)
+			_, stderr, code := runCLI(t, env, "start")
+			if code == 0 || strings.TrimSpace(stderr) != tc.want {
+				t.Fatalf("exit %d, stderr %q, want %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestStartInvalidAuth(t *testing.T) {
+	slack := fake.NewSlack(t)
+	slack.AuthError = "invalid_auth"
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "SOUL.md"), []byte(testSoul), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CHAT_BOT_TOKEN": fake.DefaultBotToken, "CHAT_APP_TOKEN": fake.DefaultAppToken,
+		"CHAT_API_URL": slack.URL(), "LLM_API_KEY": "k", "AGENT_HOME": home, "AGENT_HEALTH_PORT": "0"}
+	_, stderr, code := runCLI(t, env, "start")
+	if code == 0 || !strings.Contains(stderr, "invalid_auth") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestStartSeedsScaffold(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"CHAT_BOT_TOKEN": "xoxb-1", "CHAT_APP_TOKEN": "xapp-1", "LLM_API_KEY": "k",
+		"AGENT_HOME": home, "AGENT_HEALTH_PORT": "0"}
+	_, stderr, code := runCLI(t, env, "start")
+	if code == 0 || !strings.Contains(stderr, "missing required fields: identity.name, manager.userId, mandate") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(home, "SOUL.md")); err != nil {
+		t.Fatalf("no scaffold seeded: %v", err)
+	}
+	// The seeded scaffold is what validate-soul reads, and it fails the
+	// same way until it is filled in.
+	_, _, code = runCLI(t, map[string]string{"AGENT_HOME": home}, "validate-soul")
+	if code != 1 {
+		t.Fatalf("validate-soul on the scaffold: exit %d, want 1", code)
+	}
+}
+
+func TestValidateSoul(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.md", testSoul)
+	noManager := write("nomgr.md", strings.Replace(testSoul, "- Manager: U0MGR", "- Manager: @alice", 1))
+	badRegex := write("regex.md", testSoul+"\n## Redaction\n- ([a-z ; broken\n")
+	cases := []struct {
+		name       string
+		args       []string
+		code       int
+		out, errIn string
+	}{
+		{"valid", []string{"validate-soul", "--soul", good}, 0, "Testbot", "only the manager/backup manager can chat outside DMs"},
+		{"missing field", []string{"validate-soul", "--soul", noManager}, 1, "", "missing required fields: manager.userId"},
+		{"handle warning", []string{"validate-soul", "--soul", noManager}, 1, "", "DMs will not be answered"},
+		{"missing file", []string{"validate-soul", "--soul", filepath.Join(dir, "none.md")}, 2, "", "read SOUL.md"},
+		{"invalid regex names the line", []string{"validate-soul", "--soul", badRegex}, 2, "", "regex.md:15: invalid redaction regex"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, code := runCLI(t, nil, tc.args...)
+			if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(stderr, tc.errIn) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tc.code, out, stderr)
+			}
+		})
+	}
+}
+
+func TestManifest(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "SOUL.md"), []byte(testSoul), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runCLI(t, map[string]string{"AGENT_HOME": home}, "manifest")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var m struct {
+		Display  struct{ Name string } `json:"display_information"`
+		Features struct {
+			SlashCommands []struct{ Command string } `json:"slash_commands"`
+		}
+		OAuth struct {
+			Scopes struct{ Bot []string }
+		} `json:"oauth_config"`
+		Settings struct {
+			Events struct {
+				BotEvents []string `json:"bot_events"`
+			} `json:"event_subscriptions"`
+			Interactivity struct {
+				IsEnabled bool `json:"is_enabled"`
+			}
+			SocketMode bool `json:"socket_mode_enabled"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if m.Display.Name != "Testbot" || !m.Settings.SocketMode || !m.Settings.Interactivity.IsEnabled {
+		t.Fatalf("manifest %+v", m)
+	}
+	has := func(list []string, want ...string) {
+		t.Helper()
+		set := map[string]bool{}
+		for _, s := range list {
+			set[s] = true
+		}
+		for _, w := range want {
+			if !set[w] {
+				t.Errorf("manifest lacks %q", w)
+			}
+		}
+	}
+	has(m.OAuth.Scopes.Bot, "app_mentions:read", "chat:write", "im:history", "im:read", "im:write", "channels:history",
+		"groups:history", "files:write", "assistant:write", "users:read", "commands")
+	has(m.Settings.Events.BotEvents, "app_mention", "message.im", "message.channels", "message.groups", "assistant_thread_started")
+	var cmds []string
+	for _, c := range m.Features.SlashCommands {
+		cmds = append(cmds, c.Command)
+	}
+	has(cmds, "/ingest", "/1on1")
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := runCLI(t, nil, "version")
+	if code != 0 || out != "agent v"+Version+"\n" {
+		t.Fatalf("exit %d out %q", code, out)
+	}
+}
