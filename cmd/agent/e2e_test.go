@@ -71,6 +71,7 @@ type harness struct {
 	port   int
 	env    map[string]string
 	logs   *syncBuffer
+	turns  int // turns answered so far, across restarts
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -107,6 +108,7 @@ func (h *harness) start() {
 	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan error, 1)
+	h.turns = 0 // a new process has new metrics
 	go func() { h.done <- run(ctx, []string{"start"}, h.getenv, strings.NewReader(""), io.Discard, h.logs) }()
 	h.t.Cleanup(func() { h.stop() })
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)

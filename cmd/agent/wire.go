@@ -132,7 +132,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	engine, err := agent.New(agent.Options{
 		Model: model, History: s.store, Tools: registry, Prompt: s.prompt,
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
-		Tracer: s.tracer, Log: s.log,
+		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 	})

@@ -63,10 +63,14 @@ type Options struct {
 	MaxSteps int
 	// MaxTokens is max_tokens of each request.
 	MaxTokens int64
-	Tracer    trace.Tracer
-	Metrics   Metrics
-	Log       *slog.Logger
-	Now       func() time.Time
+	// Redact scrubs secrets from everything that goes back to the model:
+	// tool results, and the model's own text and tool inputs as the
+	// history keeps them.
+	Redact  func(string) string
+	Tracer  trace.Tracer
+	Metrics Metrics
+	Log     *slog.Logger
+	Now     func() time.Time
 }
 
 // Engine runs agent turns. It implements pipeline.Agent.
@@ -94,6 +98,9 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
 	}
 	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns)}
 	e.tools = toolParams(o.Tools.List())
@@ -303,13 +310,17 @@ func (e *Engine) assistantMessage(ctx context.Context, resp *anthropic.Message) 
 				continue
 			}
 			e.o.Log.DebugContext(ctx, "model text (not posted)", "chars", len(b.Text))
-			blocks = append(blocks, anthropic.NewTextBlock(b.Text))
+			blocks = append(blocks, anthropic.NewTextBlock(e.o.Redact(b.Text)))
 		case "tool_use":
 			input := b.Input
 			if len(input) == 0 || !json.Valid(input) {
 				input = json.RawMessage("{}")
 			}
-			blocks = append(blocks, anthropic.NewToolUseBlock(b.ID, input, b.Name))
+			kept := input
+			if r := e.o.Redact(string(input)); r != string(input) && json.Valid([]byte(r)) {
+				kept = json.RawMessage(r)
+			}
+			blocks = append(blocks, anthropic.NewToolUseBlock(b.ID, kept, b.Name))
 			uses = append(uses, toolUse{ID: b.ID, Name: b.Name, Input: input})
 		}
 	}
@@ -322,7 +333,11 @@ func (e *Engine) runTools(ctx context.Context, uses []toolUse) anthropic.Message
 	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(uses))
 	for _, u := range uses {
 		res := e.callTool(ctx, u)
-		blocks = append(blocks, anthropic.NewToolResultBlock(u.ID, res.Text, res.IsError))
+		text := e.o.Redact(res.Text)
+		if text == "" {
+			text = "(no output)" // the API refuses empty text blocks
+		}
+		blocks = append(blocks, anthropic.NewToolResultBlock(u.ID, text, res.IsError))
 	}
 	return anthropic.NewUserMessage(blocks...)
 }

@@ -88,8 +88,10 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 			}
 			if reason != "" {
 				counters[reason].Inc()
-				d.Log.DebugContext(ctx, "event dropped", "reason", reason, "event_id", ev.ID,
-					"kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID)
+				if d.Log.Enabled(ctx, slog.LevelDebug) {
+					d.Log.DebugContext(ctx, "event dropped", "reason", reason, "event_id", ev.ID,
+						"kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID)
+				}
 				obs.end(span, began, OutcomeDrop, reason, nil)
 				return nil
 			}
@@ -157,10 +159,14 @@ func dedupeKeys(ev *Event) (idKey, tsKey string) {
 	return idKey, tsKey
 }
 
+// checkDuplicate keeps both keys in memory but one in the store: channel+ts
+// for messages (it also catches a redelivery, which keeps channel and ts),
+// the event id for everything else. One key means one read and one write,
+// and no half-marked state when the write fails.
 func checkDuplicate(ctx context.Context, seen SeenStore, dedupe *recent, ev *Event) (string, error) {
 	idKey, tsKey := dedupeKeys(ev)
-	keys := make([]string, 0, 2)
-	for _, k := range []string{idKey, tsKey} {
+	var keys []string
+	for _, k := range [2]string{idKey, tsKey} {
 		if k != "" {
 			keys = append(keys, k)
 		}
@@ -172,26 +178,26 @@ func checkDuplicate(ctx context.Context, seen SeenStore, dedupe *recent, ev *Eve
 	if !dedupe.addAll(keys) {
 		return DropDuplicate, nil
 	}
-	// Then the store, read only: a redelivery after a restart.
-	for _, k := range keys {
-		ok, err := seen.EventSeen(ctx, k)
-		if err != nil {
-			dedupe.removeAll(keys)
-			return "", err
-		}
-		if ok {
-			return DropDuplicate, nil
-		}
+	key := tsKey
+	if key == "" {
+		key = idKey
 	}
-	for _, k := range keys {
-		fresh, err := seen.MarkEvent(ctx, k)
-		if err != nil {
-			dedupe.removeAll(keys)
-			return "", err
-		}
-		if !fresh {
-			return DropDuplicate, nil
-		}
+	// Then the store, read only: a redelivery after a restart.
+	ok, err := seen.EventSeen(ctx, key)
+	if err != nil {
+		dedupe.removeAll(keys)
+		return "", err
+	}
+	if ok {
+		return DropDuplicate, nil
+	}
+	fresh, err := seen.MarkEvent(ctx, key)
+	if err != nil {
+		dedupe.removeAll(keys)
+		return "", err
+	}
+	if !fresh {
+		return DropDuplicate, nil
 	}
 	return "", nil
 }

@@ -57,7 +57,9 @@ func NewEngage(tracer trace.Tracer, m StageMetrics, threads Engagements, self fu
 			}
 			switch decision {
 			case engageDisengaged, engageNotEngaged:
-				log.DebugContext(ctx, "not engaged", "decision", decision, "event_id", ev.ID, "channel_id", ev.ChannelID)
+				if log.Enabled(ctx, slog.LevelDebug) {
+					log.DebugContext(ctx, "not engaged", "decision", decision, "event_id", ev.ID, "channel_id", ev.ChannelID)
+				}
 				obs.end(span, began, OutcomeDrop, decision, nil)
 				return nil
 			}

@@ -115,7 +115,7 @@ const (
 type Reply struct {
 	Op ReplyOp
 	// TS is the message to edit (ReplyUpdate); after delivery of a ReplyPost
-	// it holds the ts of the posted message (the last one if it was split).
+	// it holds the ts of the posted message (the first one if it was split).
 	TS string
 	// Markdown is true while Text is still the agent's markdown; the markup
 	// stage converts it to the platform dialect and clears it.

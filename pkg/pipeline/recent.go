@@ -7,13 +7,19 @@ import "sync"
 type recent struct {
 	mu    sync.Mutex
 	max   int
-	keys  map[string]struct{}
-	order []string
+	keys  map[string]uint64 // key → seq of the slot that holds it
+	order []entry
 	next  int
+	seq   uint64
+}
+
+type entry struct {
+	key string
+	seq uint64
 }
 
 func newRecent(max int) *recent {
-	return &recent{max: max, keys: make(map[string]struct{}, max), order: make([]string, 0, max)}
+	return &recent{max: max, keys: make(map[string]uint64, max), order: make([]entry, 0, max)}
 }
 
 // addAll adds keys and reports whether none of them was present; when one
@@ -27,14 +33,19 @@ func (r *recent) addAll(keys []string) bool {
 		}
 	}
 	for _, k := range keys {
-		r.keys[k] = struct{}{}
+		r.keys[k] = r.seq
 		if len(r.order) < r.max {
-			r.order = append(r.order, k)
-			continue
+			r.order = append(r.order, entry{k, r.seq})
+		} else {
+			// Evict the oldest slot, unless its key was re-added since.
+			old := r.order[r.next]
+			if seq, ok := r.keys[old.key]; ok && seq == old.seq {
+				delete(r.keys, old.key)
+			}
+			r.order[r.next] = entry{k, r.seq}
+			r.next = (r.next + 1) % r.max
 		}
-		delete(r.keys, r.order[r.next])
-		r.order[r.next] = k
-		r.next = (r.next + 1) % r.max
+		r.seq++
 	}
 	return true
 }

@@ -66,9 +66,11 @@ func (o *observer) end(span trace.Span, began time.Time, outcome, reason string,
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 	}
-	span.SetAttributes(attribute.String("outcome", outcome))
-	if reason != "" {
-		span.SetAttributes(attribute.String("reason", reason))
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("outcome", outcome))
+		if reason != "" {
+			span.SetAttributes(attribute.String("reason", reason))
+		}
 	}
 	span.End()
 	if c := o.outcomes[outcome]; c != nil {

@@ -1,0 +1,246 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// fakeAgent is a pipeline.Agent scripted by its field.
+type fakeAgent struct {
+	TurnFn func(ctx context.Context, t *pipeline.Turn) error
+	turns  int
+}
+
+func (a *fakeAgent) Turn(ctx context.Context, t *pipeline.Turn) error {
+	a.turns++
+	return a.TurnFn(ctx, t)
+}
+
+// replyRecorder is the handler after the agent stage: it records each
+// outbound event as "op channel thread ts markdown text" and gives each
+// post a ts.
+type replyRecorder struct {
+	got []string
+	err error
+}
+
+func (r *replyRecorder) Handle(_ context.Context, ev *pipeline.Event) error {
+	if ev.Kind != pipeline.KindReply || ev.Reply == nil {
+		return fmt.Errorf("recorder: got a %s event", ev.Kind)
+	}
+	op := map[pipeline.ReplyOp]string{pipeline.ReplyPost: "post", pipeline.ReplyUpdate: "update"}[ev.Reply.Op]
+	r.got = append(r.got, fmt.Sprintf("%s %s %s %q %v %s", op, ev.ChannelID, ev.ThreadTS, ev.Reply.TS, ev.Reply.Markdown, ev.Text))
+	if r.err != nil {
+		return r.err
+	}
+	if ev.Reply.Op == pipeline.ReplyPost {
+		ev.Reply.TS = fmt.Sprintf("20.%d", len(r.got))
+	}
+	return nil
+}
+
+func TestAgentOutbox(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   *pipeline.Event
+		want []string
+	}{
+		{"thread reply", msg("E1", trustedCh, member, "1.0"), []string{
+			`post C0TEAM 1.0 "" true **hi**`,
+			`update C0TEAM 1.0 "20.1" true **hi** _edited_`,
+			`post C0TEAM 1.0 "" true second`,
+		}},
+		{"top-level message starts the thread", msg("E1", trustedCh, member, ""), []string{
+			`post C0TEAM 2.0 "" true **hi**`,
+			`update C0TEAM 2.0 "20.1" true **hi** _edited_`,
+			`post C0TEAM 2.0 "" true second`,
+		}},
+		{"DM", msg("E1", dmCh, manager, ""), []string{
+			`post D0SIM 2.0 "" true **hi**`,
+			`update D0SIM 2.0 "20.1" true **hi** _edited_`,
+			`post D0SIM 2.0 "" true second`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sess := fakeSession{id: "S1", key: tt.ev.ThreadKey()}
+			access := pipeline.Access{UserID: tt.ev.UserID, Role: pipeline.RoleMember, Layer: pipeline.LayerTrusted, Mode: pipeline.ModeAsk}
+			var tsPosted []string
+			agent := &fakeAgent{TurnFn: func(ctx context.Context, turn *pipeline.Turn) error {
+				if turn.Event != tt.ev {
+					t.Error("Turn.Event is not the event handled")
+				}
+				if turn.Session != pipeline.Session(sess) {
+					t.Errorf("Turn.Session = %v, want the context's", turn.Session)
+				}
+				if turn.Access.UserID != access.UserID || turn.Access.Mode != access.Mode {
+					t.Errorf("Turn.Access = %+v, want the context's", turn.Access)
+				}
+				ts, err := turn.Out.Post(ctx, "**hi**")
+				if err != nil {
+					return err
+				}
+				tsPosted = append(tsPosted, ts)
+				if err := turn.Out.Update(ctx, ts, "**hi** _edited_"); err != nil {
+					return err
+				}
+				ts, err = turn.Out.Post(ctx, "second")
+				tsPosted = append(tsPosted, ts)
+				return err
+			}}
+			tracer, sr := newTracer()
+			next := &replyRecorder{}
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+			ctx := pipeline.NewContextWithAccess(pipeline.NewContextWithSession(context.Background(), sess), access)
+			if err := h.Handle(ctx, tt.ev); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := strings.Join(next.got, "\n"), strings.Join(tt.want, "\n"); got != want {
+				t.Errorf("replies:\n%s\nwant:\n%s", got, want)
+			}
+			if got := strings.Join(tsPosted, ","); got != "20.1,20.3" {
+				t.Errorf("Post returned %q, want the ts set by next (20.1,20.3)", got)
+			}
+			assertSpan(t, sr, "pipeline.agent", pipeline.OutcomeDone, "")
+		})
+	}
+}
+
+func TestAgentOutboxErrorsReachTheAgent(t *testing.T) {
+	errDeliver := errors.New("channel_not_found")
+	var postErr, updateErr error
+	agent := &fakeAgent{TurnFn: func(ctx context.Context, turn *pipeline.Turn) error {
+		ts, err := turn.Out.Post(ctx, "hi")
+		if ts != "" {
+			t.Errorf("Post returned ts %q with an error", ts)
+		}
+		postErr = err
+		updateErr = turn.Out.Update(ctx, "1.1", "hi")
+		return nil // the agent coped
+	}}
+	tracer, _ := newTracer()
+	next := &replyRecorder{err: errDeliver}
+	h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); err != nil {
+		t.Fatalf("err = %v, want nil: the agent handled the delivery error", err)
+	}
+	if !errors.Is(postErr, errDeliver) || !errors.Is(updateErr, errDeliver) {
+		t.Errorf("Post err %v, Update err %v; want the delivery error", postErr, updateErr)
+	}
+}
+
+func TestAgentErrors(t *testing.T) {
+	errModel := errors.New("upstream 529 overloaded: request id req_123")
+	userErr := &pipeline.UserError{Message: "That file is outside your workspace.", Err: errors.New("path escapes root")}
+	tests := []struct {
+		name     string
+		turnErr  error
+		cancel   bool
+		wantPost []string
+	}{
+		{"plain error posts the apology", errModel, false,
+			[]string{`post C0TEAM 1.0 "" false ` + pipeline.GenericApology}},
+		{"user error posts its message", userErr, false,
+			[]string{`post C0TEAM 1.0 "" false That file is outside your workspace.`}},
+		{"wrapped user error posts its message", fmt.Errorf("tool Read: %w", userErr), false,
+			[]string{`post C0TEAM 1.0 "" false That file is outside your workspace.`}},
+		{"cancelled context posts nothing", context.Canceled, true, nil},
+		{"cancelled context with another error posts nothing", errModel, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error {
+				if tt.cancel {
+					cancel()
+				}
+				return tt.turnErr
+			}}
+			tracer, sr := newTracer()
+			next := &replyRecorder{}
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+			err := h.Handle(ctx, msg("E1", trustedCh, member, "1.0"))
+			if !errors.Is(err, tt.turnErr) {
+				t.Fatalf("err = %v, want the turn's error", err)
+			}
+			if got, want := strings.Join(next.got, "\n"), strings.Join(tt.wantPost, "\n"); got != want {
+				t.Errorf("posted:\n%s\nwant:\n%s", got, want)
+			}
+			for _, p := range next.got {
+				if strings.Contains(p, "req_123") {
+					t.Error("operator detail leaked into the chat")
+				}
+			}
+			assertErrorSpan(t, sr, "pipeline.agent")
+		})
+	}
+}
+
+func TestAgentApologyFails(t *testing.T) {
+	errModel := errors.New("model failed")
+	errDeliver := errors.New("not_in_channel")
+	agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return errModel }}
+	tracer, _ := newTracer()
+	h := pipeline.Chain(&replyRecorder{err: errDeliver}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+	err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0"))
+	if !errors.Is(err, errModel) || !errors.Is(err, errDeliver) || !strings.Contains(err.Error(), "post apology: ") {
+		t.Errorf("err = %v, want both the turn's and the apology's errors", err)
+	}
+}
+
+func TestAgentRejectsOtherKinds(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   *pipeline.Event
+		want string
+	}{
+		{"command", &pipeline.Event{Kind: pipeline.KindCommand, Command: &pipeline.Command{Name: "/help"}}, "agent: no handler for a command event"},
+		{"action", click("action:T1", trustedCh, member), "agent: no handler for a action event"},
+		{"reply", outbound(pipeline.ReplyPost, "", "x"), "agent: no handler for a reply event"},
+		{"zero kind", &pipeline.Event{}, "agent: no handler for a unknown event"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
+			tracer, sr := newTracer()
+			next := &terminal{}
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+			err := h.Handle(context.Background(), tt.ev)
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if agent.turns != 0 || next.ran() {
+				t.Errorf("turns %d, next ran %v; want neither", agent.turns, next.ran())
+			}
+			assertErrorSpan(t, sr, "pipeline.agent")
+		})
+	}
+}
+
+func TestUserError(t *testing.T) {
+	inner := errors.New("inner")
+	tests := []struct {
+		name string
+		err  *pipeline.UserError
+		want string
+	}{
+		{"with cause", &pipeline.UserError{Message: "no access", Err: inner}, "no access: inner"},
+		{"without cause", &pipeline.UserError{Message: "no access"}, "no access"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.err.Error(); got != tt.want {
+				t.Errorf("Error() = %q, want %q", got, tt.want)
+			}
+			if (tt.err.Err != nil) != errors.Is(tt.err, inner) {
+				t.Error("Unwrap does not reach the cause")
+			}
+		})
+	}
+}
