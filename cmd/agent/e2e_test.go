@@ -149,6 +149,18 @@ func (h *harness) stop() error {
 	}
 }
 
+// waitLog waits until the logs contain text.
+func (h *harness) waitLog(text string) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(h.logs.String(), text) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("logs lack %q:\n%s", text, h.logs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (h *harness) url(path string) string { return fmt.Sprintf("http://127.0.0.1:%d%s", h.port, path) }
 
 func (h *harness) ctx() context.Context {
@@ -183,9 +195,7 @@ func TestEndToEndDM(t *testing.T) {
 
 	// The startup lines of the spec.
 	for _, line := range []string{"slack socket mode started", "http listening", "socket ready"} {
-		if !strings.Contains(h.logs.String(), line) {
-			t.Errorf("startup log lacks %q", line)
-		}
+		h.waitLog(line)
 	}
 
 	// A DM in: acked, the model called with the persona, the reply posted
