@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/persona-runtime/agent/internal/store"
@@ -38,14 +39,31 @@ func (t threadStore) SetEngaged(ctx context.Context, key, channelID, rootTS stri
 	return t.st.SetEngaged(ctx, key, channelID, rootTS, engaged)
 }
 
+// ThreadMode is the thread's own mode (/mode in the thread), else the
+// channel's (/mode as a slash command, stored under "<channel>:").
 func (t threadStore) ThreadMode(ctx context.Context, key string) (pipeline.Mode, error) {
 	th, _, err := t.thread(ctx, key)
-	return pipeline.Mode(th.Mode), err
+	if err != nil || th.Mode != "" {
+		return pipeline.Mode(th.Mode), err
+	}
+	ch, _, err := t.thread(ctx, channelKey(key))
+	return pipeline.Mode(ch.Mode), err
 }
 
+// ThreadLock is the thread's /1on1 holder, else the channel's.
 func (t threadStore) ThreadLock(ctx context.Context, key string) (string, error) {
 	th, _, err := t.thread(ctx, key)
-	return th.LockedBy, err
+	if err != nil || th.LockedBy != "" {
+		return th.LockedBy, err
+	}
+	ch, _, err := t.thread(ctx, channelKey(key))
+	return ch.LockedBy, err
+}
+
+// channelKey is the key slash commands store channel-wide state under.
+func channelKey(threadKey string) string {
+	channel, _, _ := strings.Cut(threadKey, ":")
+	return pipeline.ThreadKey(channel, "")
 }
 
 // sessionStore adapts the store's session rows to session.Store.

@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/approval"
+	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/httpapi"
 	"github.com/persona-runtime/agent/internal/llm"
@@ -35,6 +37,8 @@ import (
 // chatAPI is what the service needs of the chat platform's Web API.
 type chatAPI interface {
 	pipeline.Poster
+	PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error
+	SetStatus(ctx context.Context, channelID, threadTS, status string) error
 	AuthTest(ctx context.Context) (pipeline.Identity, error)
 }
 
@@ -125,12 +129,24 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, err
 	}
 
+	gate, err := approval.New(approval.Options{Store: s.store, Chat: chat, Approvers: s.persona, Manager: s.persona.Manager.UserID,
+		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log})
+	if err != nil {
+		return nil, err
+	}
+	if n, err := gate.ExpirePending(ctx); err != nil {
+		return nil, fmt.Errorf("expire pending approvals: %w", err)
+	} else if n > 0 {
+		s.log.Info("expired approvals left pending by the last run", "count", n)
+	}
+
 	registry := tools.NewRegistry()
-	chatTools := &tools.ChatServer{Redactor: s.redactor, Replied: agent.MarkReplied}
+	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied}
 	registry.Add(chatTools.Tools()...)
 
 	engine, err := agent.New(agent.Options{
-		Model: model, History: s.store, Tools: registry, Prompt: s.prompt,
+		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
+		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
 		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
@@ -140,13 +156,15 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, err
 	}
 
-	s.handler = s.chain(engine, chat)
+	commands := &commands.Commands{Store: s.store, Engine: engine, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
+		Self: func() pipeline.Identity { return s.self }, Log: s.log}
+	s.handler = s.chain(engine, gate, commands, chat)
 	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{})
 	return s, nil
 }
 
 // chain assembles the pipeline: the stages in the order of the design.
-func (s *service) chain(engine pipeline.Agent, chat pipeline.Poster) pipeline.Handler {
+func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
 	threads := threadStore{s.store}
@@ -159,7 +177,7 @@ func (s *service) chain(engine pipeline.Agent, chat pipeline.Poster) pipeline.Ha
 		pipeline.NewRedact(s.tracer, m, s.redactor),
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),
 		pipeline.NewSession(s.tracer, m, s.sessions),
-		pipeline.NewAgent(s.tracer, m, engine),
+		pipeline.NewAgent(s.tracer, m, engine, actions, commands),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
 }

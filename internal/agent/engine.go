@@ -1,15 +1,18 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -32,6 +35,7 @@ type History interface {
 	History(ctx context.Context, sessionID string) ([]store.Message, error)
 	AppendMessages(ctx context.Context, sessionID string, msgs ...store.Message) error
 	AddUsage(ctx context.Context, sessionID string, u store.Usage) error
+	ReplaceHistory(ctx context.Context, sessionID, summary string, keep []store.Message) error
 }
 
 // Metrics are the engine's instruments; nil fields are skipped.
@@ -42,6 +46,16 @@ type Metrics struct {
 	ToolCalls    *prometheus.CounterVec // tool, outcome
 	ToolDuration *prometheus.HistogramVec
 }
+
+// Gate decides whether a tool call may run (permission modes, approval
+// cards). A refusal is the Result the model reads.
+type Gate interface {
+	Check(ctx context.Context, t *pipeline.Turn, tool string, input json.RawMessage) (bool, tools.Result, error)
+}
+
+// Status shows what the agent is doing in the thread (the assistant status
+// indicator); "" clears it. Errors are the caller's to log.
+type Status func(ctx context.Context, channelID, threadTS, status string) error
 
 // Prompt builds the system prompt of a turn: static is byte-stable across
 // every turn of the persona (baseline + persona), thread is stable within
@@ -54,6 +68,13 @@ type Options struct {
 	History History
 	Tools   *tools.Registry
 	Prompt  Prompt
+	// Gate is consulted before every tool call; nil allows everything.
+	Gate Gate
+	// Status, when set, shows the agent's activity in DM threads.
+	Status Status
+	// CompactAt is the prompt size (tokens) past which the history is
+	// compacted after the turn; 0 means 150,000.
+	CompactAt int64
 	// Self is the bot's identity, for stripping its mention from the
 	// user's words.
 	Self func() pipeline.Identity
@@ -78,6 +99,9 @@ type Engine struct {
 	o     Options
 	slots chan struct{}
 	tools []anthropic.ToolUnionParam
+
+	mu      sync.Mutex
+	running map[string]context.CancelFunc // thread key → its running turn
 }
 
 var _ pipeline.Agent = (*Engine)(nil)
@@ -102,7 +126,10 @@ func New(o Options) (*Engine, error) {
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
 	}
-	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns)}
+	if o.CompactAt <= 0 {
+		o.CompactAt = 150_000
+	}
+	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns), running: map[string]context.CancelFunc{}}
 	e.tools = toolParams(o.Tools.List())
 	return e, nil
 }
@@ -140,6 +167,18 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	}
 	defer func() { <-e.slots }()
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	key := t.Event.ThreadKey()
+	e.mu.Lock()
+	e.running[key] = cancel
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.running, key)
+		e.mu.Unlock()
+	}()
+
 	began := e.o.Now()
 	ctx, span := e.o.Tracer.Start(ctx, "agent.turn", trace.WithAttributes(attribute.String("session_id", t.Session.ID())))
 	outcome := "ok"
@@ -157,7 +196,7 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 			e.o.Metrics.Turns.WithLabelValues(outcome).Inc()
 		}
 		if e.o.Metrics.TurnDuration != nil {
-			e.o.Metrics.TurnDuration.Observe(time.Since(began).Seconds())
+			e.o.Metrics.TurnDuration.Observe(e.o.Now().Sub(began).Seconds())
 		}
 	}()
 
@@ -178,6 +217,16 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 
 	state := &turnState{}
 	ctx = context.WithValue(tools.NewContextWithTurn(ctx, t), stateKey{}, state)
+	e.status(ctx, t, "is thinking…")
+	defer e.status(context.WithoutCancel(ctx), t, "")
+	var promptTokens int64
+	defer func() {
+		if err == nil && promptTokens > e.o.CompactAt {
+			if _, cerr := e.Compact(context.WithoutCancel(ctx), sid); cerr != nil {
+				e.o.Log.WarnContext(ctx, "compaction after a large turn", "session_id", sid, "err", cerr)
+			}
+		}
+	}()
 	static, thread := e.o.Prompt(t)
 	guarded := false
 	for step := 0; ; step++ {
@@ -188,9 +237,14 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		}
 		resp, err := e.send(ctx, static, thread, msgs)
 		if err != nil {
+			if ctx.Err() != nil {
+				outcome = "aborted"
+				return ctx.Err()
+			}
 			return e.modelError(err, &outcome)
 		}
 		e.recordUsage(ctx, sid, resp.Usage)
+		promptTokens = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
 		assistant, uses := e.assistantMessage(ctx, resp)
 		if len(uses) == 0 {
 			if len(assistant.Content) > 0 {
@@ -221,7 +275,7 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 			}
 			return nil
 		}
-		results := e.runTools(ctx, uses)
+		results := e.runTools(ctx, t, uses)
 		// The assistant's tool_use and the tool_results are stored together
 		// so the history never holds an unanswered tool_use.
 		if err := e.persist(ctx, sid, assistant, results); err != nil {
@@ -316,11 +370,7 @@ func (e *Engine) assistantMessage(ctx context.Context, resp *anthropic.Message) 
 			if len(input) == 0 || !json.Valid(input) {
 				input = json.RawMessage("{}")
 			}
-			kept := input
-			if r := e.o.Redact(string(input)); r != string(input) && json.Valid([]byte(r)) {
-				kept = json.RawMessage(r)
-			}
-			blocks = append(blocks, anthropic.NewToolUseBlock(b.ID, kept, b.Name))
+			blocks = append(blocks, anthropic.NewToolUseBlock(b.ID, redactJSON(input, e.o.Redact), b.Name))
 			uses = append(uses, toolUse{ID: b.ID, Name: b.Name, Input: input})
 		}
 	}
@@ -329,10 +379,10 @@ func (e *Engine) assistantMessage(ctx context.Context, resp *anthropic.Message) 
 
 // runTools runs the calls in order and returns the user message answering
 // every one of them, failures included.
-func (e *Engine) runTools(ctx context.Context, uses []toolUse) anthropic.MessageParam {
+func (e *Engine) runTools(ctx context.Context, t *pipeline.Turn, uses []toolUse) anthropic.MessageParam {
 	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(uses))
 	for _, u := range uses {
-		res := e.callTool(ctx, u)
+		res := e.callTool(ctx, t, u)
 		text := e.o.Redact(res.Text)
 		if text == "" {
 			text = "(no output)" // the API refuses empty text blocks
@@ -342,7 +392,7 @@ func (e *Engine) runTools(ctx context.Context, uses []toolUse) anthropic.Message
 	return anthropic.NewUserMessage(blocks...)
 }
 
-func (e *Engine) callTool(ctx context.Context, u toolUse) (res tools.Result) {
+func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res tools.Result) {
 	began := time.Now()
 	ctx, span := e.o.Tracer.Start(ctx, "tool."+u.Name, trace.WithAttributes(attribute.String("tool", u.Name)))
 	outcome := "ok"
@@ -350,6 +400,7 @@ func (e *Engine) callTool(ctx context.Context, u toolUse) (res tools.Result) {
 		if v := recover(); v != nil {
 			outcome = "error"
 			e.o.Log.ErrorContext(ctx, "tool panicked", "tool", u.Name, "panic", fmt.Sprint(v))
+			span.SetStatus(codes.Error, fmt.Sprint("panic: ", v))
 			res = tools.Errorf("the tool %s failed", u.Name)
 		}
 		if res.IsError && outcome == "ok" {
@@ -368,6 +419,29 @@ func (e *Engine) callTool(ctx context.Context, u toolUse) (res tools.Result) {
 		outcome = "aborted"
 		return tools.Errorf("the turn was stopped before %s ran", u.Name)
 	}
+	if _, known := e.o.Tools.Get(u.Name); !known {
+		outcome = "unknown"
+		return tools.Errorf("unknown tool %q", u.Name)
+	}
+	if e.o.Gate != nil {
+		ok, refusal, err := e.o.Gate.Check(ctx, t, u.Name, u.Input)
+		if err != nil {
+			if ctx.Err() != nil {
+				outcome = "aborted"
+				return tools.Errorf("the turn was stopped while %s waited for approval", u.Name)
+			}
+			outcome = "error"
+			e.o.Log.ErrorContext(ctx, "tool gate failed", "tool", u.Name, "err", err)
+			return tools.Errorf("%s could not be approved; the details are in the runtime's logs", u.Name)
+		}
+		if !ok {
+			outcome = "refused"
+			return refusal
+		}
+	}
+	if tools.KindOf(u.Name) != tools.KindChat {
+		e.status(ctx, t, activity(u.Name))
+	}
 	res, err := e.o.Tools.Call(ctx, u.Name, u.Input)
 	if err != nil {
 		outcome = "error"
@@ -377,6 +451,61 @@ func (e *Engine) callTool(ctx context.Context, u toolUse) (res tools.Result) {
 		return tools.Errorf("the tool %s failed; the details are in the runtime's logs", u.Name)
 	}
 	return res
+}
+
+// activity is the status shown while a tool runs: what the agent does,
+// never the call's arguments (they could hold a secret).
+func activity(tool string) string {
+	switch tools.KindOf(tool) {
+	case tools.KindRead:
+		return "is reading…"
+	case tools.KindEdit:
+		return "is writing files…"
+	case tools.KindPublish:
+		return "is publishing skills…"
+	}
+	if tool == "Bash" {
+		return "is running a command…"
+	}
+	return "is using " + tool + "…"
+}
+
+// status sets the assistant status indicator in DM threads (the assistant
+// view); elsewhere the platform has no such indicator.
+func (e *Engine) status(ctx context.Context, t *pipeline.Turn, text string) {
+	if e.o.Status == nil || !t.Event.IsDM() {
+		return
+	}
+	if err := e.o.Status(ctx, t.Event.ChannelID, t.Event.RootTS(), text); err != nil {
+		e.o.Log.DebugContext(ctx, "set assistant status", "err", err)
+	}
+}
+
+// Abort stops the turn running in a thread, at once; it reports whether one
+// was running. The session stays usable: the history keeps what happened.
+func (e *Engine) Abort(threadKey string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cancel, ok := e.running[threadKey]
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+// AbortChannel stops every turn running in a channel (a slash command has
+// no thread); it returns how many it stopped.
+func (e *Engine) AbortChannel(channelID string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for key, cancel := range e.running {
+		if strings.HasPrefix(key, channelID+":") {
+			cancel()
+			n++
+		}
+	}
+	return n
 }
 
 // persist appends messages to the session's history.
@@ -430,18 +559,78 @@ func mergeRoles(msgs []anthropic.MessageParam) []anthropic.MessageParam {
 	return out
 }
 
-// toolParams converts the registry's tools once; the last carries the
-// tools' cache breakpoint.
+// toolParams converts the registry's tools once, as raw JSON built here so
+// that the tools block is byte-identical on every request (the provider's
+// prompt cache keys on the bytes); the last tool carries the tools' cache
+// breakpoint.
 func toolParams(ts []tools.Tool) []anthropic.ToolUnionParam {
+	type cacheControl struct {
+		Type string `json:"type"`
+	}
+	type wire struct {
+		Name         string          `json:"name"`
+		Description  string          `json:"description,omitempty"`
+		InputSchema  json.RawMessage `json:"input_schema"`
+		CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	}
 	out := make([]anthropic.ToolUnionParam, 0, len(ts))
-	for _, t := range ts {
-		var schema anthropic.ToolInputSchemaParam
-		_ = json.Unmarshal(t.Schema, &schema) // checked by the registry's tests
-		tp := anthropic.ToolParam{Name: t.Name, Description: anthropic.String(t.Description), InputSchema: schema}
+	for i, t := range ts {
+		w := wire{Name: t.Name, Description: t.Description, InputSchema: compactJSON(t.Schema)}
+		if i == len(ts)-1 {
+			w.CacheControl = &cacheControl{Type: "ephemeral"}
+		}
+		raw, err := json.Marshal(w)
+		if err != nil {
+			panic("agent: tool " + t.Name + " has an invalid schema") // the registry checks schemas at Add
+		}
+		tp := param.Override[anthropic.ToolParam](json.RawMessage(raw))
 		out = append(out, anthropic.ToolUnionParam{OfTool: &tp})
 	}
-	if n := len(out); n > 0 {
-		out[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	return out
+}
+
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// redactJSON redacts every string value of a JSON document, so that a
+// pattern cannot swallow the document's syntax.
+func redactJSON(raw json.RawMessage, redact func(string) string) json.RawMessage {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return raw
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if r := redact(x); r != x {
+				changed = true
+				return r
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = walk(x[k])
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return raw
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return raw
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,10 +127,32 @@ func (g *Gateway) Deliver(ev *pipeline.Event) {
 	g.mu.Unlock()
 }
 
-// queueKey is the key that orders events: the thread for messages, the
-// card's thread for clicks, and the channel for commands.
+// queueKey is the key that orders events: the thread for messages. Clicks,
+// slash commands and a thread's /abort get a queue of their own: they must
+// not wait behind the thread's running turn (which may itself be waiting for
+// that very click).
 func queueKey(ev *pipeline.Event) string {
+	switch {
+	case ev.Kind == pipeline.KindAction || ev.Kind == pipeline.KindCommand:
+		return ev.Kind.String() + ":" + ev.ID
+	case ev.Kind == pipeline.KindMessage && isAbort(ev.Text):
+		return "abort:" + ev.ID
+	}
 	return ev.ThreadKey()
+}
+
+// isAbort reports whether a message's words, after any leading mentions,
+// are the /abort command.
+func isAbort(text string) bool {
+	text = strings.TrimSpace(text)
+	for strings.HasPrefix(text, "<@") {
+		end := strings.IndexByte(text, '>')
+		if end < 0 {
+			return false
+		}
+		text = strings.TrimSpace(text[end+1:])
+	}
+	return text == "/abort" || strings.HasPrefix(text, "/abort ")
 }
 
 // work handles the events of one thread in order until its queue is empty.

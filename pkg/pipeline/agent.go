@@ -32,6 +32,20 @@ type Agent interface {
 	Turn(ctx context.Context, t *Turn) error
 }
 
+// Actions handles clicks on the bot's cards.
+type Actions interface {
+	Click(ctx context.Context, ev *Event, a Access) error
+}
+
+// Commands runs thread commands (/mode, /abort, /help, ...).
+type Commands interface {
+	// Command runs ev if it is a command: a KindCommand event, or a
+	// message whose words (after the bot's mention) start with a known
+	// command. handled is false for an ordinary message. The answer goes
+	// through out.
+	Command(ctx context.Context, ev *Event, a Access, out Outbox) (handled bool, err error)
+}
+
 // UserError is an error whose Message may be shown in the chat as it is.
 // Any other error becomes a generic apology in the chat and full detail in
 // the logs.
@@ -53,26 +67,43 @@ func (e *UserError) Unwrap() error { return e.Err }
 // is not safe to show.
 const GenericApology = "Sorry, I hit an error and could not finish that. The details are in my logs."
 
-// NewAgent returns the agent turn stage. For a message it runs the agent's
-// turn with an Outbox that sends each reply through next (markup, then
-// delivery); other kinds are not the agent's and fail.
-func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent) Middleware {
-	if agent == nil {
-		panic("pipeline: NewAgent needs an Agent")
+// NewAgent returns the agent turn stage. A message that is a thread
+// command runs the command; any other message runs the agent's turn. A
+// slash command runs the command, a click goes to actions. Everything said
+// goes through an Outbox that sends each reply through next (markup, then
+// delivery).
+func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions, commands Commands) Middleware {
+	if agent == nil || actions == nil || commands == nil {
+		panic("pipeline: NewAgent needs an Agent, Actions and Commands")
 	}
 	obs := newObserver("agent", tracer, m)
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, ev *Event) error {
 			ctx, span, began := obs.start(ctx)
-			if ev.Kind != KindMessage {
-				err := fmt.Errorf("agent: no handler for a %s event", ev.Kind)
+			a, _ := AccessFromContext(ctx)
+			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS()}
+			var err error
+			switch ev.Kind {
+			case KindAction:
+				err = actions.Click(ctx, ev, a)
+				obs.end(span, began, OutcomeDone, "action", err)
+				return err
+			case KindCommand, KindMessage:
+				handled, cerr := commands.Command(ctx, ev, a, out)
+				if cerr != nil || handled || ev.Kind == KindCommand {
+					if cerr == nil && !handled {
+						cerr = fmt.Errorf("agent: command %v not handled", ev.Command)
+					}
+					obs.end(span, began, OutcomeDone, "command", cerr)
+					return cerr
+				}
+			default:
+				err = fmt.Errorf("agent: no handler for a %s event", ev.Kind)
 				obs.end(span, began, OutcomeError, "", err)
 				return err
 			}
 			s, _ := SessionFromContext(ctx)
-			a, _ := AccessFromContext(ctx)
-			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS()}
-			err := agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
+			err = agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
 			if err != nil && ctx.Err() == nil {
 				msg := GenericApology
 				var ue *UserError

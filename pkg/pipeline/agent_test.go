@@ -95,7 +95,7 @@ func TestAgentOutbox(t *testing.T) {
 			}}
 			tracer, sr := newTracer()
 			next := &replyRecorder{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
 			ctx := pipeline.NewContextWithAccess(pipeline.NewContextWithSession(context.Background(), sess), access)
 			if err := h.Handle(ctx, tt.ev); err != nil {
 				t.Fatal(err)
@@ -125,7 +125,7 @@ func TestAgentOutboxErrorsReachTheAgent(t *testing.T) {
 	}}
 	tracer, _ := newTracer()
 	next := &replyRecorder{err: errDeliver}
-	h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+	h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
 	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); err != nil {
 		t.Fatalf("err = %v, want nil: the agent handled the delivery error", err)
 	}
@@ -164,7 +164,7 @@ func TestAgentErrors(t *testing.T) {
 			}}
 			tracer, sr := newTracer()
 			next := &replyRecorder{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
 			err := h.Handle(ctx, msg("E1", trustedCh, member, "1.0"))
 			if !errors.Is(err, tt.turnErr) {
 				t.Fatalf("err = %v, want the turn's error", err)
@@ -187,11 +187,95 @@ func TestAgentApologyFails(t *testing.T) {
 	errDeliver := errors.New("not_in_channel")
 	agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return errModel }}
 	tracer, _ := newTracer()
-	h := pipeline.Chain(&replyRecorder{err: errDeliver}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+	h := pipeline.Chain(&replyRecorder{err: errDeliver}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
 	err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0"))
 	if !errors.Is(err, errModel) || !errors.Is(err, errDeliver) || !strings.Contains(err.Error(), "post apology: ") {
 		t.Errorf("err = %v, want both the turn's and the apology's errors", err)
 	}
+}
+
+// fakeActions records clicks.
+type fakeActions struct {
+	clicks int
+	err    error
+}
+
+func (f *fakeActions) Click(context.Context, *pipeline.Event, pipeline.Access) error {
+	f.clicks++
+	return f.err
+}
+
+// fakeCommands handles the events for which handle returns true.
+type fakeCommands struct {
+	handle func(*pipeline.Event) bool
+	calls  int
+	said   string
+}
+
+func (f *fakeCommands) Command(ctx context.Context, ev *pipeline.Event, _ pipeline.Access, out pipeline.Outbox) (bool, error) {
+	f.calls++
+	if f.handle == nil || !f.handle(ev) {
+		return false, nil
+	}
+	if f.said != "" {
+		if _, err := out.Post(ctx, f.said); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+func TestAgentDispatch(t *testing.T) {
+	isCommand := func(ev *pipeline.Event) bool { return ev.Kind == pipeline.KindCommand || strings.HasPrefix(ev.Text, "/") }
+	t.Run("a click goes to actions", func(t *testing.T) {
+		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
+		actions, commands := &fakeActions{}, &fakeCommands{handle: isCommand}
+		tracer, _ := newTracer()
+		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, actions, commands))
+		if err := h.Handle(context.Background(), click("action:T1", trustedCh, member)); err != nil {
+			t.Fatal(err)
+		}
+		if actions.clicks != 1 || agent.turns != 0 || commands.calls != 0 {
+			t.Fatalf("clicks %d turns %d commands %d", actions.clicks, agent.turns, commands.calls)
+		}
+	})
+	t.Run("a slash command runs the command and answers through next", func(t *testing.T) {
+		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
+		commands := &fakeCommands{handle: isCommand, said: "mode is ask"}
+		tracer, _ := newTracer()
+		next := &replyRecorder{}
+		h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, commands))
+		ev := &pipeline.Event{Kind: pipeline.KindCommand, ChannelID: trustedCh, UserID: member, Command: &pipeline.Command{Name: "/mode"}}
+		if err := h.Handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+		if agent.turns != 0 || len(next.got) != 1 || !strings.HasSuffix(next.got[0], " mode is ask") {
+			t.Fatalf("turns %d, replies %q", agent.turns, next.got)
+		}
+	})
+	t.Run("a message that is a command does not run a turn", func(t *testing.T) {
+		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
+		commands := &fakeCommands{handle: isCommand}
+		tracer, _ := newTracer()
+		h := pipeline.Chain(&replyRecorder{}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, commands))
+		ev := msg("E1", trustedCh, member, "1.0")
+		ev.Text = "/help"
+		if err := h.Handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+		if agent.turns != 0 || commands.calls != 1 {
+			t.Fatalf("turns %d commands %d", agent.turns, commands.calls)
+		}
+	})
+	t.Run("an unhandled slash command is an error", func(t *testing.T) {
+		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
+		tracer, _ := newTracer()
+		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
+		ev := &pipeline.Event{Kind: pipeline.KindCommand, ChannelID: trustedCh, Command: &pipeline.Command{Name: "/nope"}}
+		if err := h.Handle(context.Background(), ev); err == nil {
+			t.Fatal("want an error")
+		}
+	})
 }
 
 func TestAgentRejectsOtherKinds(t *testing.T) {
@@ -200,8 +284,6 @@ func TestAgentRejectsOtherKinds(t *testing.T) {
 		ev   *pipeline.Event
 		want string
 	}{
-		{"command", &pipeline.Event{Kind: pipeline.KindCommand, Command: &pipeline.Command{Name: "/help"}}, "agent: no handler for a command event"},
-		{"action", click("action:T1", trustedCh, member), "agent: no handler for a action event"},
 		{"reply", outbound(pipeline.ReplyPost, "", "x"), "agent: no handler for a reply event"},
 		{"zero kind", &pipeline.Event{}, "agent: no handler for a unknown event"},
 	}
@@ -210,7 +292,7 @@ func TestAgentRejectsOtherKinds(t *testing.T) {
 			agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 			tracer, sr := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
 			err := h.Handle(context.Background(), tt.ev)
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("err = %v, want %q", err, tt.want)

@@ -133,7 +133,7 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 		case layer == LayerRestricted && !manager:
 			return DropWhitelist, nil
 		}
-		if d.Locks != nil && ev.Kind == KindMessage && !manager && ev.ThreadTS != "" {
+		if d.Locks != nil && ev.Kind == KindMessage && !manager {
 			owner, err := d.Locks.ThreadLock(ctx, ev.ThreadKey())
 			if err != nil {
 				return "", err

@@ -35,7 +35,8 @@ func SessionFromContext(ctx context.Context) (Session, bool) {
 }
 
 // NewSession returns the session lookup stage: it acquires the thread's
-// session (live, resumed or new) for the agent turn and releases it after.
+// session (live, resumed or new) for the agent turn of a message and
+// releases it after. Clicks and slash commands have no turn and pass.
 func NewSession(tracer trace.Tracer, m StageMetrics, sessions Sessions) Middleware {
 	if sessions == nil {
 		panic("pipeline: NewSession needs Sessions")
@@ -44,6 +45,11 @@ func NewSession(tracer trace.Tracer, m StageMetrics, sessions Sessions) Middlewa
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, ev *Event) error {
 			ctx, span, began := obs.start(ctx)
+			if ev.Kind != KindMessage {
+				err := next.Handle(ctx, ev)
+				obs.end(span, began, OutcomePass, "", err)
+				return err
+			}
 			s, release, err := sessions.Acquire(ctx, ev)
 			if err != nil {
 				obs.end(span, began, OutcomeError, "", err)

@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/persona-runtime/agent/internal/store"
+)
+
+// keepRecent is how many of the newest messages compaction keeps verbatim:
+// about the last two exchanges, enough for the thread's immediate context.
+const keepRecent = 6
+
+// SummaryPrefix starts the message that replaces compacted history.
+const SummaryPrefix = "[Summary of the earlier conversation in this thread]\n"
+
+const compactSystem = "You compress chat conversations. Write a faithful, compact summary of the conversation so far: " +
+	"who asked for what, what was decided and by whom (keep <@U…> ids), what was done, open questions and promises. " +
+	"Plain prose and bullet points, no preamble."
+
+// Compact folds the older part of a session's history into a summary made
+// by a model call and keeps the newest messages as they are; the result is
+// persisted in one transaction. It returns how many messages were folded
+// (0 when the history is too short to be worth it).
+func (e *Engine) Compact(ctx context.Context, sessionID string) (int, error) {
+	rows, err := e.o.History.History(ctx, sessionID)
+	if err != nil {
+		return 0, fmt.Errorf("load history: %w", err)
+	}
+	msgs, err := decodeHistory(rows)
+	if err != nil {
+		return 0, err
+	}
+	cut := cutPoint(msgs)
+	if cut <= 1 {
+		return 0, nil
+	}
+	old := append([]anthropic.MessageParam(nil), msgs[:cut]...)
+	old = append(old, anthropic.NewUserMessage(anthropic.NewTextBlock("Summarise the conversation above for your own future reference.")))
+	ctx, span := e.o.Tracer.Start(ctx, "agent.compact")
+	defer span.End()
+	resp, err := e.o.Model.Send(ctx, anthropic.MessageNewParams{
+		Model:     anthropic.Model(e.o.Model.Model()),
+		MaxTokens: 2048,
+		System:    []anthropic.TextBlockParam{{Text: compactSystem}},
+		Messages:  mergeRoles(old),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("compaction model call: %w", err)
+	}
+	var summary strings.Builder
+	for _, b := range resp.Content {
+		if b.Type == "text" {
+			summary.WriteString(b.Text)
+		}
+	}
+	text := e.o.Redact(strings.TrimSpace(summary.String()))
+	if text == "" {
+		return 0, fmt.Errorf("compaction: the model returned no summary")
+	}
+	keep := append([]anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(SummaryPrefix + text))}, msgs[cut:]...)
+	out := make([]store.Message, 0, len(keep))
+	now := e.o.Now()
+	for _, m := range keep {
+		content, err := json.Marshal(m.Content)
+		if err != nil {
+			return 0, fmt.Errorf("encode message: %w", err)
+		}
+		out = append(out, store.Message{SessionID: sessionID, Role: string(m.Role), Content: content, CreatedAt: now})
+	}
+	if err := e.o.History.ReplaceHistory(ctx, sessionID, text, out); err != nil {
+		return 0, fmt.Errorf("save compacted history: %w", err)
+	}
+	e.o.Log.InfoContext(ctx, "history compacted", "session_id", sessionID, "folded", cut, "kept", len(keep))
+	return cut, nil
+}
+
+// cutPoint is where the kept part of the history starts: at most keepRecent
+// messages from the end, on a user message that does not answer a tool call
+// (the kept part must not hold a tool_result whose tool_use was folded).
+func cutPoint(msgs []anthropic.MessageParam) int {
+	for i := len(msgs) - keepRecent; i > 0; i-- {
+		m := msgs[i]
+		if m.Role != anthropic.MessageParamRoleUser || len(m.Content) == 0 {
+			continue
+		}
+		if m.Content[0].OfToolResult == nil {
+			return i
+		}
+	}
+	return 0
+}

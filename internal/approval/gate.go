@@ -1,0 +1,312 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Chat is what the gate needs of the chat platform.
+type Chat interface {
+	Post(ctx context.Context, m pipeline.Message) (ts string, err error)
+	Update(ctx context.Context, ts string, m pipeline.Message) error
+	PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error
+}
+
+// Store is the approvals' persistence (*store.Store).
+type Store interface {
+	CreateApproval(ctx context.Context, a store.Approval) error
+	SetApprovalCard(ctx context.Context, id, cardTS string) error
+	GetApproval(ctx context.Context, id string) (store.Approval, error)
+	DecideApproval(ctx context.Context, id, event, actor string) (store.Approval, error)
+	PendingApprovals(ctx context.Context) ([]store.Approval, error)
+	AllowTool(ctx context.Context, threadKey, tool, by string) error
+	ToolAllowed(ctx context.Context, threadKey, tool string) (bool, error)
+}
+
+// Approvers says who may decide what (*persona.Persona).
+type Approvers interface {
+	CanApprove(userID, category string) bool
+	ApprovalTimeout() time.Duration
+}
+
+// Options configure a Gate.
+type Options struct {
+	Store     Store
+	Chat      Chat
+	Approvers Approvers
+	// Manager is named in the message an unauthorised clicker gets.
+	Manager string
+	NewID   func() string
+	// Outcomes is agent_approvals_total{outcome} (may be nil).
+	Outcomes *prometheus.CounterVec
+	Log      *slog.Logger
+}
+
+// Gate posts approval cards and waits for decisions.
+type Gate struct {
+	o       Options
+	mu      sync.Mutex
+	waiters map[string]chan store.Approval
+}
+
+// New returns a Gate.
+func New(o Options) (*Gate, error) {
+	if o.Store == nil || o.Chat == nil || o.Approvers == nil || o.NewID == nil || o.Log == nil {
+		return nil, errors.New("approval: New needs Store, Chat, Approvers, NewID and Log")
+	}
+	return &Gate{o: o, waiters: map[string]chan store.Approval{}}, nil
+}
+
+// Request is what a card asks.
+type Request struct {
+	ThreadKey   string
+	ChannelID   string
+	ThreadTS    string
+	RequestedBy string
+	Category    string
+	// Tool is the gated tool ("" for the agent's own request_approval).
+	Tool    string
+	Summary string // already redacted
+	Details string // already redacted
+	Digest  string
+	// OfferAlways adds the "always" button (tool-gate cards).
+	OfferAlways bool
+}
+
+// Outcome is how a request ended.
+type Outcome struct {
+	// State is store.ApprovalApproved, ApprovalAlways, ApprovalDenied,
+	// ApprovalTimedOut or ApprovalExpired.
+	State string
+	By    string // who decided; "" for a timeout
+	ID    string
+}
+
+// Approved reports whether the request was approved (once or always).
+func (o Outcome) Approved() bool {
+	return o.State == store.ApprovalApproved || o.State == store.ApprovalAlways
+}
+
+// Text is the outcome as the card and the agent read it.
+func (o Outcome) Text() string {
+	switch o.State {
+	case store.ApprovalApproved:
+		return "approved by <@" + o.By + ">"
+	case store.ApprovalAlways:
+		return "approved by <@" + o.By + "> for the rest of this thread"
+	case store.ApprovalDenied:
+		return "denied by <@" + o.By + ">"
+	case store.ApprovalTimedOut:
+		return "timed out: nobody decided in time"
+	case store.ApprovalExpired:
+		return "expired: no decision was taken before the request was dropped"
+	}
+	return o.State
+}
+
+// Ask records the request, posts its card in the thread and waits for a
+// decision, the persona's approval timeout (0 waits forever) or the end of
+// ctx (an aborted turn), whichever comes first. The card is updated with the
+// outcome in every case.
+func (g *Gate) Ask(ctx context.Context, r Request) (Outcome, error) {
+	id := g.o.NewID()
+	a := store.Approval{ID: id, ThreadKey: r.ThreadKey, ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Category: r.Category,
+		Tool: r.Tool, Summary: r.Summary, Digest: r.Digest, RequestedBy: r.RequestedBy}
+	if err := g.o.Store.CreateApproval(ctx, a); err != nil {
+		return Outcome{}, err
+	}
+	g.count("requested")
+	wait := make(chan store.Approval, 1)
+	g.mu.Lock()
+	g.waiters[id] = wait
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.waiters, id)
+		g.mu.Unlock()
+	}()
+
+	card := cardOf(a, r.Details, r.OfferAlways)
+	ts, err := g.o.Chat.Post(ctx, pipeline.Message{ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Text: fallbackText(a), Card: card})
+	if err != nil {
+		g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, "")
+		return Outcome{}, fmt.Errorf("post approval card: %w", err)
+	}
+	a.CardTS = ts
+	if err := g.o.Store.SetApprovalCard(ctx, id, ts); err != nil {
+		g.o.Log.WarnContext(ctx, "record approval card", "approval_id", id, "err", err)
+	}
+	g.o.Log.InfoContext(ctx, "approval requested", "approval_id", id, "category", r.Category, "digest", r.Digest)
+
+	var timeout <-chan time.Time
+	if d := g.o.Approvers.ApprovalTimeout(); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case dec := <-wait:
+		return Outcome{State: dec.State, By: dec.DecidedBy, ID: id}, nil
+	case <-timeout:
+		return g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, ""), nil
+	case <-ctx.Done():
+		g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, "")
+		return Outcome{}, ctx.Err()
+	}
+}
+
+// decide records a decision the gate takes itself (timeout, expiry) and
+// updates the card. A click that won the race is returned instead.
+func (g *Gate) decide(ctx context.Context, a store.Approval, event, actor string) Outcome {
+	dec, err := g.o.Store.DecideApproval(ctx, a.ID, event, actor)
+	switch {
+	case errors.Is(err, store.ErrDecided):
+		return Outcome{State: dec.State, By: dec.DecidedBy, ID: a.ID}
+	case err != nil:
+		g.o.Log.ErrorContext(ctx, "record approval decision", "approval_id", a.ID, "event", event, "err", err)
+		dec = a
+		dec.State, dec.DecidedBy = event, actor
+	}
+	g.count(event)
+	g.updateCard(ctx, dec)
+	return Outcome{State: dec.State, By: dec.DecidedBy, ID: a.ID}
+}
+
+// Click handles a click on a card: an authorised approver decides it; anyone
+// else is told why not, privately, and nothing changes.
+func (g *Gate) Click(ctx context.Context, ev *pipeline.Event, _ pipeline.Access) error {
+	if ev.Action == nil {
+		return errors.New("approval: click without an action")
+	}
+	user, id := ev.UserID, ev.Action.Value
+	event, ok := map[string]string{pipeline.ActionApprove: store.ApprovalApproved, pipeline.ActionDeny: store.ApprovalDenied,
+		pipeline.ActionAlways: store.ApprovalAlways}[ev.Action.ActionID]
+	if !ok {
+		return g.tell(ctx, ev, "That button is not one I know.")
+	}
+	a, err := g.o.Store.GetApproval(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return g.tell(ctx, ev, "I don't know this card.")
+	}
+	if err != nil {
+		return err
+	}
+	if a.State != store.ApprovalRequested {
+		return g.tell(ctx, ev, "This request was already decided: "+Outcome{State: a.State, By: a.DecidedBy}.Text()+".")
+	}
+	if !g.o.Approvers.CanApprove(user, a.Category) {
+		g.o.Log.InfoContext(ctx, "approval click refused", "approval_id", id, "user_id", user, "category", a.Category)
+		msg := fmt.Sprintf("You can't decide `%s` requests, so your click changed nothing.", a.Category)
+		if g.o.Manager != "" {
+			msg += fmt.Sprintf(" Ask <@%s> or an approver for `%s`.", g.o.Manager, a.Category)
+		}
+		return g.tell(ctx, ev, msg)
+	}
+	if event == store.ApprovalAlways && (a.Tool == "" || a.Category == "skills") {
+		event = store.ApprovalApproved // only tool-gate cards offer "always"
+	}
+	dec, err := g.o.Store.DecideApproval(ctx, id, event, user)
+	if errors.Is(err, store.ErrDecided) {
+		return g.tell(ctx, ev, "This request was already decided: "+Outcome{State: dec.State, By: dec.DecidedBy}.Text()+".")
+	}
+	if err != nil {
+		return err
+	}
+	if event == store.ApprovalAlways {
+		if err := g.o.Store.AllowTool(ctx, a.ThreadKey, a.Tool, user); err != nil {
+			g.o.Log.ErrorContext(ctx, "record always-allow", "approval_id", id, "err", err)
+		}
+	}
+	g.count(event)
+	g.o.Log.InfoContext(ctx, "approval decided", "approval_id", id, "decision", event, "user_id", user)
+	g.updateCard(ctx, dec)
+	g.mu.Lock()
+	w := g.waiters[id]
+	g.mu.Unlock()
+	if w != nil {
+		select {
+		case w <- dec:
+		default:
+		}
+	}
+	return nil
+}
+
+// ExpirePending expires the approvals a previous run left waiting, and
+// updates their cards, so that nothing waits forever.
+func (g *Gate) ExpirePending(ctx context.Context) (int, error) {
+	pending, err := g.o.Store.PendingApprovals(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range pending {
+		g.decide(ctx, a, store.ApprovalExpired, "")
+	}
+	return len(pending), nil
+}
+
+func (g *Gate) tell(ctx context.Context, ev *pipeline.Event, text string) error {
+	return g.o.Chat.PostEphemeral(ctx, ev.ChannelID, ev.ThreadTS, ev.UserID, text)
+}
+
+func (g *Gate) updateCard(ctx context.Context, a store.Approval) {
+	if a.CardTS == "" {
+		return
+	}
+	card := cardOf(a, "", false)
+	card.Actions = nil
+	card.Outcome = Outcome{State: a.State, By: a.DecidedBy}.Text()
+	err := g.o.Chat.Update(ctx, a.CardTS, pipeline.Message{ChannelID: a.ChannelID, ThreadTS: a.ThreadTS,
+		Text: fallbackText(a) + " — " + card.Outcome, Card: card})
+	if err != nil {
+		g.o.Log.WarnContext(ctx, "update approval card", "approval_id", a.ID, "err", err)
+	}
+}
+
+func (g *Gate) count(outcome string) {
+	if g.o.Outcomes != nil {
+		g.o.Outcomes.WithLabelValues(outcome).Inc()
+	}
+}
+
+func cardOf(a store.Approval, details string, always bool) *pipeline.Card {
+	actions := []string{pipeline.ActionApprove, pipeline.ActionDeny}
+	if always {
+		actions = append(actions, pipeline.ActionAlways)
+	}
+	return &pipeline.Card{Kind: "approval", ID: a.ID, Category: a.Category, Summary: a.Summary, Details: details,
+		Digest: a.Digest, Actions: actions}
+}
+
+func fallbackText(a store.Approval) string {
+	return fmt.Sprintf("Approval needed (%s): %s", a.Category, a.Summary)
+}
+
+// RequestApproval is the agent's own request (mcp__agent_chat__request_approval):
+// a card of the given category, without "always", whose outcome the agent
+// reads as an ordinary result.
+func (g *Gate) RequestApproval(ctx context.Context, t *pipeline.Turn, category, summary, details string) (string, error) {
+	out, err := g.Ask(ctx, Request{
+		ThreadKey:   t.Event.ThreadKey(),
+		ChannelID:   t.Event.ChannelID,
+		ThreadTS:    t.Event.RootTS(),
+		RequestedBy: t.Event.UserID,
+		Category:    category,
+		Summary:     summary,
+		Details:     details,
+		Digest:      Digest(category, []byte(summary+"\x00"+details)),
+	})
+	if err != nil {
+		return "", err
+	}
+	return out.Text(), nil
+}

@@ -1,0 +1,249 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/persona"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Store is the persistence the commands use (*store.Store).
+type Store interface {
+	SetThreadMode(ctx context.Context, key, mode string) error
+	SetThreadLock(ctx context.Context, key, userID string) error
+	GetThread(ctx context.Context, key string) (store.Thread, error)
+	SessionByThread(ctx context.Context, key string) (store.Session, error)
+}
+
+// Engine is the agent engine's control surface.
+type Engine interface {
+	Abort(threadKey string) bool
+	AbortChannel(channelID string) int
+	Compact(ctx context.Context, sessionID string) (int, error)
+}
+
+// Ingester runs /ingest (issue: skills and knowledge bases); nil answers
+// that no writable knowledge base is configured.
+type Ingester interface {
+	Ingest(ctx context.Context, label, userID string, out pipeline.Outbox) error
+}
+
+// Commands runs thread commands. It implements pipeline.Commands.
+type Commands struct {
+	Store       Store
+	Engine      Engine
+	Persona     *persona.Persona
+	Ingest      Ingester
+	DefaultMode pipeline.Mode
+	Self        func() pipeline.Identity
+	Log         *slog.Logger
+}
+
+var _ pipeline.Commands = (*Commands)(nil)
+
+// names are the commands, with what /help says of them.
+var names = map[string]string{
+	"/mode":    "`/mode <ask|accept-edits|bypass|plan|dont-ask>` sets this thread's permission mode (manager and approvers)",
+	"/abort":   "`/abort` stops my running turn at once",
+	"/compact": "`/compact` summarises this thread's history now",
+	"/help":    "`/help` shows this",
+	"/1on1":    "`/1on1` locks this thread to you and the manager; `/1on1 off` releases it",
+	"/ingest":  "`/ingest [label]` synthesises the knowledge base's raw notes into its wiki (manager, backup manager, approvers)",
+}
+
+// Command runs ev if it is a command.
+func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.Access, out pipeline.Outbox) (bool, error) {
+	name, args, ok := c.parse(ev)
+	if !ok {
+		return false, nil
+	}
+	if _, known := names[name]; !known {
+		if ev.Kind != pipeline.KindCommand {
+			return false, nil // "/etc is full" is a message, not a command
+		}
+		return true, say(ctx, out, fmt.Sprintf("I don't know `%s`. Try `/help`.", name))
+	}
+	key := ev.ThreadKey() // for a slash command: the channel ("C…:")
+	c.Log.InfoContext(ctx, "command", "command", name, "user_id", ev.UserID, "thread", key)
+	switch name {
+	case "/mode":
+		return true, c.mode(ctx, ev, a, key, args, out)
+	case "/abort":
+		return true, c.abort(ctx, ev, key, out)
+	case "/compact":
+		return true, c.compact(ctx, key, out)
+	case "/help":
+		return true, say(ctx, out, c.help(a))
+	case "/1on1":
+		return true, c.oneOnOne(ctx, ev, a, key, args, out)
+	case "/ingest":
+		return true, c.ingest(ctx, ev, a, args, out)
+	}
+	return false, nil
+}
+
+// parse finds the command of a slash command, or of a message whose words
+// (after the bot's mention) start with "/".
+func (c *Commands) parse(ev *pipeline.Event) (name, args string, ok bool) {
+	switch ev.Kind {
+	case pipeline.KindCommand:
+		if ev.Command == nil {
+			return "", "", false
+		}
+		return strings.ToLower(ev.Command.Name), strings.TrimSpace(ev.Command.Args), true
+	case pipeline.KindMessage:
+		text := pipeline.StripMention(ev.Text, c.Self().UserID)
+		if !strings.HasPrefix(text, "/") {
+			return "", "", false
+		}
+		name, args, _ = strings.Cut(text, " ")
+		return strings.ToLower(name), strings.TrimSpace(args), true
+	}
+	return "", "", false
+}
+
+func say(ctx context.Context, out pipeline.Outbox, text string) error {
+	_, err := out.Post(ctx, text)
+	return err
+}
+
+func privileged(a pipeline.Access) bool {
+	return a.Role == pipeline.RoleManager || a.Role == pipeline.RoleBackup || a.Role == pipeline.RoleApprover
+}
+
+func (c *Commands) mode(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key, args string, out pipeline.Outbox) error {
+	if args == "" {
+		return say(ctx, out, fmt.Sprintf("This thread's permission mode is `%s`.", a.Mode))
+	}
+	if !privileged(a) {
+		return say(ctx, out, "unauthorized: only the manager and approvers can change the mode.")
+	}
+	m, err := pipeline.ParseMode(args)
+	if err != nil {
+		return say(ctx, out, err.Error()+".")
+	}
+	if err := c.Store.SetThreadMode(ctx, key, string(m)); err != nil {
+		return err
+	}
+	where := "this thread"
+	if ev.Kind == pipeline.KindCommand {
+		where = "this channel's new and current threads without a mode of their own"
+	}
+	msg := fmt.Sprintf("Permission mode of %s: `%s` (set by <@%s>).", where, m, ev.UserID)
+	if eff := pipeline.EffectiveMode(a.Layer, m); eff != m {
+		msg += fmt.Sprintf(" This channel is public, so it works as `%s`.", eff)
+	}
+	return say(ctx, out, msg)
+}
+
+func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, key string, out pipeline.Outbox) error {
+	if ev.Kind == pipeline.KindCommand {
+		if n := c.Engine.AbortChannel(ev.ChannelID); n > 0 {
+			return say(ctx, out, fmt.Sprintf("Stopped %d running turn(s) here.", n))
+		}
+		return say(ctx, out, "Nothing is running here.")
+	}
+	if c.Engine.Abort(key) {
+		return say(ctx, out, "Stopped. The thread stays open: tell me what to do next.")
+	}
+	return say(ctx, out, "Nothing is running in this thread.")
+}
+
+func (c *Commands) compact(ctx context.Context, key string, out pipeline.Outbox) error {
+	s, err := c.Store.SessionByThread(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return say(ctx, out, "There is no conversation here to compact yet.")
+	}
+	if err != nil {
+		return err
+	}
+	n, err := c.Engine.Compact(ctx, s.ID)
+	if err != nil {
+		return &pipeline.UserError{Message: "I could not compact this thread's history (error). It is unchanged.", Err: err}
+	}
+	if n == 0 {
+		return say(ctx, out, "The history is short already; nothing to compact.")
+	}
+	return say(ctx, out, fmt.Sprintf("Compacted: %d older messages are now a summary.", n))
+}
+
+func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key, args string, out pipeline.Outbox) error {
+	th, err := c.Store.GetThread(ctx, key)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	manager := a.Role == pipeline.RoleManager || a.Role == pipeline.RoleBackup
+	if strings.EqualFold(args, "off") {
+		if th.LockedBy == "" {
+			return say(ctx, out, "This thread is not locked.")
+		}
+		if th.LockedBy != ev.UserID && !manager {
+			return say(ctx, out, fmt.Sprintf("unauthorized: only <@%s> or the manager can release this lock.", th.LockedBy))
+		}
+		if err := c.Store.SetThreadLock(ctx, key, ""); err != nil {
+			return err
+		}
+		return say(ctx, out, "1:1 released: everyone who may talk to me here can again.")
+	}
+	if args != "" {
+		return say(ctx, out, "Use `/1on1` to lock this thread or `/1on1 off` to release it.")
+	}
+	if th.LockedBy != "" && th.LockedBy != ev.UserID && !manager {
+		return say(ctx, out, fmt.Sprintf("unauthorized: this thread is locked to <@%s>.", th.LockedBy))
+	}
+	if err := c.Store.SetThreadLock(ctx, key, ev.UserID); err != nil {
+		return err
+	}
+	return say(ctx, out, fmt.Sprintf("1:1: this thread is now between <@%s> and the manager; others' messages are ignored until `/1on1 off`.", ev.UserID))
+}
+
+func (c *Commands) ingest(ctx context.Context, ev *pipeline.Event, a pipeline.Access, args string, out pipeline.Outbox) error {
+	if !privileged(a) {
+		return say(ctx, out, "unauthorized: only the manager, the backup manager and approvers can run /ingest.")
+	}
+	if c.Ingest == nil {
+		return say(ctx, out, "manifest.agent_knowledge not set")
+	}
+	return c.Ingest.Ingest(ctx, args, ev.UserID, out)
+}
+
+// help describes the persona and who may do what, from SOUL.md.
+func (c *Commands) help(a pipeline.Access) string {
+	p := c.Persona
+	var b strings.Builder
+	name := p.Identity.Name
+	if p.Identity.Role != "" {
+		name += ", " + p.Identity.Role
+	}
+	fmt.Fprintf(&b, "*%s*\n", name)
+	if m := strings.TrimSpace(p.Mandate); m != "" {
+		fmt.Fprintf(&b, "\n*What I do*\n%s\n", m)
+	}
+	fmt.Fprintf(&b, "\n*Who decides*\n- Manager: <@%s>", p.Manager.UserID)
+	if p.BackupManager.UserID != "" {
+		fmt.Fprintf(&b, ", backup <@%s>", p.BackupManager.UserID)
+	}
+	b.WriteString(" — may approve anything\n")
+	approvers := append([]persona.Approver(nil), p.Approvers...)
+	sort.Slice(approvers, func(i, j int) bool { return approvers[i].UserID < approvers[j].UserID })
+	for _, ap := range approvers {
+		fmt.Fprintf(&b, "- <@%s> approves: %s\n", ap.UserID, strings.Join(ap.Scopes, ", "))
+	}
+	fmt.Fprintf(&b, "\n*Here*\nPermission mode `%s` (%s channel).\n", a.Mode, a.Layer)
+	b.WriteString("\n*Commands*\n")
+	keys := make([]string, 0, len(names))
+	for k := range names {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString("- " + names[k] + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+func openApprovals(t *testing.T) *Store {
+	t.Helper()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s, err := Open(context.Background(), t.TempDir()+"/db.sqlite", Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestApprovalLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s := openApprovals(t)
+	a := Approval{ID: "ap1", ThreadKey: "C1:1.0", ChannelID: "C1", ThreadTS: "1.0", Category: "Bash", Tool: "Bash",
+		Summary: "ls", Digest: "abc", RequestedBy: "U1"}
+	if err := s.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetApprovalCard(ctx, "ap1", "9.9"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetApproval(ctx, "ap1")
+	if err != nil || got.State != ApprovalRequested || got.CardTS != "9.9" || got.Digest != "abc" {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	pending, _ := s.PendingApprovals(ctx)
+	if len(pending) != 1 {
+		t.Fatalf("pending = %v", pending)
+	}
+	dec, err := s.DecideApproval(ctx, "ap1", ApprovalApproved, "U0MGR")
+	if err != nil || dec.State != ApprovalApproved || dec.DecidedBy != "U0MGR" {
+		t.Fatalf("decide = %+v, %v", dec, err)
+	}
+	if _, err := s.DecideApproval(ctx, "ap1", ApprovalDenied, "U2"); !errors.Is(err, ErrDecided) {
+		t.Fatalf("second decision err = %v", err)
+	}
+	events, _ := s.ApprovalEvents(ctx, "ap1")
+	if len(events) != 2 || events[0].Event != ApprovalRequested || events[1].Event != ApprovalApproved {
+		t.Fatalf("events = %+v", events)
+	}
+	if pending, _ := s.PendingApprovals(ctx); len(pending) != 0 {
+		t.Fatalf("pending after decision = %v", pending)
+	}
+	if _, err := s.DecideApproval(ctx, "nope", ApprovalApproved, "U"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown approval err = %v", err)
+	}
+	since, _ := s.ApprovalsSince(ctx, time.Time{})
+	if len(since) != 1 || since[0].State != ApprovalApproved {
+		t.Fatalf("since = %+v", since)
+	}
+}
+
+func TestApprovalOneDecisionWins(t *testing.T) {
+	ctx := context.Background()
+	s := openApprovals(t)
+	if err := s.CreateApproval(ctx, Approval{ID: "ap", ThreadKey: "k", Category: "skills"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := 0
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.DecideApproval(ctx, "ap", ApprovalDenied, "U"); err == nil {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Fatalf("%d decisions won, want 1", wins)
+	}
+}
+
+func TestThreadAllows(t *testing.T) {
+	ctx := context.Background()
+	s := openApprovals(t)
+	if ok, _ := s.ToolAllowed(ctx, "k", "Bash"); ok {
+		t.Fatal("allowed before")
+	}
+	for i := 0; i < 2; i++ {
+		if err := s.AllowTool(ctx, "k", "Bash", "U0MGR"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, _ := s.ToolAllowed(ctx, "k", "Bash"); !ok {
+		t.Fatal("not allowed after AllowTool")
+	}
+	if ok, _ := s.ToolAllowed(ctx, "other", "Bash"); ok {
+		t.Fatal("allow leaked to another thread")
+	}
+}

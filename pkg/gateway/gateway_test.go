@@ -1,0 +1,189 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// chanTransport delivers the events written to its channel.
+type chanTransport struct {
+	events chan *pipeline.Event
+}
+
+func (c *chanTransport) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-c.events:
+			deliver(ev)
+		}
+	}
+}
+
+func newTestGateway(t *testing.T, h pipeline.HandlerFunc, cfg Config) (*chanTransport, context.CancelFunc, chan error) {
+	t.Helper()
+	tr := &chanTransport{events: make(chan *pipeline.Event)}
+	g := New(tr, h, noop.NewTracerProvider().Tracer(""), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return tr, cancel, done
+}
+
+func message(id, channel, ts, thread string) *pipeline.Event {
+	return &pipeline.Event{ID: id, Kind: pipeline.KindMessage, ChannelID: channel, TS: ts, ThreadTS: thread}
+}
+
+func TestGatewayOrdersEventsOfOneThread(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	release := make(chan struct{})
+	seen := make(chan string, 10)
+	tr, _, _ := newTestGateway(t, func(ctx context.Context, ev *pipeline.Event) error {
+		if ev.ID == "a1" {
+			<-release // the first event of thread A is slow
+		}
+		mu.Lock()
+		order = append(order, ev.ID)
+		mu.Unlock()
+		seen <- ev.ID
+		return nil
+	}, Config{})
+	tr.events <- message("a1", "C1", "1.0", "")
+	tr.events <- message("a2", "C1", "1.1", "1.0")
+	tr.events <- message("b1", "C1", "2.0", "") // another thread runs meanwhile
+	if got := waitID(t, seen); got != "b1" {
+		t.Fatalf("first handled %q, want b1 (thread B must not wait for thread A)", got)
+	}
+	close(release)
+	if a, b := waitID(t, seen), waitID(t, seen); a != "a1" || b != "a2" {
+		t.Fatalf("thread A handled %s, %s; want a1, a2 in order", a, b)
+	}
+}
+
+func TestGatewayClicksDoNotWaitBehindTheirThread(t *testing.T) {
+	clicked := make(chan struct{})
+	seen := make(chan string, 10)
+	tr, _, _ := newTestGateway(t, func(ctx context.Context, ev *pipeline.Event) error {
+		switch ev.Kind {
+		case pipeline.KindMessage:
+			if ev.Text == "turn" {
+				<-clicked // a turn waiting for an approval click
+			} else {
+				close(clicked) // the thread's /abort
+			}
+		case pipeline.KindAction:
+			seen <- "click"
+		}
+		return nil
+	}, Config{})
+	turn := message("m1", "C1", "1.0", "")
+	turn.Text = "turn"
+	tr.events <- turn
+	tr.events <- &pipeline.Event{ID: "action:T1", Kind: pipeline.KindAction, ChannelID: "C1", ThreadTS: "1.0", Action: &pipeline.Action{ActionID: "approve"}}
+	if got := waitID(t, seen); got != "click" {
+		t.Fatalf("got %q", got)
+	}
+	abort := message("m2", "C1", "1.1", "1.0")
+	abort.Text = "<@U0BOT> /abort"
+	tr.events <- abort
+	select {
+	case <-clicked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the thread's /abort waited behind the running turn")
+	}
+}
+
+func TestGatewayDrainsOnShutdown(t *testing.T) {
+	started := make(chan struct{})
+	finished := make(chan struct{})
+	tr, cancel, done := newTestGateway(t, func(ctx context.Context, ev *pipeline.Event) error {
+		close(started)
+		time.Sleep(50 * time.Millisecond) // a turn still running at shutdown
+		close(finished)
+		return nil
+	}, Config{Grace: 10 * time.Second})
+	tr.events <- message("m1", "C1", "1.0", "")
+	<-started
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-finished:
+	default:
+		t.Fatal("Run returned before the running event finished")
+	}
+	done <- nil // for the cleanup
+}
+
+func TestGatewayCancelsAfterGrace(t *testing.T) {
+	started := make(chan struct{})
+	tr, cancel, done := newTestGateway(t, func(ctx context.Context, ev *pipeline.Event) error {
+		close(started)
+		<-ctx.Done() // a turn that only stops when cancelled
+		return ctx.Err()
+	}, Config{Grace: time.Millisecond})
+	tr.events <- message("m1", "C1", "1.0", "")
+	<-started
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the running event was not cancelled after the grace period")
+	}
+	done <- nil
+}
+
+func TestGatewayReturnsTransportError(t *testing.T) {
+	want := errors.New("invalid_auth")
+	g := New(transportFunc(func(context.Context, func(*pipeline.Event)) error { return want }),
+		pipeline.HandlerFunc(func(context.Context, *pipeline.Event) error { return nil }),
+		noop.NewTracerProvider().Tracer(""), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, Config{})
+	if err := g.Run(context.Background()); !errors.Is(err, want) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+type transportFunc func(context.Context, func(*pipeline.Event)) error
+
+func (f transportFunc) Run(ctx context.Context, d func(*pipeline.Event)) error { return f(ctx, d) }
+
+func TestIsAbort(t *testing.T) {
+	for text, want := range map[string]bool{
+		"/abort": true, "<@U0BOT> /abort": true, " <@U0BOT>  /abort now": true,
+		"/aborted": false, "please /abort": false, "": false, "<@U0BOT": false,
+	} {
+		if got := isAbort(text); got != want {
+			t.Errorf("isAbort(%q) = %v", text, got)
+		}
+	}
+}
+
+func waitID(t *testing.T, ch chan string) string {
+	t.Helper()
+	select {
+	case id := <-ch:
+		return id
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event handled")
+		return ""
+	}
+}
