@@ -55,6 +55,7 @@ type service struct {
 	redactor *redact.Redactor
 	self     pipeline.Identity
 	handler  pipeline.Handler
+	gate     *approval.Gate
 	gateway  *gateway.Gateway
 	started  time.Time
 
@@ -134,6 +135,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	if err != nil {
 		return nil, err
 	}
+	s.gate = gate
 	if n, err := gate.ExpirePending(ctx); err != nil {
 		return nil, fmt.Errorf("expire pending approvals: %w", err)
 	} else if n > 0 {
@@ -232,6 +234,8 @@ func (s *service) run(ctx context.Context) error {
 			}
 		}()
 	}
+	stopWaits := context.AfterFunc(ctx, s.gate.Close)
+	defer stopWaits()
 	err := s.gateway.Run(ctx)
 	s.sessions.Close()
 	wg.Wait()

@@ -56,6 +56,8 @@ type Gate struct {
 	o       Options
 	mu      sync.Mutex
 	waiters map[string]chan store.Approval
+	closing chan struct{}
+	once    sync.Once
 }
 
 // New returns a Gate.
@@ -63,7 +65,14 @@ func New(o Options) (*Gate, error) {
 	if o.Store == nil || o.Chat == nil || o.Approvers == nil || o.NewID == nil || o.Log == nil {
 		return nil, errors.New("approval: New needs Store, Chat, Approvers, NewID and Log")
 	}
-	return &Gate{o: o, waiters: map[string]chan store.Approval{}}, nil
+	return &Gate{o: o, waiters: map[string]chan store.Approval{}, closing: make(chan struct{})}, nil
+}
+
+// Close ends every wait at once (the service is shutting down): pending
+// requests expire and their cards say so, so running turns can finish
+// within the shutdown grace period instead of waiting for a click.
+func (g *Gate) Close() {
+	g.once.Do(func() { close(g.closing) })
 }
 
 // Request is what a card asks.
@@ -158,6 +167,8 @@ func (g *Gate) Ask(ctx context.Context, r Request) (Outcome, error) {
 		return Outcome{State: dec.State, By: dec.DecidedBy, ID: id}, nil
 	case <-timeout:
 		return g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, ""), nil
+	case <-g.closing:
+		return g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, ""), nil
 	case <-ctx.Done():
 		g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, "")
 		return Outcome{}, ctx.Err()
