@@ -1,0 +1,171 @@
+package mrkdwn
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestConvertGolden converts every testdata/*.md and compares the result
+// with the .golden file beside it, byte for byte (goldens have no final
+// newline because Convert emits none). Regenerate with -update.
+func TestConvertGolden(t *testing.T) {
+	inputs, err := filepath.Glob(filepath.Join("testdata", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) == 0 {
+		t.Fatal("no testdata/*.md inputs")
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".md")
+		t.Run(name, func(t *testing.T) {
+			src, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Convert(string(src))
+			golden := strings.TrimSuffix(in, ".md") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("Convert(%s) mismatch\n--- got ---\n%s\n--- want ---\n%s", in, got, want)
+			}
+		})
+	}
+}
+
+// TestConvertPassthrough checks that text needing no conversion comes out
+// byte for byte.
+func TestConvertPassthrough(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "passthrough.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		"plain":        "Hello, world. Nothing to see here.",
+		"emoji":        "Shipped :tada: :white_check_mark: :+1:",
+		"mentions":     "cc <@U024BE7LH> <@W0123ABC|alice> in <#C024BE7LH|general> <!here>",
+		"entities":     "R&amp;D &lt;3 &gt; 2",
+		"links":        "<https://example.com/a_b_c?x=1&y=2|docs> and <https://example.com>",
+		"soft breaks":  "line one\nline two\nline three",
+		"paragraphs":   "one\n\ntwo",
+		"bullets":      "• already\n• a list",
+		"mrkdwn":       "_italic_ and ~strike~ and `code`",
+		"date":         "<!date^1392734382^{date_short}|Feb 18>",
+		"subteam":      "<!subteam^SAZ94GDB8|@oncall> please look",
+		"passthrough":  strings.TrimRight(string(src), "\n"),
+		"intraword":    "snake_case and 2 * 3 stay",
+		"unicode":      "日本語のテキスト — ünïcödé ✓",
+		"special only": "<!channel>",
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Convert(in); got != in {
+				t.Errorf("Convert(%q) = %q, want it unchanged", in, got)
+			}
+		})
+	}
+}
+
+func TestConvert(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"empty", "", ""},
+		{"blank", " \n\t\n", ""},
+		{"trailing newlines", "hi\n\n\n", "hi"},
+		{"crlf", "a\r\nb\r\n\r\nc", "a\nb\n\nc"},
+		{"invalid utf8", "a\xffb", "a\uFFFDb"},
+		{"nul", "a\x00b", "a\uFFFDb"},
+		{"strong", "**b**", "*b*"},
+		{"emphasis", "*i*", "_i_"},
+		{"strike", "~~s~~", "~s~"},
+		{"heading", "# Title", "*Title*"},
+		{"empty heading", "#", ""},
+		{"link", "[t](https://x.io)", "<https://x.io|t>"},
+		{"link text is url", "[https://x.io](https://x.io)", "<https://x.io>"},
+		{"link empty text", "[](https://x.io)", "<https://x.io>"},
+		{"link pipe in url", "[t](https://x.io/a|b)", "<https://x.io/a%7Cb|t>"},
+		{"link angle in text", "[a > b](https://x.io)", "<https://x.io|a &gt; b>"},
+		{"link star in text", "[2 * 3](https://x.io)", "<https://x.io|2 * 3>"},
+		{"mention in link text", "[hi <@U1>](https://x.io)", "<https://x.io|hi &lt;@U1&gt;>"},
+		{"image", "![alt](https://x.io/p.png)", "<https://x.io/p.png|alt>"},
+		{"relative image", "![alt](p.png)", "alt"},
+		{"email", "<a@b.io>", "<mailto:a@b.io|a@b.io>"},
+		{"inline code verbatim", "`<&>*_~`", "`<&>*_~`"},
+		{"empty code block", "```\n```", ""},
+		{"code keeps trailing space", "```\na  \n```", "```\na  \n```"},
+		{"fence in code", "````\n```\n````", "```\n``\u200b`\n```"},
+		{"long backtick run", "``````\n`````\n``````", "```\n``\u200b``\u200b`\n```"},
+		{"fence in text", "\\`\\`\\`x", "``\u200b`x"},
+		{"thematic break", "---", thematicBreak},
+		{"task", "- [x] a", "• ☑ a"},
+		{"empty item", "-", "•"},
+		{"third level bullet", "- a\n  - b\n    - c\n      - d", "• a\n    ◦ b\n        ▪ c\n            • d"},
+		{"ordered start", "7. a\n8. b", "7. a\n8. b"},
+		{"quote blank line", "> a\n>\n> b", "> a\n>\n> b"},
+		{"html inline", "a <b>c</b>", "a &lt;b&gt;c&lt;/b&gt;"},
+		{"html comment block", "<!-- x -->", "&lt;!-- x --&gt;"},
+		{"not a token", "<@u1> <#> <!x>", "&lt;@u1&gt; &lt;#&gt; &lt;!x&gt;"},
+		{"token at line start", "<!here> look", "<!here> look"},
+		{"token label with pipe", "<#C1|a|b>", "<#C1|a|b>"},
+		{"token label with newline", "<#C1|a\nb>", "&lt;#C1|a\nb&gt;"},
+		{"strong in heading", "# **a** b", "*a b*"},
+		{"emphasis over lines", "*a\nb*", "_a_\n_b_"},
+		{"nested strong", "**a **b** c**", "*a b c*"},
+		{"table cell escapes raw", "| a |\n|---|\n| <&> |", "```\na\n---\n<&>\n```"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Convert(tt.in); got != tt.want {
+				t.Errorf("Convert(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestConvertConcurrent shares the package's parser across goroutines; run
+// with -race.
+func TestConvertConcurrent(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "reply.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Convert(string(src))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if got := Convert(string(src)); got != want {
+				t.Error("concurrent Convert differs")
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func BenchmarkConvert(b *testing.B) {
+	src, err := os.ReadFile(filepath.Join("testdata", "reply.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := string(src)
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Convert(in)
+	}
+}
