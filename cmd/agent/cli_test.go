@@ -197,3 +197,49 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("exit %d out %q", code, out)
 	}
 }
+
+func TestValidateSoulWithModelExtraction(t *testing.T) {
+	prose := strings.Replace(testSoul, "## Reporting\n- Manager: U0MGR\n", "## About\nI report to Mia (U0MIA), who runs releases.\n", 1)
+	path := filepath.Join(t.TempDir(), "SOUL.md")
+	if err := os.WriteFile(path, []byte(prose), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(model *fake.Anthropic) map[string]string {
+		return map[string]string{"AGENT_SOUL_EXTRACT": "model", "LLM_API_KEY": "sk-test", "LLM_BASE_URL": model.URL(), "AGENT_MODEL": "m"}
+	}
+
+	// Without the opt-in, no model: the manager is missing.
+	if _, stderr, code := runCLI(t, nil, "validate-soul", "--soul", path); code != 1 || !strings.Contains(stderr, "manager.userId") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// With it, the model fills the manager from the prose.
+	model := fake.NewAnthropic(t)
+	model.Enqueue(fake.TextReply(`{"manager":{"userId":"U0MIA"}}`))
+	out, stderr, code := runCLI(t, env(model), "validate-soul", "--soul", path)
+	if code != 0 || !strings.Contains(out, "U0MIA") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	// An id that is not in the file is refused: a load failure.
+	model2 := fake.NewAnthropic(t)
+	model2.Enqueue(fake.TextReply(`{"manager":{"userId":"U0EVE"}}`))
+	if _, stderr, code := runCLI(t, env(model2), "validate-soul", "--soul", path); code != 2 || !strings.Contains(stderr, "U0EVE") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+func TestPersonaCacheHitOnSecondBoot(t *testing.T) {
+	h := newHarness(t, testSoul)
+	h.start()
+	h.waitLog("soul cache miss")
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Count(h.logs.String(), "soul cache miss")
+	h.start()
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if after := strings.Count(h.logs.String(), "soul cache miss"); after != before {
+		t.Fatalf("second boot missed the cache (%d misses, want %d)", after, before)
+	}
+}

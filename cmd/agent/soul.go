@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/persona-runtime/agent/internal/fsutil"
+	"github.com/persona-runtime/agent/internal/soulx"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
@@ -34,15 +35,46 @@ func seedSoul(home string) (bool, error) {
 	return true, nil
 }
 
+// extractor fills what the parser could not find (AGENT_SOUL_EXTRACT=model).
+type extractor struct {
+	model soulx.Model
+	name  string // the model id
+}
+
+// extract runs the opt-in model extraction; a nil extractor changes nothing.
+func (x *extractor) extract(ctx context.Context, src []byte, p *persona.Persona, log *slog.Logger, path string) (*persona.Persona, error) {
+	if x == nil {
+		return p, nil
+	}
+	out, notes, err := soulx.Extract(ctx, x.model, x.name, src, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: model extraction: %w", path, err)
+	}
+	for _, n := range notes {
+		log.InfoContext(ctx, "soul extraction", "path", path, "note", n)
+	}
+	return out, nil
+}
+
+// cacheKey keys the persona cache: the parser's version, the extraction's
+// (when on) and the file's content hash.
+func (x *extractor) cacheKey(src []byte) string {
+	key := "soul:" + persona.ParserVersion
+	if x != nil {
+		key += ":x" + soulx.Version + ":" + x.name
+	}
+	return key + ":" + persona.Hash(src)
+}
+
 // loadPersona reads and parses SOUL.md, through the store's extraction
-// cache keyed by the file's content hash and the parser's version. A
-// persona that lacks required fields is an error.
-func loadPersona(ctx context.Context, path string, st *store.Store, log *slog.Logger) (*persona.Persona, error) {
+// cache keyed by the file's content hash and the parser's (and extraction's)
+// version. A persona that lacks required fields is an error.
+func loadPersona(ctx context.Context, path string, st *store.Store, x *extractor, log *slog.Logger) (*persona.Persona, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read SOUL.md: %w", err)
 	}
-	key := "soul:" + persona.ParserVersion + ":" + persona.Hash(src)
+	key := x.cacheKey(src)
 	var p *persona.Persona
 	if data, err := st.PersonaCache(ctx, key); err == nil {
 		p = &persona.Persona{}
@@ -55,6 +87,9 @@ func loadPersona(ctx context.Context, path string, st *store.Store, log *slog.Lo
 	if p == nil {
 		log.InfoContext(ctx, "soul cache miss", "path", path)
 		if p, err = persona.Parse(path, src); err != nil {
+			return nil, err
+		}
+		if p, err = x.extract(ctx, src, p, log, path); err != nil {
 			return nil, err
 		}
 		data, err := json.Marshal(p)

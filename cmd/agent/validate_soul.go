@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/persona-runtime/agent/pkg/persona"
 )
@@ -41,6 +43,19 @@ func (c *cli) validateSoulCommand() *ffcli.Command {
 			p, err := persona.Parse(path, src)
 			if err != nil {
 				return &exitError{code: 2, err: err}
+			}
+			if cfg.SoulExtract == "model" {
+				if err := cfg.ValidateModel(); err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				log := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+				x, err := newExtractor(cfg, log, noop.NewTracerProvider().Tracer(""), nil)
+				if err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				if p, err = x.extract(context.Background(), src, p, log, path); err != nil {
+					return &exitError{code: 2, err: err}
+				}
 			}
 			for _, w := range p.WarningLines() {
 				fmt.Fprintln(c.stderr, "warning: "+w)

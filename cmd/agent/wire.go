@@ -103,10 +103,15 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, fmt.Errorf("open database %s: %w", cfg.DBPath, err)
 	}
 	s.closers = append(s.closers, func(context.Context) error { return s.store.Close() })
-	if s.persona, err = loadPersona(ctx, filepath.Join(cfg.Home, "SOUL.md"), s.store, s.log); err != nil {
+	s.metrics = metrics.New()
+	llmMetrics := &llm.Metrics{Requests: s.metrics.ModelRequests, Tokens: s.metrics.ModelTokens, Duration: s.metrics.ModelDuration}
+	x, err := newExtractor(cfg, s.log, s.tracer, llmMetrics)
+	if err != nil {
 		return nil, err
 	}
-	s.metrics = metrics.New()
+	if s.persona, err = loadPersona(ctx, filepath.Join(cfg.Home, "SOUL.md"), s.store, x, s.log); err != nil {
+		return nil, err
+	}
 
 	patterns, err := redactPatterns(s.persona)
 	if err != nil {
@@ -120,7 +125,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	s.log.Info("chat identity", "bot_user_id", s.self.UserID, "bot_id", s.self.BotID, "team_id", s.self.TeamID)
 
 	model, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.Model},
-		s.log, s.tracer, &llm.Metrics{Requests: s.metrics.ModelRequests, Tokens: s.metrics.ModelTokens, Duration: s.metrics.ModelDuration})
+		s.log, s.tracer, llmMetrics)
 	if err != nil {
 		return nil, fmt.Errorf("model client: %w", err)
 	}
@@ -182,6 +187,19 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
+}
+
+// newExtractor returns the SOUL.md model extractor when
+// AGENT_SOUL_EXTRACT=model, else nil (no model is called at boot).
+func newExtractor(cfg *config.Config, log *slog.Logger, tracer trace.Tracer, m *llm.Metrics) (*extractor, error) {
+	if cfg.SoulExtract != "model" {
+		return nil, nil
+	}
+	client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.SoulModel}, log, tracer, m)
+	if err != nil {
+		return nil, fmt.Errorf("soul extraction model: %w", err)
+	}
+	return &extractor{model: client, name: client.Model()}, nil
 }
 
 // prompt is the system prompt of a turn: the runtime baseline and the

@@ -338,7 +338,7 @@ func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthrop
 }
 
 func (e *Engine) recordUsage(ctx context.Context, sid string, u anthropic.Usage) {
-	err := e.o.History.AddUsage(ctx, sid, store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
+	err := e.o.History.AddUsage(context.WithoutCancel(ctx), sid, store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
 		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens})
 	if err != nil {
 		e.o.Log.WarnContext(ctx, "record token usage", "session_id", sid, "err", err)
@@ -408,11 +408,15 @@ func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res
 		}
 		span.SetAttributes(attribute.String("outcome", outcome))
 		span.End()
+		label := u.Name
+		if outcome == "unknown" {
+			label = "unknown" // the model's invented names must not make series
+		}
 		if e.o.Metrics.ToolCalls != nil {
-			e.o.Metrics.ToolCalls.WithLabelValues(u.Name, outcome).Inc()
+			e.o.Metrics.ToolCalls.WithLabelValues(label, outcome).Inc()
 		}
 		if e.o.Metrics.ToolDuration != nil {
-			e.o.Metrics.ToolDuration.WithLabelValues(u.Name).Observe(time.Since(began).Seconds())
+			e.o.Metrics.ToolDuration.WithLabelValues(label).Observe(time.Since(began).Seconds())
 		}
 	}()
 	if ctx.Err() != nil {

@@ -71,6 +71,10 @@ type Manager struct {
 
 	mu   sync.Mutex
 	live map[string]*Session // by thread key
+	// closing holds the threads whose idle close is being written; an
+	// Acquire of such a thread waits for it, so the close can never land
+	// after the resume.
+	closing map[string]chan struct{}
 }
 
 var _ pipeline.Sessions = (*Manager)(nil)
@@ -115,7 +119,7 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	} else if n > 0 {
 		o.Log.Info("closed sessions left live by the last run", "count", n)
 	}
-	return &Manager{opt: o, live: map[string]*Session{}}, nil
+	return &Manager{opt: o, live: map[string]*Session{}, closing: map[string]chan struct{}{}}, nil
 }
 
 // Acquire returns the session of ev's thread: the live one, or the stored
@@ -124,6 +128,19 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Session, func(), error) {
 	key := ev.ThreadKey()
 	m.mu.Lock()
+	for {
+		done, ok := m.closing[key]
+		if !ok {
+			break
+		}
+		m.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		m.mu.Lock()
+	}
 	if s, ok := m.live[key]; ok {
 		s.busy++
 		s.gen++
@@ -144,7 +161,12 @@ func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Ses
 	case errors.Is(err, m.opt.NotFound):
 		rec = Record{ID: m.opt.NewID(), ThreadKey: key, State: StateLive, CreatedAt: now, LastActivity: now}
 		if err := m.opt.Store.CreateSession(ctx, rec); err != nil {
-			return nil, nil, fmt.Errorf("create session: %w", err)
+			// Created meanwhile by another caller: use theirs.
+			existing, lerr := m.opt.Store.SessionByThread(ctx, key)
+			if lerr != nil {
+				return nil, nil, fmt.Errorf("create session: %w", err)
+			}
+			rec = existing
 		}
 		m.opt.Log.InfoContext(ctx, "session created", "session_id", rec.ID, "thread", key)
 	case err != nil:
@@ -177,7 +199,12 @@ func (m *Manager) releaser(s *Session) func() {
 }
 
 func (m *Manager) release(s *Session) {
-	now := m.opt.Now()
+	// The activity is written before the idle timer is armed, so that the
+	// idle close is always the last write. It is best effort: the history
+	// rows carry their own times.
+	if err := m.opt.Store.TouchSession(context.Background(), s.id, StateLive, m.opt.Now()); err != nil {
+		m.opt.Log.Warn("record session activity", "session_id", s.id, "err", err)
+	}
 	m.mu.Lock()
 	s.busy--
 	s.gen++
@@ -186,10 +213,6 @@ func (m *Manager) release(s *Session) {
 		s.timer = time.AfterFunc(m.opt.Idle, func() { m.idle(s, gen) })
 	}
 	m.mu.Unlock()
-	// The activity time is best effort: the history rows carry their own.
-	if err := m.opt.Store.TouchSession(context.Background(), s.id, StateLive, now); err != nil {
-		m.opt.Log.Warn("record session activity", "session_id", s.id, "err", err)
-	}
 }
 
 // idle closes s if nothing happened since the timer was armed.
@@ -202,8 +225,14 @@ func (m *Manager) idle(s *Session, gen uint64) {
 	delete(m.live, s.threadKey)
 	s.timer = nil
 	m.setGauge()
+	done := make(chan struct{})
+	m.closing[s.threadKey] = done
 	m.mu.Unlock()
 	m.closed(s, "idle")
+	m.mu.Lock()
+	delete(m.closing, s.threadKey)
+	m.mu.Unlock()
+	close(done)
 }
 
 func (m *Manager) closed(s *Session, why string) {

@@ -182,3 +182,73 @@ func TestOutboxErrorsPropagate(t *testing.T) {
 		})
 	}
 }
+
+// approvals is a tools.Approvals scripted by its field.
+type approvals struct {
+	RequestApprovalFn func(ctx context.Context, t *pipeline.Turn, category, summary, details string) (string, error)
+}
+
+func (a approvals) RequestApproval(ctx context.Context, t *pipeline.Turn, category, summary, details string) (string, error) {
+	return a.RequestApprovalFn(ctx, t, category, summary, details)
+}
+
+func TestRequestApproval(t *testing.T) {
+	boom := errors.New("card not posted")
+	tests := []struct {
+		name    string
+		input   string
+		noTurn  bool
+		noAsker bool
+		answer  error
+		want    tools.Result
+		asked   string // "category|summary|details" the approvals got
+		wantErr error
+	}{
+		{name: "approved", input: `{"category":" deploy ","summary":"Deploy ` + secret + `","details":"key ` + secret + `"}`,
+			want: tools.Result{Text: "approved by <@U0APP>"}, asked: "deploy|Deploy [redacted]|key [redacted]"},
+		{name: "no details", input: `{"category":"spend","summary":"Buy a domain"}`,
+			want: tools.Result{Text: "approved by <@U0APP>"}, asked: "spend|Buy a domain|"},
+		{name: "no category", input: `{"summary":"x"}`, want: tools.Errorf("category (one word) and summary are required")},
+		{name: "category of two words", input: `{"category":"big deploy","summary":"x"}`, want: tools.Errorf("category (one word) and summary are required")},
+		{name: "blank summary", input: `{"category":"deploy","summary":"  "}`, want: tools.Errorf("category (one word) and summary are required")},
+		{name: "bad JSON", input: `{"category":1}`, want: tools.Result{IsError: true}},
+		{name: "no turn", input: `{"category":"deploy","summary":"x"}`, noTurn: true, want: tools.Errorf("no chat thread to ask in")},
+		{name: "no approvals wired", input: `{"category":"deploy","summary":"x"}`, noAsker: true, want: tools.Errorf("no chat thread to ask in")},
+		{name: "error passed on", input: `{"category":"deploy","summary":"x"}`, answer: boom, wantErr: boom, asked: "deploy|x|"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked string
+			chat := &tools.ChatServer{Redactor: secretRedactor}
+			if !tt.noAsker {
+				chat.Approvals = approvals{RequestApprovalFn: func(_ context.Context, _ *pipeline.Turn, c, s, d string) (string, error) {
+					asked = c + "|" + s + "|" + d
+					if tt.answer != nil {
+						return "", tt.answer
+					}
+					return "approved by <@U0APP>", nil
+				}}
+			}
+			reg := tools.NewRegistry()
+			reg.Add(chat.Tools()...)
+			ctx := tools.NewContextWithTurn(t.Context(), &pipeline.Turn{})
+			if tt.noTurn {
+				ctx = t.Context()
+			}
+			got, err := reg.Call(ctx, tools.ChatRequestApproval, json.RawMessage(tt.input))
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Call error = %v, want %v", err, tt.wantErr)
+			}
+			if tt.want.IsError && tt.want.Text == "" {
+				if !got.IsError || !strings.HasPrefix(got.Text, "invalid input") {
+					t.Errorf("result = %+v, want an invalid input error", got)
+				}
+			} else if got != tt.want {
+				t.Errorf("result = %+v, want %+v", got, tt.want)
+			}
+			if asked != tt.asked {
+				t.Errorf("approvals asked %q, want %q", asked, tt.asked)
+			}
+		})
+	}
+}

@@ -52,7 +52,7 @@ func (r *Registry) Add(ts ...Tool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range ts {
-		if t.Name == "" || t.Call == nil || len(t.Schema) == 0 {
+		if t.Name == "" || t.Call == nil || len(t.Schema) == 0 || !json.Valid(t.Schema) {
 			panic("tools: Add of an incomplete tool " + t.Name)
 		}
 		if _, dup := r.tools[t.Name]; dup {

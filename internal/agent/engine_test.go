@@ -1,0 +1,1243 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/redact"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+	"github.com/persona-runtime/agent/pkg/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const (
+	botID        = "UBOT"
+	senderID     = "U0ALICE"
+	secret       = "hunter2-very-secret"
+	staticPrompt = "You are Ava, the team's assistant. Answer through your chat tools."
+	threadPrompt = "This thread is in #ops."
+	reminderText = "[runtime] You ended your turn without posting anything"
+	maxStepsText = "I stopped after 2 steps without finishing. Tell me how to continue."
+)
+
+// fakeSession is a pipeline.Session.
+type fakeSession struct{ id, key string }
+
+func (s fakeSession) ID() string        { return s.id }
+func (s fakeSession) ThreadKey() string { return s.key }
+
+// outbox is a recording pipeline.Outbox. PostFn, when set, answers posts
+// (after they are recorded); otherwise each post gets ts 100.<n>.
+type outbox struct {
+	PostFn func(ctx context.Context, markdown string) (string, error)
+
+	mu      sync.Mutex
+	posts   []string
+	updates []string
+}
+
+func (o *outbox) Post(ctx context.Context, markdown string) (string, error) {
+	o.mu.Lock()
+	o.posts = append(o.posts, markdown)
+	n := len(o.posts)
+	o.mu.Unlock()
+	if o.PostFn != nil {
+		return o.PostFn(ctx, markdown)
+	}
+	return fmt.Sprintf("100.%d", n), nil
+}
+
+func (o *outbox) Update(_ context.Context, ts, markdown string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.updates = append(o.updates, ts+" "+markdown)
+	return nil
+}
+
+func (o *outbox) Posts() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.posts...)
+}
+
+// syncBuffer is a log sink safe for the engine's and the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// config tunes newEnv.
+type config struct {
+	maxTurns, maxSteps int
+	maxRetries         int              // 0: none
+	thread             string           // the thread part of the prompt
+	extra              []tools.Tool     // tools besides agent_chat
+	patterns           []redact.Pattern // the operator's redaction patterns
+	now                func() time.Time // the engine's clock
+}
+
+// env is an Engine with the real model client against the Anthropic fake,
+// the real store, the real agent_chat tools, and recorders for the rest.
+type env struct {
+	fake      *fake.Anthropic
+	store     *store.Store
+	engine    *agent.Engine
+	spans     *tracetest.SpanRecorder
+	logs      *syncBuffer
+	turns     *prometheus.CounterVec
+	stopGuard prometheus.Counter
+	toolCalls *prometheus.CounterVec
+	duration  prometheus.Histogram
+}
+
+func newEnv(t *testing.T, c config) *env {
+	t.Helper()
+	e := &env{
+		fake:      fake.NewAnthropic(t),
+		spans:     tracetest.NewSpanRecorder(),
+		logs:      &syncBuffer{},
+		turns:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_turns_total"}, []string{"outcome"}),
+		stopGuard: prometheus.NewCounter(prometheus.CounterOpts{Name: "agent_stop_guard_total"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_tool_calls_total"}, []string{"tool", "outcome"}),
+		duration:  prometheus.NewHistogram(prometheus.HistogramOpts{Name: "agent_turn_seconds"}),
+	}
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "agent.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	e.store = st
+
+	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(e.spans))
+	retries := c.maxRetries
+	if retries == 0 {
+		retries = -1
+	}
+	model, err := llm.New(llm.Config{BaseURL: e.fake.URL(), APIKey: "k", Model: "m", MaxRetries: retries}, log, tp.Tracer("llm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	redactor := redact.New([]string{secret}, c.patterns)
+	chat := &tools.ChatServer{Redactor: redactor, Replied: agent.MarkReplied}
+	reg.Add(chat.Tools()...)
+	reg.Add(c.extra...)
+	thread := c.thread
+	e.engine, err = agent.New(agent.Options{
+		Model:    model,
+		History:  st,
+		Tools:    reg,
+		Prompt:   func(*pipeline.Turn) (string, string) { return staticPrompt, thread },
+		Self:     func() pipeline.Identity { return pipeline.Identity{UserID: botID} },
+		MaxTurns: c.maxTurns, MaxSteps: c.maxSteps,
+		Redact: redactor.Redact,
+		Tracer: tp.Tracer("agent"),
+		Metrics: agent.Metrics{
+			Turns:        e.turns,
+			TurnDuration: e.duration,
+			StopGuard:    e.stopGuard,
+			ToolCalls:    e.toolCalls,
+			ToolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agent_tool_seconds"}, []string{"tool"}),
+		},
+		Log: log,
+		Now: c.now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// session creates the stored session of thread key (once) and returns it.
+func (e *env) session(t *testing.T, key string) pipeline.Session {
+	t.Helper()
+	s, err := e.store.SessionByThread(t.Context(), key)
+	if errors.Is(err, store.ErrNotFound) {
+		s = store.Session{ID: "s-" + strings.ReplaceAll(key, ":", "-"), ThreadKey: key}
+		err = e.store.CreateSession(t.Context(), s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fakeSession{id: s.ID, key: key}
+}
+
+// turn returns a turn of senderID saying text in thread C1:<root>.
+func (e *env) turn(t *testing.T, root, text string, role pipeline.Role) (*pipeline.Turn, *outbox) {
+	t.Helper()
+	out := &outbox{}
+	ev := &pipeline.Event{Kind: pipeline.KindMessage, ChannelID: "C1", UserID: senderID, TS: root, Text: text}
+	return &pipeline.Turn{
+		Event:   ev,
+		Session: e.session(t, ev.ThreadKey()),
+		Access:  pipeline.Access{UserID: senderID, Role: role},
+		Out:     out,
+	}, out
+}
+
+// history returns the roles and block types of the session's stored messages,
+// as "user:text", "assistant:tool_use", ...
+func (e *env) history(t *testing.T, sid string) []string {
+	t.Helper()
+	rows, err := e.store.History(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rows {
+		var blocks []struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(r.Content, &blocks); err != nil {
+			t.Fatalf("history row %d: %v", r.Seq, err)
+		}
+		var types []string
+		for _, b := range blocks {
+			types = append(types, b.Type)
+		}
+		out = append(out, r.Role+":"+strings.Join(types, ","))
+	}
+	return out
+}
+
+func reply(text string) fake.AnthropicResponse {
+	return fake.ToolUse("", tools.ChatReply, map[string]string{"text": text})
+}
+
+// toolResults returns the tool_result blocks of the request's last message.
+func toolResults(t *testing.T, req fake.AnthropicRequest) []fake.AnthropicContent {
+	t.Helper()
+	msgs := req.ParsedMessages()
+	if len(msgs) == 0 {
+		t.Fatal("request without messages")
+	}
+	var out []fake.AnthropicContent
+	for _, c := range msgs[len(msgs)-1].Content {
+		if c.Type == "tool_result" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNewNeedsDependencies(t *testing.T) {
+	if _, err := agent.New(agent.Options{}); err == nil {
+		t.Fatal("New with no options succeeded")
+	}
+}
+
+func TestTurnReplyThenEndAndResume(t *testing.T) {
+	e := newEnv(t, config{thread: threadPrompt})
+	e.fake.Enqueue(reply("Hello! The password was "+secret+"."), fake.TextReply("Done."))
+	turn, out := e.turn(t, "1.0", "<@"+botID+"> hi there", pipeline.RoleManager)
+
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	if got, want := out.Posts(), []string{"Hello! The password was [redacted: credential]."}; !equal(got, want) {
+		t.Errorf("posts = %q, want %q", got, want)
+	}
+	reqs := e.fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model requests = %d, want 2", len(reqs))
+	}
+	res := toolResults(t, reqs[1])
+	if len(res) != 1 || res[0].IsError || res[0].ResultText() != "posted (ts 100.1)" {
+		t.Errorf("second request's tool results = %+v, want one ok result %q", res, "posted (ts 100.1)")
+	}
+	want := []string{"user:text", "assistant:tool_use", "user:tool_result", "assistant:text"}
+	if got := e.history(t, turn.Session.ID()); !equal(got, want) {
+		t.Errorf("stored history = %q, want %q", got, want)
+	}
+	if got := testutil.ToFloat64(e.turns.WithLabelValues("ok")); got != 1 {
+		t.Errorf("turns{outcome=ok} = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(e.toolCalls.WithLabelValues(tools.ChatReply, "ok")); got != 1 {
+		t.Errorf("tool_calls{reply,ok} = %v, want 1", got)
+	}
+
+	// A second turn of the thread resumes from the stored history.
+	e.fake.Enqueue(reply("Again."), fake.TextReply("Done again."))
+	turn2, out2 := e.turn(t, "1.0", "and again", pipeline.RoleManager)
+	if err := e.engine.Turn(t.Context(), turn2); err != nil {
+		t.Fatalf("second Turn: %v", err)
+	}
+	if got := out2.Posts(); !equal(got, []string{"Again."}) {
+		t.Errorf("second turn's posts = %q", got)
+	}
+	reqs = e.fake.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("model requests = %d, want 4", len(reqs))
+	}
+	first := reqs[2].ParsedMessages()
+	var roles []string
+	for _, m := range first {
+		roles = append(roles, m.Role)
+	}
+	if want := []string{"user", "assistant", "user", "assistant", "user"}; !equal(roles, want) {
+		t.Fatalf("second turn's first request roles = %q, want %q", roles, want)
+	}
+	if got := first[0].Content[0].Text; got != "<@"+senderID+"> (manager): hi there" {
+		t.Errorf("resumed first user message = %q", got)
+	}
+	if got := first[1].Content[0]; got.Type != "tool_use" || got.Name != tools.ChatReply {
+		t.Errorf("resumed assistant message = %+v, want the reply tool_use", got)
+	}
+	if got := first[2].Content[0]; got.Type != "tool_result" || got.ToolUseID != first[1].Content[0].ID {
+		t.Errorf("resumed tool result = %+v, want the answer of %s", got, first[1].Content[0].ID)
+	}
+	if got := first[3].Content[0].Text; got != "Done." {
+		t.Errorf("resumed assistant end = %q, want %q", got, "Done.")
+	}
+	if got := reqs[2].LastUserText(); got != "<@"+senderID+"> (manager): and again" {
+		t.Errorf("second turn's user text = %q", got)
+	}
+
+	// What turn 1 sent is sent again, byte for byte, as turn 2's prefix:
+	// otherwise the prompt cache misses on every turn.
+	prev := rawMessages(t, reqs[1])
+	next := rawMessages(t, reqs[2])
+	for i := range prev {
+		if a, b := stripCacheControl(t, prev[i]), stripCacheControl(t, next[i]); a != b {
+			t.Errorf("message %d differs between turns:\nturn 1: %s\nturn 2: %s", i, a, b)
+		}
+	}
+}
+
+// rawMessages returns the request's messages as sent.
+func rawMessages(t *testing.T, req fake.AnthropicRequest) []json.RawMessage {
+	t.Helper()
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(req.Messages, &msgs); err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+// stripCacheControl returns msg without its blocks' cache_control, the one
+// part of a message that moves from request to request.
+func stripCacheControl(t *testing.T, msg json.RawMessage) string {
+	t.Helper()
+	var m struct {
+		Role    string                       `json:"role"`
+		Content []map[string]json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(m.Role)
+	for _, c := range m.Content {
+		delete(c, "cache_control")
+		enc, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(" ")
+		b.Write(enc)
+	}
+	return b.String()
+}
+
+func TestStopGuard(t *testing.T) {
+	tests := []struct {
+		name     string
+		script   []fake.AnthropicResponse
+		requests int
+		posts    []string
+		outcome  string
+	}{
+		{
+			name:     "reminded once then replies",
+			script:   []fake.AnthropicResponse{fake.TextReply("Let me think about it."), reply("Here you go."), fake.TextReply("Done.")},
+			requests: 3,
+			posts:    []string{"Here you go."},
+			outcome:  "ok",
+		},
+		{
+			name:     "still no reply after the reminder",
+			script:   []fake.AnthropicResponse{fake.TextReply("Thinking."), fake.TextReply("Still thinking.")},
+			requests: 2,
+			outcome:  "no_reply",
+		},
+		{
+			name:     "empty answers",
+			script:   []fake.AnthropicResponse{{}, {}},
+			requests: 2,
+			outcome:  "no_reply",
+		},
+		{
+			name:     "a tool call that is not a reply",
+			script:   []fake.AnthropicResponse{fake.ToolUse("", "lookup", nil), fake.TextReply("Found it."), fake.TextReply("Really.")},
+			requests: 3,
+			outcome:  "no_reply",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, config{extra: []tools.Tool{lookupTool()}})
+			e.fake.Enqueue(tt.script...)
+			turn, out := e.turn(t, "1.0", "hello", pipeline.RoleMember)
+			if err := e.engine.Turn(t.Context(), turn); err != nil {
+				t.Fatalf("Turn: %v", err)
+			}
+			reqs := e.fake.Requests()
+			if len(reqs) != tt.requests {
+				t.Fatalf("model requests = %d, want %d", len(reqs), tt.requests)
+			}
+			if got := out.Posts(); !equal(got, tt.posts) {
+				t.Errorf("posts = %q, want %q (plain text is never posted)", got, tt.posts)
+			}
+			if got := testutil.ToFloat64(e.stopGuard); got != 1 {
+				t.Errorf("stop guard counter = %v, want 1", got)
+			}
+			reminded := 0
+			for _, r := range reqs {
+				if text := r.LastUserText(); strings.Contains(text, reminderText) {
+					reminded++
+					if !strings.Contains(text, tools.ChatReply) {
+						t.Errorf("the reminder %q does not name the reply tool", text)
+					}
+				}
+			}
+			if reminded != 1 {
+				t.Errorf("requests ending with the reminder = %d, want 1", reminded)
+			}
+			if got := testutil.ToFloat64(e.turns.WithLabelValues(tt.outcome)); got != 1 {
+				t.Errorf("turns{outcome=%s} = %v, want 1", tt.outcome, got)
+			}
+		})
+	}
+}
+
+// lookupTool is a tool that answers "42".
+func lookupTool() tools.Tool {
+	return tools.Tool{
+		Name:        "lookup",
+		Description: "Look something up.",
+		Schema:      json.RawMessage(`{"type":"object","properties":{}}`),
+		Call: func(context.Context, json.RawMessage) (tools.Result, error) {
+			return tools.Result{Text: "42"}, nil
+		},
+	}
+}
+
+func TestPlainTextBesideAReplyIsNotPosted(t *testing.T) {
+	e := newEnv(t, config{})
+	e.fake.Enqueue(
+		fake.AnthropicResponse{Content: []fake.AnthropicBlock{
+			fake.AnthropicText("I will now answer the user."),
+			fake.AnthropicToolUse("", tools.ChatReply, map[string]string{"text": "The answer."}),
+		}},
+		fake.TextReply("Answered."),
+	)
+	turn, out := e.turn(t, "1.0", "question", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	if got := out.Posts(); !equal(got, []string{"The answer."}) {
+		t.Errorf("posts = %q, want only the reply", got)
+	}
+	if got := testutil.ToFloat64(e.stopGuard); got != 0 {
+		t.Errorf("stop guard counter = %v, want 0", got)
+	}
+}
+
+func TestToolFailures(t *testing.T) {
+	failing := tools.Tool{
+		Name: "failing", Description: "Fails.", Schema: json.RawMessage(`{"type":"object"}`),
+		Call: func(context.Context, json.RawMessage) (tools.Result, error) {
+			return tools.Result{}, errors.New("disk on fire\nat line 2")
+		},
+	}
+	panicking := tools.Tool{
+		Name: "panicking", Description: "Panics.", Schema: json.RawMessage(`{"type":"object"}`),
+		Call: func(context.Context, json.RawMessage) (tools.Result, error) {
+			panic("nil map write")
+		},
+	}
+	refusing := tools.Tool{
+		Name: "refusing", Description: "Refuses.", Schema: json.RawMessage(`{"type":"object"}`),
+		Call: func(context.Context, json.RawMessage) (tools.Result, error) {
+			return tools.Errorf("not in this thread"), nil
+		},
+	}
+	tests := []struct {
+		name    string
+		tool    string
+		result  string // substring of the tool_result
+		hidden  string // what the result must not reveal
+		outcome string // tool_calls outcome label
+		logged  string // substring of the logs
+		failed  bool   // the tool span has status Error
+	}{
+		{name: "unknown tool", tool: "mcp__nope__nothing", result: `unknown tool "mcp__nope__nothing"`, outcome: "unknown"},
+		{name: "call returns an error", tool: "failing", result: "the tool failing failed", hidden: "disk on fire", outcome: "error", logged: "disk on fire", failed: true},
+		{name: "call panics", tool: "panicking", result: "the tool panicking failed", hidden: "nil map write", outcome: "error", logged: "nil map write", failed: true},
+		{name: "call refuses", tool: "refusing", result: "not in this thread", outcome: "refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, config{extra: []tools.Tool{failing, panicking, refusing}})
+			e.fake.Enqueue(fake.ToolUse("toolu_x", tt.tool, map[string]string{"a": "b"}), reply("Sorry, that failed."), fake.TextReply("Done."))
+			turn, out := e.turn(t, "1.0", "do it", pipeline.RoleMember)
+			if err := e.engine.Turn(t.Context(), turn); err != nil {
+				t.Fatalf("Turn: %v", err)
+			}
+			reqs := e.fake.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("model requests = %d, want 3 (the loop goes on after the failure)", len(reqs))
+			}
+			res := toolResults(t, reqs[1])
+			if len(res) != 1 || res[0].ToolUseID != "toolu_x" || !res[0].IsError {
+				t.Fatalf("tool results = %+v, want one is_error result for toolu_x", res)
+			}
+			text := res[0].ResultText()
+			if !strings.Contains(text, tt.result) || strings.Contains(text, "\n") {
+				t.Errorf("result = %q, want one line containing %q", text, tt.result)
+			}
+			if tt.hidden != "" && strings.Contains(text, tt.hidden) {
+				t.Errorf("result %q reveals %q", text, tt.hidden)
+			}
+			if tt.logged != "" && !strings.Contains(e.logs.String(), tt.logged) {
+				t.Errorf("logs do not mention %q:\n%s", tt.logged, e.logs.String())
+			}
+			spans := 0
+			for _, s := range e.spans.Ended() {
+				if s.Name() != "tool."+tt.tool {
+					continue
+				}
+				spans++
+				if failed := s.Status().Code == codes.Error; failed != tt.failed {
+					t.Errorf("span %s status = %v, want Error: %v", s.Name(), s.Status(), tt.failed)
+				}
+			}
+			if spans != 1 {
+				t.Errorf("tool.%s spans = %d, want 1", tt.tool, spans)
+			}
+			label := tt.tool
+			if tt.outcome == "unknown" {
+				label = "unknown" // invented names do not become series
+			}
+			if got := testutil.ToFloat64(e.toolCalls.WithLabelValues(label, tt.outcome)); got != 1 {
+				t.Errorf("tool_calls{%s,%s} = %v, want 1", label, tt.outcome, got)
+			}
+			if got := out.Posts(); !equal(got, []string{"Sorry, that failed."}) {
+				t.Errorf("posts = %q", got)
+			}
+		})
+	}
+}
+
+func TestOutboxFailureIsAToolError(t *testing.T) {
+	e := newEnv(t, config{})
+	e.fake.Enqueue(reply("first"), fake.TextReply("Done."))
+	turn, out := e.turn(t, "1.0", "hi", pipeline.RoleMember)
+	out.PostFn = func(context.Context, string) (string, error) { return "", errors.New("channel_not_found") }
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	reqs := e.fake.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("model requests = %d, want at least 2", len(reqs))
+	}
+	res := toolResults(t, reqs[1])
+	if len(res) != 1 || !res[0].IsError {
+		t.Errorf("tool results = %+v, want one is_error result", res)
+	}
+	if !strings.Contains(e.logs.String(), "channel_not_found") {
+		t.Error("the outbox error is not logged")
+	}
+	// A failed post is not a reply: the stop guard still applies.
+	if got := testutil.ToFloat64(e.stopGuard); got != 1 {
+		t.Errorf("stop guard counter = %v, want 1", got)
+	}
+}
+
+func TestMaxSteps(t *testing.T) {
+	e := newEnv(t, config{maxSteps: 2, extra: []tools.Tool{lookupTool()}})
+	e.fake.Enqueue(fake.ToolUse("", "lookup", nil), fake.ToolUse("", "lookup", nil))
+	turn, out := e.turn(t, "1.0", "loop forever", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	if got := len(e.fake.Requests()); got != 2 {
+		t.Errorf("model requests = %d, want 2", got)
+	}
+	if got := out.Posts(); !equal(got, []string{maxStepsText}) {
+		t.Errorf("posts = %q, want %q", got, maxStepsText)
+	}
+	if got := testutil.ToFloat64(e.turns.WithLabelValues("max_steps")); got != 1 {
+		t.Errorf("turns{outcome=max_steps} = %v, want 1", got)
+	}
+
+	// The history ends with tool results; the next turn is still valid.
+	e.fake.Enqueue(reply("ok"), fake.TextReply("Done."))
+	turn2, _ := e.turn(t, "1.0", "go on", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn2); err != nil {
+		t.Fatalf("next Turn: %v", err)
+	}
+}
+
+func TestModelErrors(t *testing.T) {
+	overloaded := fake.APIError(529, "", "")
+	overloaded.RetryAfterMs = "0"
+	tests := []struct {
+		name    string
+		script  []fake.AnthropicResponse
+		is      error
+		message string
+		outcome string
+	}{
+		{
+			name:    "unavailable after retries",
+			script:  []fake.AnthropicResponse{overloaded, overloaded},
+			is:      llm.ErrUnavailable,
+			message: "The model is unavailable right now",
+			outcome: "model_unavailable",
+		},
+		{
+			name:    "prompt too long",
+			script:  []fake.AnthropicResponse{fake.APIError(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")},
+			is:      llm.ErrContextTooLong,
+			message: "This thread has grown too long",
+			outcome: "context_too_long",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, config{maxRetries: 1})
+			e.fake.Enqueue(tt.script...)
+			turn, out := e.turn(t, "1.0", "first words", pipeline.RoleMember)
+			err := e.engine.Turn(t.Context(), turn)
+			var ue *pipeline.UserError
+			if !errors.As(err, &ue) {
+				t.Fatalf("Turn = %v, want a *pipeline.UserError", err)
+			}
+			if !strings.HasPrefix(ue.Message, tt.message) || !errors.Is(err, tt.is) {
+				t.Errorf("UserError = %q (%v), want a message starting %q matching %v", ue.Message, err, tt.message, tt.is)
+			}
+			if got := len(e.fake.Requests()); got != len(tt.script) {
+				t.Errorf("model requests = %d, want %d", got, len(tt.script))
+			}
+			if got := out.Posts(); len(got) != 0 {
+				t.Errorf("posts = %q, want none (the agent stage tells the thread)", got)
+			}
+			if got := e.history(t, turn.Session.ID()); !equal(got, []string{"user:text"}) {
+				t.Errorf("stored history = %q, want the user's message", got)
+			}
+			if got := testutil.ToFloat64(e.turns.WithLabelValues(tt.outcome)); got != 1 {
+				t.Errorf("turns{outcome=%s} = %v, want 1", tt.outcome, got)
+			}
+
+			// The model is back: the next turn sends a valid request with
+			// both of the user's messages, merged into one.
+			e.fake.Enqueue(reply("Back."), fake.TextReply("Done."))
+			turn2, out2 := e.turn(t, "1.0", "second words", pipeline.RoleMember)
+			if err := e.engine.Turn(t.Context(), turn2); err != nil {
+				t.Fatalf("next Turn: %v", err)
+			}
+			if got := out2.Posts(); !equal(got, []string{"Back."}) {
+				t.Errorf("next turn's posts = %q", got)
+			}
+			reqs := e.fake.Requests()
+			msgs := reqs[len(tt.script)].ParsedMessages()
+			if len(msgs) != 1 || msgs[0].Role != "user" || len(msgs[0].Content) != 2 ||
+				!strings.HasSuffix(msgs[0].Content[0].Text, "first words") || !strings.HasSuffix(msgs[0].Content[1].Text, "second words") {
+				t.Errorf("next turn's first request messages = %+v, want one user message with both texts", msgs)
+			}
+		})
+	}
+}
+
+func TestMaxTurnsSerialisesTurns(t *testing.T) {
+	e := newEnv(t, config{maxTurns: 1})
+	gate := make(chan struct{})
+	var gated sync.Once
+	e.fake.Respond = func(req fake.AnthropicRequest) fake.AnthropicResponse {
+		msgs := req.ParsedMessages()
+		last := msgs[len(msgs)-1]
+		if last.Content[0].Type == "tool_result" {
+			return fake.TextReply("Done.")
+		}
+		resp := reply("ack: " + req.LastUserText())
+		if strings.Contains(req.LastUserText(), "first") {
+			gated.Do(func() { resp.Gate = gate })
+		}
+		return resp
+	}
+	t1, out1 := e.turn(t, "1.0", "first", pipeline.RoleMember)
+	t2, out2 := e.turn(t, "2.0", "second", pipeline.RoleMember)
+
+	errs := make(chan error, 2)
+	go func() { errs <- e.engine.Turn(t.Context(), t1) }()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(ctx, 1); err != nil {
+		close(gate)
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	go func() { close(started); errs <- e.engine.Turn(t.Context(), t2) }()
+	<-started
+
+	// While the first turn's model call is held, a turn with a done
+	// context gives up waiting for the slot.
+	done, cancelDone := context.WithCancel(t.Context())
+	cancelDone()
+	t3, _ := e.turn(t, "3.0", "third", pipeline.RoleMember)
+	if err := e.engine.Turn(done, t3); !errors.Is(err, context.Canceled) {
+		t.Errorf("Turn with a cancelled context while the slot is taken = %v, want context.Canceled", err)
+	}
+	// Give the second turn every chance to call the model too early.
+	for range 20 {
+		time.Sleep(5 * time.Millisecond)
+		if n := len(e.fake.Requests()); n != 1 {
+			t.Fatalf("model requests while the first turn is in flight = %d, want 1", n)
+		}
+	}
+	if got := e.history(t, t2.Session.ID()); len(got) != 0 {
+		t.Errorf("second session's history while waiting = %q, want none", got)
+	}
+	close(gate)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("Turn: %v", err)
+		}
+	}
+	reqs := e.fake.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("model requests = %d, want 4", len(reqs))
+	}
+	var order []string
+	for _, r := range reqs {
+		order = append(order, rawFirstUserText(r))
+	}
+	want := []string{"first", "first", "second", "second"}
+	for i := range want {
+		if !strings.HasSuffix(order[i], want[i]) {
+			t.Fatalf("requests' first user texts = %q, want those of %q in turn", order, want)
+		}
+	}
+	if !equal(out1.Posts(), []string{"ack: <@" + senderID + "> (member): first"}) || !equal(out2.Posts(), []string{"ack: <@" + senderID + "> (member): second"}) {
+		t.Errorf("posts = %q and %q", out1.Posts(), out2.Posts())
+	}
+}
+
+func rawFirstUserText(r fake.AnthropicRequest) string {
+	msgs := r.ParsedMessages()
+	if len(msgs) == 0 || len(msgs[0].Content) == 0 {
+		return ""
+	}
+	return msgs[0].Content[0].Text
+}
+
+func TestUserText(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		role pipeline.Role
+		want string
+	}{
+		{"mention stripped", "<@" + botID + "> what is up?", pipeline.RoleManager, "<@" + senderID + "> (manager): what is up?"},
+		{"mention in the middle", "hey <@" + botID + "> help", pipeline.RoleApprover, "<@" + senderID + "> (approver): hey help"},
+		{"other mentions kept", "<@" + botID + "> ask <@U0BOB>", pipeline.RoleBackup, "<@" + senderID + "> (backup): ask <@U0BOB>"},
+		{"no role is a member", "plain words", "", "<@" + senderID + "> (member): plain words"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, config{})
+			e.fake.Enqueue(reply("ok"), fake.TextReply("Done."))
+			turn, _ := e.turn(t, "1.0", tt.text, tt.role)
+			if err := e.engine.Turn(t.Context(), turn); err != nil {
+				t.Fatalf("Turn: %v", err)
+			}
+			if got := e.fake.Requests()[0].LastUserText(); got != tt.want {
+				t.Errorf("user text = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUsageRecorded(t *testing.T) {
+	e := newEnv(t, config{})
+	step1 := reply("ok")
+	step1.Usage = fake.AnthropicUsage{InputTokens: 10, OutputTokens: 5, CacheCreationInputTokens: 1000, CacheReadInputTokens: 0}
+	step2 := fake.TextReply("Done.")
+	step2.Usage = fake.AnthropicUsage{InputTokens: 20, OutputTokens: 7, CacheCreationInputTokens: 30, CacheReadInputTokens: 1000}
+	e.fake.Enqueue(step1, step2)
+	turn, _ := e.turn(t, "1.0", "count", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	s, err := e.store.SessionByThread(t.Context(), turn.Session.ThreadKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := [4]int64{s.InputTokens, s.OutputTokens, s.CacheWriteTokens, s.CacheReadTokens}
+	if want := [4]int64{30, 12, 1030, 1000}; got != want {
+		t.Errorf("stored usage (input, output, cache write, cache read) = %v, want %v", got, want)
+	}
+}
+
+// breakpoints lists where a request's cache_control markers are: "tools.i",
+// "system.i", "messages.i.j".
+func breakpoints(t *testing.T, req fake.AnthropicRequest) []string {
+	t.Helper()
+	var out []string
+	var ts []map[string]json.RawMessage
+	if err := json.Unmarshal(req.Tools, &ts); err != nil {
+		t.Fatal(err)
+	}
+	for i, tl := range ts {
+		if _, ok := tl["cache_control"]; ok {
+			out = append(out, fmt.Sprintf("tools.%d", i))
+		}
+	}
+	var sys []fake.AnthropicContent
+	if err := json.Unmarshal(req.System, &sys); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range sys {
+		if b.CacheControl != nil {
+			out = append(out, fmt.Sprintf("system.%d", i))
+		}
+	}
+	for i, m := range req.ParsedMessages() {
+		for j, c := range m.Content {
+			if c.CacheControl != nil {
+				out = append(out, fmt.Sprintf("messages.%d.%d", i, j))
+			}
+		}
+	}
+	return out
+}
+
+func TestCacheBreakpoints(t *testing.T) {
+	for _, thread := range []string{threadPrompt, ""} {
+		t.Run(fmt.Sprintf("thread prompt %q", thread), func(t *testing.T) {
+			e := newEnv(t, config{thread: thread})
+			e.fake.Enqueue(
+				reply("draft"),
+				fake.ToolUse("", tools.ChatEdit, map[string]string{"ts": "100.1", "text": "final"}),
+				fake.TextReply("Done."),
+			)
+			turn, _ := e.turn(t, "1.0", "<@"+botID+"> write something", pipeline.RoleMember)
+			if err := e.engine.Turn(t.Context(), turn); err != nil {
+				t.Fatalf("Turn: %v", err)
+			}
+			e.fake.Enqueue(reply("again"), fake.TextReply("Done."))
+			turn2, _ := e.turn(t, "1.0", "more", pipeline.RoleMember)
+			if err := e.engine.Turn(t.Context(), turn2); err != nil {
+				t.Fatalf("second Turn: %v", err)
+			}
+			reqs := e.fake.Requests()
+			if len(reqs) != 5 {
+				t.Fatalf("model requests = %d, want 5", len(reqs))
+			}
+			system := 0
+			if thread != "" {
+				system = 1
+			}
+			for i, r := range reqs {
+				msgs := r.ParsedMessages()
+				last := len(msgs) - 1
+				lastTool := fmt.Sprintf("tools.%d", len(r.ToolNames())-1)
+				want := []string{lastTool, fmt.Sprintf("system.%d", system), fmt.Sprintf("messages.%d.%d", last, len(msgs[last].Content)-1)}
+				if got := breakpoints(t, r); !equal(got, want) {
+					t.Errorf("request %d: cache breakpoints at %q, want %q", i, got, want)
+				}
+			}
+			// The static prefix is byte-identical across turns.
+			if !bytes.Equal(reqs[0].Tools, reqs[3].Tools) {
+				t.Errorf("tools differ between turns:\n%s\n%s", reqs[0].Tools, reqs[3].Tools)
+			}
+			if a, b := systemBlock(t, reqs[0], 0), systemBlock(t, reqs[3], 0); a != b {
+				t.Errorf("system[0] differs between turns:\n%s\n%s", a, b)
+			}
+			if thread != "" {
+				writeGolden(t, "request.golden", reqs[0])
+			}
+		})
+	}
+}
+
+func systemBlock(t *testing.T, req fake.AnthropicRequest, i int) string {
+	t.Helper()
+	var sys []json.RawMessage
+	if err := json.Unmarshal(req.System, &sys); err != nil || len(sys) <= i {
+		t.Fatalf("system %s: %v", req.System, err)
+	}
+	return string(sys[i])
+}
+
+// writeGolden compares the request's tools, system and messages (as sent,
+// indented) with testdata/name, or rewrites it with -update.
+func writeGolden(t *testing.T, name string, req fake.AnthropicRequest) {
+	t.Helper()
+	var b bytes.Buffer
+	for _, part := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"tools", req.Tools}, {"system", req.System}, {"messages", req.Messages}} {
+		b.WriteString("== " + part.name + "\n")
+		if err := json.Indent(&b, part.raw, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("\n")
+	}
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("first request differs from %s (go test -update rewrites it):\n%s", path, b.String())
+	}
+}
+
+func TestSpans(t *testing.T) {
+	e := newEnv(t, config{})
+	e.fake.Enqueue(reply("hi"), fake.TextReply("Done."))
+	turn, _ := e.turn(t, "1.0", "hello", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	byName := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range e.spans.Ended() {
+		byName[s.Name()] = s
+	}
+	root, ok := byName["agent.turn"]
+	if !ok {
+		t.Fatalf("no agent.turn span among %d", len(e.spans.Ended()))
+	}
+	tool, ok := byName["tool."+tools.ChatReply]
+	if !ok {
+		t.Fatal("no tool.mcp__agent_chat__reply span")
+	}
+	if tool.Parent().SpanID() != root.SpanContext().SpanID() {
+		t.Error("the tool span is not a child of agent.turn")
+	}
+	if _, ok := byName["llm.messages"]; !ok {
+		t.Error("no llm.messages span")
+	}
+	want := map[attribute.Key]string{"session_id": turn.Session.ID(), "outcome": "ok"}
+	for _, kv := range root.Attributes() {
+		if w, ok := want[kv.Key]; ok {
+			if kv.Value.AsString() != w {
+				t.Errorf("agent.turn %s = %q, want %q", kv.Key, kv.Value.AsString(), w)
+			}
+			delete(want, kv.Key)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("agent.turn lacks attributes %v", want)
+	}
+	if root.Status().Code == codes.Error {
+		t.Errorf("agent.turn status = %v", root.Status())
+	}
+}
+
+func TestFailedTurnSpan(t *testing.T) {
+	e := newEnv(t, config{})
+	e.fake.Enqueue(fake.APIError(400, "invalid_request_error", "prompt is too long"))
+	turn, _ := e.turn(t, "1.0", "hello", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err == nil {
+		t.Fatal("Turn succeeded")
+	}
+	for _, s := range e.spans.Ended() {
+		if s.Name() == "agent.turn" {
+			if s.Status().Code != codes.Error {
+				t.Errorf("agent.turn status = %v, want Error", s.Status())
+			}
+			return
+		}
+	}
+	t.Fatal("no agent.turn span")
+}
+
+// The turn duration is measured on one clock: an injected Now must not be
+// subtracted from the wall clock.
+func TestTurnDurationUsesOneClock(t *testing.T) {
+	fixed := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := newEnv(t, config{now: func() time.Time { return fixed }})
+	e.fake.Enqueue(reply("hi"), fake.TextReply("Done."))
+	turn, _ := e.turn(t, "1.0", "hello", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	var m dto.Metric
+	if err := e.duration.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	// A turn against a local fake takes well under an hour on any clock.
+	if sum := m.GetHistogram().GetSampleSum(); sum < 0 || sum > 3600 {
+		t.Errorf("turn duration observed %v s, want the turn's duration (Turn mixes the injected clock with time.Since)", sum)
+	}
+}
+
+// A tool schema with several keywords the SDK keeps as extra fields (as
+// generated schemas have) must still be sent byte for byte the same on
+// every request, or the tools prefix of the prompt cache never hits.
+func TestToolsPrefixStableWithRichSchemas(t *testing.T) {
+	rich := lookupTool()
+	rich.Name = "search"
+	rich.Schema = json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Search",` +
+		`"description":"Search input.","type":"object","properties":{"q":{"type":"string"}},"required":["q"],` +
+		`"additionalProperties":false,"$id":"search","$comment":"generated","examples":[{"q":"x"}]}`)
+	e := newEnv(t, config{extra: []tools.Tool{rich}})
+	for range 3 {
+		e.fake.Enqueue(fake.ToolUse("", "search", map[string]string{"q": "x"}))
+	}
+	e.fake.Enqueue(reply("found"), fake.TextReply("Done."))
+	turn, _ := e.turn(t, "1.0", "search", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	reqs := e.fake.Requests()
+	for i, r := range reqs[1:] {
+		if !bytes.Equal(r.Tools, reqs[0].Tools) {
+			t.Fatalf("tools of request %d differ from request 0's:\n%s\n%s", i+1, reqs[0].Tools, r.Tools)
+		}
+	}
+	var sent []struct {
+		Name        string         `json:"name"`
+		InputSchema map[string]any `json:"input_schema"`
+	}
+	if err := json.Unmarshal(reqs[0].Tools, &sent); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range sent {
+		if tl.Name == "search" && tl.InputSchema["additionalProperties"] != false {
+			t.Errorf("search schema as sent = %v, lost additionalProperties", tl.InputSchema)
+		}
+	}
+}
+
+func TestPauseTurnContinues(t *testing.T) {
+	e := newEnv(t, config{})
+	e.fake.Enqueue(
+		fake.AnthropicResponse{Content: []fake.AnthropicBlock{fake.AnthropicText("Working on it")}, StopReason: "pause_turn"},
+		reply("Finished."),
+		fake.TextReply("Done."),
+	)
+	turn, out := e.turn(t, "1.0", "long task", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	reqs := e.fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("model requests = %d, want 3", len(reqs))
+	}
+	msgs := reqs[1].ParsedMessages()
+	if last := msgs[len(msgs)-1]; last.Role != "assistant" || last.Content[0].Text != "Working on it" {
+		t.Errorf("request after pause_turn ends with %+v, want the paused assistant message", last)
+	}
+	if got := testutil.ToFloat64(e.stopGuard); got != 0 {
+		t.Errorf("stop guard counter = %v, want 0 (a paused turn is not an end)", got)
+	}
+	if got := out.Posts(); !equal(got, []string{"Finished."}) {
+		t.Errorf("posts = %q", got)
+	}
+}
+
+func TestAbortDuringTools(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	abort := tools.Tool{
+		Name: "abort", Description: "Stops the turn.", Schema: json.RawMessage(`{"type":"object"}`),
+		Call: func(context.Context, json.RawMessage) (tools.Result, error) {
+			cancel() // as /abort would, while a tool runs
+			return tools.Result{Text: "stopping"}, nil
+		},
+	}
+	e := newEnv(t, config{extra: []tools.Tool{abort, lookupTool()}})
+	e.fake.Enqueue(fake.AnthropicResponse{Content: []fake.AnthropicBlock{
+		fake.AnthropicToolUse("toolu_a", "abort", nil),
+		fake.AnthropicToolUse("toolu_b", "lookup", nil),
+	}})
+	turn, out := e.turn(t, "1.0", "stop", pipeline.RoleMember)
+	if err := e.engine.Turn(ctx, turn); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Turn = %v, want context.Canceled", err)
+	}
+	if got := len(e.fake.Requests()); got != 1 {
+		t.Errorf("model requests = %d, want 1", got)
+	}
+	if got := out.Posts(); len(got) != 0 {
+		t.Errorf("posts = %q", got)
+	}
+	if got := testutil.ToFloat64(e.turns.WithLabelValues("aborted")); got != 1 {
+		t.Errorf("turns{outcome=aborted} = %v, want 1", got)
+	}
+	// Both calls are answered in the stored history, the second as not run,
+	// so the next turn's request is valid.
+	if got, want := e.history(t, turn.Session.ID()), []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result,tool_result"}; !equal(got, want) {
+		t.Errorf("stored history = %q, want %q", got, want)
+	}
+	e.fake.Enqueue(reply("Stopped."), fake.TextReply("Done."))
+	turn2, _ := e.turn(t, "1.0", "status?", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn2); err != nil {
+		t.Fatalf("next Turn: %v", err)
+	}
+	// The stored results and the new words make one user message.
+	msgs := e.fake.Requests()[1].ParsedMessages()
+	var types []string
+	for _, c := range msgs[len(msgs)-1].Content {
+		types = append(types, c.Type)
+	}
+	if want := []string{"tool_result", "tool_result", "text"}; len(msgs) != 3 || !equal(types, want) {
+		t.Errorf("next turn's first request: %d messages, the last with blocks %q; want 3, the last %q", len(msgs), types, want)
+	}
+}
+
+// Secrets never go back to the model, nor into the stored history: not in
+// tool results, not in the model's own text, not in its tool inputs.
+func TestRedactionBackToModel(t *testing.T) {
+	tokenRe := redact.Pattern{Re: regexp.MustCompile(`token=\S+`), Description: "token"}
+	tests := []struct {
+		name     string
+		first    fake.AnthropicResponse
+		result   string // wanted text of the first tool result, if any
+		toolGot  string // wanted input of the echo tool, if called
+		patterns []redact.Pattern
+	}{
+		{
+			name:   "tool result",
+			first:  fake.ToolUse("", "echo", map[string]string{"say": "nothing"}),
+			result: "the value is [redacted: credential]",
+		},
+		{
+			name:   "empty tool result",
+			first:  fake.ToolUse("", "silent", nil),
+			result: "(no output)",
+		},
+		{
+			name: "model text",
+			first: fake.AnthropicResponse{Content: []fake.AnthropicBlock{
+				fake.AnthropicText("I found " + secret + " in the logs."),
+				fake.AnthropicToolUse("", "silent", nil),
+			}},
+			result: "(no output)",
+		},
+		{
+			name:    "tool input",
+			first:   fake.ToolUse("", "echo", map[string]string{"say": "use " + secret}),
+			result:  "the value is [redacted: credential]",
+			toolGot: `{"say":"use ` + secret + `"}`,
+		},
+		{
+			name:     "tool input with an operator pattern",
+			first:    fake.ToolUse("", "echo", map[string]string{"say": "token=abc123XYZ"}),
+			result:   "the value is [redacted: credential]",
+			toolGot:  `{"say":"token=abc123XYZ"}`,
+			patterns: []redact.Pattern{tokenRe},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			echo := tools.Tool{
+				Name: "echo", Description: "Echoes a stored value.", Schema: json.RawMessage(`{"type":"object"}`),
+				Call: func(_ context.Context, in json.RawMessage) (tools.Result, error) {
+					got = string(in)
+					return tools.Result{Text: "the value is " + secret}, nil
+				},
+			}
+			silent := tools.Tool{
+				Name: "silent", Description: "Says nothing.", Schema: json.RawMessage(`{"type":"object"}`),
+				Call: func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{}, nil },
+			}
+			e := newEnv(t, config{extra: []tools.Tool{echo, silent}, patterns: tt.patterns})
+			e.fake.Enqueue(tt.first, reply("ok"), fake.TextReply("Done."))
+			turn, _ := e.turn(t, "1.0", "go", pipeline.RoleMember)
+			if err := e.engine.Turn(t.Context(), turn); err != nil {
+				t.Fatalf("Turn: %v", err)
+			}
+			reqs := e.fake.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("model requests = %d, want 3", len(reqs))
+			}
+			if res := toolResults(t, reqs[1]); len(res) != 1 || res[0].ResultText() != tt.result {
+				t.Errorf("tool results = %+v, want one with %q", res, tt.result)
+			}
+			if tt.toolGot != "" && got != tt.toolGot {
+				t.Errorf("the tool got %s, want the model's input %s", got, tt.toolGot)
+			}
+			for _, leak := range []string{secret, "abc123XYZ"} {
+				for i, r := range reqs {
+					if bytes.Contains(r.Messages, []byte(leak)) {
+						t.Errorf("request %d sends %q back to the model: %s", i, leak, r.Messages)
+					}
+				}
+				rows, err := e.store.History(t.Context(), turn.Session.ID())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, row := range rows {
+					if bytes.Contains(row.Content, []byte(leak)) {
+						t.Errorf("stored message %d keeps %q: %s", row.Seq, leak, row.Content)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,19 @@
+// Package soulx is the opt-in model extraction of SOUL.md (interfaces.md,
+// "Persona extraction": AGENT_SOUL_EXTRACT=model, model AGENT_SOUL_MODEL).
+//
+// persona.Parse is authoritative. When it could not find what the operator
+// wrote in free prose ("Alice (U0ALICE) is my manager"), Extract asks a model
+// for the missing fields as a JSON object and fills in only the fields the
+// parser left empty; a field the parser found is never replaced.
+//
+// The model is not trusted with identities: every user and channel id it
+// returns must appear, as a whole word, in the text of the file the parser
+// reads (HTML comments removed, so the scaffold's examples do not count), or
+// the whole extraction is rejected. A model must never invent who may
+// approve. Any failure (a model error, an answer without valid JSON, an
+// invented or malformed id, an implausible approver scope) is an error: the
+// caller treats it as a load failure, as validate-soul's exit 2.
+//
+// Nothing here reads the environment; cmd decides whether to call Extract
+// and with which model.
+package soulx
