@@ -1,0 +1,65 @@
+package tools
+
+import (
+	"testing"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// TestPermissionEveryModeKindLayer walks every layer × mode × tool kind.
+// The layer caps the mode first (allowed: never more permissive than ask),
+// then the mode decides.
+func TestPermissionEveryModeKindLayer(t *testing.T) {
+	toolsByKind := map[string]string{
+		"chat":           ChatReply,
+		"request":        ChatRequestApproval,
+		"read":           "Read",
+		"read-not-auto":  SkillsRead, // a read tool outside AGENT_AUTO_ALLOW_TOOLS
+		"edit":           "Write",
+		"exec":           "Bash",
+		"external":       "mcp__github__create_issue",
+		"publish":        SkillsSync,
+		"always-allowed": "mcp__deploy__run", // allowed with "always" in this thread
+	}
+	// want[effective mode][kind]
+	want := map[pipeline.Mode]map[string]Verdict{
+		pipeline.ModeAsk: {"chat": Allow, "request": Allow, "read": Allow, "read-not-auto": Ask, "edit": Ask,
+			"exec": Ask, "external": Ask, "publish": Ask, "always-allowed": Allow},
+		pipeline.ModeAcceptEdits: {"chat": Allow, "request": Allow, "read": Allow, "read-not-auto": Allow, "edit": Allow,
+			"exec": Ask, "external": Ask, "publish": Ask, "always-allowed": Allow},
+		pipeline.ModeBypass: {"chat": Allow, "request": Allow, "read": Allow, "read-not-auto": Allow, "edit": Allow,
+			"exec": Allow, "external": Allow, "publish": Ask, "always-allowed": Allow},
+		pipeline.ModePlan: {"chat": Allow, "request": Allow, "read": Allow, "read-not-auto": Allow, "edit": Deny,
+			"exec": Deny, "external": Deny, "publish": Deny, "always-allowed": Deny},
+		pipeline.ModeDontAsk: {"chat": Allow, "request": Allow, "read": Allow, "read-not-auto": Deny, "edit": Deny,
+			"exec": Deny, "external": Deny, "publish": Ask, "always-allowed": Allow},
+	}
+	auto := ParseAllowList([]string{"Read", "Grep", "Glob", "LS"})
+	always := func(tool string) bool { return tool == "mcp__deploy__run" }
+	layers := []pipeline.Layer{pipeline.LayerTrusted, pipeline.LayerAllowed, pipeline.LayerRestricted, pipeline.LayerDM}
+	modes := []pipeline.Mode{pipeline.ModeAsk, pipeline.ModeAcceptEdits, pipeline.ModeBypass, pipeline.ModePlan, pipeline.ModeDontAsk}
+	for _, layer := range layers {
+		for _, mode := range modes {
+			eff := pipeline.EffectiveMode(layer, mode)
+			if layer == pipeline.LayerAllowed && (mode == pipeline.ModeBypass || mode == pipeline.ModeAcceptEdits) && eff != pipeline.ModeAsk {
+				t.Fatalf("%s/%s: effective mode %s, want ask", layer, mode, eff)
+			}
+			for kind, tool := range toolsByKind {
+				t.Run(string(layer)+"/"+string(mode)+"/"+kind, func(t *testing.T) {
+					got := Permission{Mode: eff, AutoAllow: auto, Always: always}.Decide(tool)
+					if got != want[eff][kind] {
+						t.Fatalf("Decide(%s) in %s (layer %s) = %s, want %s", tool, eff, layer, got, want[eff][kind])
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestCategory(t *testing.T) {
+	for tool, want := range map[string]string{"Bash": "Bash", SkillsSync: "skills", "mcp__github__create_issue": "mcp__github__create_issue"} {
+		if got := Category(tool); got != want {
+			t.Errorf("Category(%s) = %s, want %s", tool, got, want)
+		}
+	}
+}
