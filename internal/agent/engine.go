@@ -297,7 +297,31 @@ func (e *Engine) userText(t *pipeline.Turn) string {
 	if role == "" {
 		role = string(pipeline.RoleMember)
 	}
-	return fmt.Sprintf("<@%s> (%s): %s", t.Event.UserID, role, words)
+	return FormatUser(t.Event.UserID, role, words)
+}
+
+// FormatUser is how a person's message reads in the conversation: who
+// wrote it, in what role, and their words.
+func FormatUser(userID, role, words string) string {
+	return fmt.Sprintf("<@%s> (%s): %s", userID, role, words)
+}
+
+// ParseUser splits a message made by FormatUser; ok is false for other
+// text (tool results, the runtime's own reminders).
+func ParseUser(text string) (userID, role, words string, ok bool) {
+	rest, found := strings.CutPrefix(text, "<@")
+	if !found {
+		return "", "", "", false
+	}
+	userID, rest, found = strings.Cut(rest, "> (")
+	if !found {
+		return "", "", "", false
+	}
+	role, words, found = strings.Cut(rest, "): ")
+	if !found {
+		role, found = strings.CutSuffix(rest, "):")
+	}
+	return userID, role, words, found
 }
 
 func (e *Engine) modelError(err error, outcome *string) error {

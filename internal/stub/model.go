@@ -1,0 +1,212 @@
+package stub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/persona-runtime/agent/internal/agent"
+)
+
+// Behaviours are the stub's behaviours, in the order interfaces.md lists them.
+var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit"}
+
+// Valid reports whether name is a behaviour.
+func Valid(name string) bool {
+	for _, b := range Behaviours {
+		if b == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrBoom is the failure of the boom behaviour.
+var ErrBoom = errors.New("stub model: boom")
+
+// Markdown is what the markdown behaviour replies: a table, a fenced code
+// block, a bold word and a link.
+const Markdown = "Here is the **status**:\n\n| service | state |\n|---|---|\n| api | up |\n| worker | degraded |\n\n" +
+	"```sh\nkubectl rollout status deploy/api\n```\n\nDetails on [the dashboard](https://status.example.com)."
+
+// Model is the stub model. Behaviour is read on every call, so the REPL's
+// /behavior applies to the next turn.
+type Model struct {
+	behaviour atomic.Value // string
+	calls     atomic.Int64
+}
+
+// New returns a stub model with a behaviour.
+func New(behaviour string) (*Model, error) {
+	m := &Model{}
+	if err := m.SetBehaviour(behaviour); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// SetBehaviour changes the behaviour.
+func (m *Model) SetBehaviour(b string) error {
+	if !Valid(b) {
+		return fmt.Errorf("unknown agent behaviour %q (want one of %s)", b, strings.Join(Behaviours, ", "))
+	}
+	m.behaviour.Store(b)
+	return nil
+}
+
+// Behaviour returns the current behaviour.
+func (m *Model) Behaviour() string { return m.behaviour.Load().(string) }
+
+// Model names the stub in the REPL's header and the logs.
+func (m *Model) Model() string { return "stub" }
+
+// Calls is how many requests the stub answered.
+func (m *Model) Calls() int64 { return m.calls.Load() }
+
+// step is one tool call of a behaviour's script; input may use the results
+// of the calls before it.
+type step struct {
+	tool  string
+	input func(words string, results []string) any
+}
+
+func reply(f func(words string, results []string) string) step {
+	return step{tool: "mcp__agent_chat__reply", input: func(w string, r []string) any { return map[string]string{"text": f(w, r)} }}
+}
+
+func fixed(s string) func(string, []string) string { return func(string, []string) string { return s } }
+
+func script(behaviour string) []step {
+	switch behaviour {
+	case "reply":
+		return []step{reply(fixed("ack: done"))}
+	case "echo":
+		return []step{reply(func(w string, _ []string) string { return "echo: " + w })}
+	case "request_approval":
+		return []step{
+			{tool: "mcp__agent_chat__request_approval", input: func(string, []string) any {
+				return map[string]string{"category": "deploy", "summary": "deploy prod"}
+			}},
+			reply(func(_ string, r []string) string { return r[0] }),
+		}
+	case "events":
+		return []step{
+			{tool: "Bash", input: func(string, []string) any { return map[string]string{"command": "echo simulated"} }},
+			{tool: "Read", input: func(string, []string) any { return map[string]string{"file_path": "notes.md"} }},
+			{tool: "Grep", input: func(string, []string) any { return map[string]string{"pattern": "TODO"} }},
+			reply(fixed("ack: events done")),
+		}
+	case "markdown":
+		return []step{reply(fixed(Markdown))}
+	case "upload":
+		return []step{
+			{tool: "Write", input: func(string, []string) any {
+				return map[string]string{"file_path": "sim-report.txt", "content": "simulated report\n"}
+			}},
+			{tool: "mcp__agent_chat__upload", input: func(string, []string) any {
+				return map[string]string{"path": "sim-report.txt", "title": "Simulation report", "comment": "here is the report"}
+			}},
+		}
+	case "edit":
+		return []step{
+			reply(fixed("draft: working on it")),
+			{tool: "mcp__agent_chat__edit", input: func(_ string, r []string) any {
+				return map[string]string{"ts": postedTS(r[0]), "text": "final: done"}
+			}},
+		}
+	}
+	return nil // silent
+}
+
+// postedTS finds the ts in the reply tool's result ("posted (ts 1.2)").
+func postedTS(result string) string {
+	_, rest, ok := strings.Cut(result, "(ts ")
+	if !ok {
+		return ""
+	}
+	ts, _, _ := strings.Cut(rest, ")")
+	return ts
+}
+
+// Send answers one request of the engine's tool loop: the next step of the
+// behaviour's script, given the tool results of this turn so far.
+func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (*anthropic.Message, error) {
+	m.calls.Add(1)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	behaviour := m.Behaviour()
+	if behaviour == "boom" {
+		return nil, ErrBoom
+	}
+	words, results := turnState(p.Messages)
+	steps := script(behaviour)
+	if len(results) >= len(steps) {
+		return &anthropic.Message{Role: "assistant", StopReason: anthropic.StopReasonEndTurn, Model: "stub"}, nil
+	}
+	s := steps[len(results)]
+	input, err := json.Marshal(s.input(words, results))
+	if err != nil {
+		return nil, err
+	}
+	id := fmt.Sprintf("toolu_stub_%d", m.calls.Load())
+	return &anthropic.Message{
+		Role:       "assistant",
+		Model:      "stub",
+		StopReason: anthropic.StopReasonToolUse,
+		Content:    []anthropic.ContentBlockUnion{{Type: "tool_use", ID: id, Name: s.tool, Input: input}},
+	}, nil
+}
+
+// turnState reads the current turn from the conversation: the person's
+// words (the last user message written by a person) and the text of every
+// tool result since.
+func turnState(msgs []anthropic.MessageParam) (words string, results []string) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != anthropic.MessageParamRoleUser {
+			continue
+		}
+		found := false
+		var after []string
+		for _, b := range msgs[i].Content {
+			switch {
+			case b.OfText != nil:
+				if _, _, w, ok := agent.ParseUser(b.OfText.Text); ok {
+					words, found, after = w, true, nil
+				}
+			case b.OfToolResult != nil && found:
+				after = append(after, resultText(b.OfToolResult))
+			}
+		}
+		if found {
+			// Tool results of this turn are in the user messages after it.
+			for _, m := range msgs[i+1:] {
+				if m.Role != anthropic.MessageParamRoleUser {
+					continue
+				}
+				for _, b := range m.Content {
+					if b.OfToolResult != nil {
+						after = append(after, resultText(b.OfToolResult))
+					}
+				}
+			}
+			return words, after
+		}
+	}
+	return "", nil
+}
+
+func resultText(r *anthropic.ToolResultBlockParam) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if c.OfText != nil {
+			b.WriteString(c.OfText.Text)
+		}
+	}
+	return b.String()
+}
