@@ -56,6 +56,7 @@ type service struct {
 	self     pipeline.Identity
 	handler  pipeline.Handler
 	gate     *approval.Gate
+	skills   *tools.Skills
 	gateway  *gateway.Gateway
 	started  time.Time
 
@@ -150,6 +151,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	registry := tools.NewRegistry()
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied}
 	registry.Add(chatTools.Tools()...)
+	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
+	registry.Add((&tools.SkillsServer{Skills: s.skills}).Tools()...)
 
 	engine, err := agent.New(agent.Options{
 		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
@@ -206,6 +209,12 @@ func newExtractor(cfg *config.Config, log *slog.Logger, tracer trace.Tracer, m *
 // persona (static, identical for every turn), then the thread's part.
 func (s *service) prompt(t *pipeline.Turn) (static, thread string) {
 	static = persona.BaselinePrompt() + "\n\n" + s.persona.Prompt()
+	// Skills are discovered on every message (stat-based), so an edit
+	// applies on the next turn; they change rarely, so they stay in the
+	// cached prefix.
+	if sk := s.skills.Prompt(); sk != "" {
+		static += "\n\n" + sk
+	}
 	thread = fmt.Sprintf("## This conversation\n- Your chat user id: <@%s>\n- Channel: <#%s> (trust layer: %s, permission mode: %s)\n",
 		s.self.UserID, t.Event.ChannelID, t.Access.Layer, t.Access.Mode)
 	if ch := s.persona.ChannelPrompt(t.Event.ChannelID); ch != "" {

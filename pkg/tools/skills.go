@@ -1,0 +1,297 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/persona-runtime/agent/internal/fsutil"
+)
+
+// SlugPattern is the format of a skill's slug (its directory name).
+var SlugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// maxDescription is the platform's limit on a skill's description.
+const maxDescription = 1024
+
+// Skill is a discovered skill: skills/<slug>/SKILL.md.
+type Skill struct {
+	Slug        string
+	Name        string
+	Description string
+	Path        string
+}
+
+// Skills discovers the skills under a directory. Discovery runs on every
+// inbound message, so it is stat-based: a SKILL.md whose size and
+// modification time did not change is not read again. It is safe for
+// concurrent use.
+type Skills struct {
+	Dir string
+	Log *slog.Logger
+
+	mu    sync.Mutex
+	cache map[string]skillEntry
+}
+
+type skillEntry struct {
+	mod   time.Time
+	size  int64
+	skill Skill
+	err   error
+}
+
+// NewSkills returns a discovery over dir (AGENT_HOME/skills).
+func NewSkills(dir string, log *slog.Logger) *Skills {
+	return &Skills{Dir: dir, Log: log, cache: map[string]skillEntry{}}
+}
+
+// List returns the valid skills, sorted by slug. A skill whose frontmatter
+// is broken is skipped with a warning (once per change of the file), never
+// failing the turn.
+func (s *Skills) List() []Skill {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.Log.Warn("list skills", "dir", s.Dir, "err", err)
+		}
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	var out []Skill
+	for _, e := range entries {
+		if !e.IsDir() || !SlugPattern.MatchString(e.Name()) {
+			continue
+		}
+		slug := e.Name()
+		path := filepath.Join(s.Dir, slug, "SKILL.md")
+		st, err := os.Stat(path)
+		if err != nil {
+			continue
+		}
+		seen[slug] = true
+		c, ok := s.cache[slug]
+		if !ok || !c.mod.Equal(st.ModTime()) || c.size != st.Size() {
+			c = skillEntry{mod: st.ModTime(), size: st.Size()}
+			c.skill, c.err = readSkill(slug, path)
+			if c.err != nil {
+				s.Log.Warn("skill skipped: bad SKILL.md", "path", path, "err", c.err)
+			}
+			s.cache[slug] = c
+		}
+		if c.err == nil {
+			out = append(out, c.skill)
+		}
+	}
+	for slug := range s.cache {
+		if !seen[slug] {
+			delete(s.cache, slug)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out
+}
+
+// frontmatter is the YAML head of a SKILL.md.
+type frontmatter struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+}
+
+// readSkill parses a SKILL.md: a frontmatter block between "---" lines
+// with name and description, then the body.
+func readSkill(slug, path string) (Skill, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Skill{}, err
+	}
+	fm, _, err := splitFrontmatter(data)
+	if err != nil {
+		return Skill{}, err
+	}
+	var meta frontmatter
+	if err := yaml.Unmarshal(fm, &meta); err != nil {
+		return Skill{}, fmt.Errorf("frontmatter: %w", err)
+	}
+	switch {
+	case strings.TrimSpace(meta.Name) == "":
+		return Skill{}, errors.New("frontmatter has no name")
+	case strings.TrimSpace(meta.Description) == "":
+		return Skill{}, errors.New("frontmatter has no description")
+	}
+	return Skill{Slug: slug, Name: meta.Name, Description: strings.TrimSpace(meta.Description), Path: path}, nil
+}
+
+func splitFrontmatter(data []byte) (fm, body []byte, err error) {
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	if !bytes.HasPrefix(data, []byte("---\n")) {
+		return nil, nil, errors.New("no frontmatter: SKILL.md must start with a --- line")
+	}
+	rest := data[4:]
+	end := bytes.Index(rest, []byte("\n---"))
+	if end < 0 {
+		return nil, nil, errors.New("frontmatter is not closed by a --- line")
+	}
+	body = rest[end+4:]
+	body = bytes.TrimPrefix(bytes.TrimLeft(body, "-"), []byte("\n"))
+	return rest[:end+1], body, nil
+}
+
+// Prompt lists the skills for the system prompt: names and descriptions
+// only (progressive disclosure); the model reads a SKILL.md when it needs it.
+func (s *Skills) Prompt() string {
+	list := s.List()
+	if len(list) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Skills\nRead a skill's SKILL.md (with Read or mcp__agent_skills__read_skill) before doing what it describes.\n")
+	for _, sk := range list {
+		fmt.Fprintf(&b, "- %s (%s): %s\n", sk.Name, sk.Path, sk.Description)
+	}
+	return b.String()
+}
+
+// SkillsServer is the agent_skills tool server.
+type SkillsServer struct {
+	Skills *Skills
+	// Sync publishes the runtime-authored skills (sync_manifest); nil
+	// answers that publishing is not configured.
+	Sync func(ctx context.Context) (string, error)
+}
+
+// Tools returns the server's tools.
+func (s *SkillsServer) Tools() []Tool {
+	slugSchema := `{"type":"object","properties":{"slug":{"type":"string","description":"The skill's slug: lowercase letters, digits and hyphens."}},"required":["slug"],"additionalProperties":false}`
+	return []Tool{
+		{Name: SkillsWrite, Description: "Write (create or replace) a skill: skills/<slug>/SKILL.md with a name, a one-paragraph description of when to use it, and a markdown body. It applies from the next message.",
+			Schema: json.RawMessage(`{"type":"object","properties":{"slug":{"type":"string"},"name":{"type":"string","description":"Equal to the slug."},"description":{"type":"string","description":"When to use the skill, at most 1024 characters."},"body":{"type":"string","description":"The skill's instructions, markdown."}},"required":["slug","description","body"],"additionalProperties":false}`),
+			Call: s.write},
+		{Name: SkillsList, Description: "List the installed skills: slug, name, description.",
+			Schema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`), Call: s.list},
+		{Name: SkillsRead, Description: "Read a skill's SKILL.md.", Schema: json.RawMessage(slugSchema), Call: s.read},
+		{Name: SkillsDelete, Description: "Delete a skill from the volume.", Schema: json.RawMessage(slugSchema), Call: s.delete},
+		{Name: SkillsSync, Description: "Publish the skills you wrote (and the writable knowledge base's raw notes) and record them in the manifest and lockfile. Needs an approval card (category skills).",
+			Schema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`), Call: s.sync},
+	}
+}
+
+func (s *SkillsServer) dir(slug string) (string, error) {
+	if !SlugPattern.MatchString(slug) {
+		return "", fmt.Errorf("invalid slug %q", slug)
+	}
+	return filepath.Join(s.Skills.Dir, slug), nil
+}
+
+func (s *SkillsServer) write(_ context.Context, input json.RawMessage) (Result, error) {
+	var in struct{ Slug, Name, Description, Body string }
+	if err := decode(input, &in); err != nil {
+		return Errorf("%v", err), nil
+	}
+	dir, err := s.dir(in.Slug)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if in.Name == "" {
+		in.Name = in.Slug
+	}
+	desc := strings.TrimSpace(in.Description)
+	switch {
+	case in.Name != in.Slug:
+		return Errorf("name must equal the slug %q (a skill's name is its directory name)", in.Slug), nil
+	case desc == "":
+		return Errorf("description is required: say when to use the skill"), nil
+	case len(desc) > maxDescription:
+		return Errorf("description is %d characters; the limit is %d", len(desc), maxDescription), nil
+	case strings.TrimSpace(in.Body) == "":
+		return Errorf("body is empty"), nil
+	}
+	fm, err := yaml.Marshal(frontmatter{Name: in.Name, Description: desc})
+	if err != nil {
+		return Result{}, err
+	}
+	content := "---\n" + string(fm) + "---\n\n" + strings.TrimSpace(in.Body) + "\n"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Result{}, fmt.Errorf("write skill: %w", err)
+	}
+	path := filepath.Join(dir, "SKILL.md")
+	if err := fsutil.WriteFileAtomic(path, []byte(content), 0o644); err != nil {
+		return Result{}, err
+	}
+	return Result{Text: "wrote " + path}, nil
+}
+
+func (s *SkillsServer) list(context.Context, json.RawMessage) (Result, error) {
+	list := s.Skills.List()
+	if len(list) == 0 {
+		return Result{Text: "no skills installed"}, nil
+	}
+	var b strings.Builder
+	for _, sk := range list {
+		fmt.Fprintf(&b, "%s: %s\n", sk.Slug, sk.Description)
+	}
+	return Result{Text: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+func (s *SkillsServer) read(_ context.Context, input json.RawMessage) (Result, error) {
+	var in struct{ Slug string }
+	if err := decode(input, &in); err != nil {
+		return Errorf("%v", err), nil
+	}
+	dir, err := s.dir(in.Slug)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Errorf("no skill %q", in.Slug), nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Text: string(data)}, nil
+}
+
+func (s *SkillsServer) delete(_ context.Context, input json.RawMessage) (Result, error) {
+	var in struct{ Slug string }
+	if err := decode(input, &in); err != nil {
+		return Errorf("%v", err), nil
+	}
+	dir, err := s.dir(in.Slug)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return Errorf("no skill %q", in.Slug), nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return Result{}, fmt.Errorf("delete skill: %w", err)
+	}
+	return Result{Text: "deleted skill " + in.Slug}, nil
+}
+
+func (s *SkillsServer) sync(ctx context.Context, _ json.RawMessage) (Result, error) {
+	if s.Sync == nil {
+		return Errorf("publishing skills is not configured in this runtime"), nil
+	}
+	text, err := s.Sync(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Text: text}, nil
+}
