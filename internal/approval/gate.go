@@ -164,6 +164,12 @@ func (g *Gate) Ask(ctx context.Context, r Request) (Outcome, error) {
 	}
 	select {
 	case dec := <-wait:
+		if dec.CardTS == "" {
+			// The click landed before the card's ts was recorded, so
+			// Click could not update the card: do it here.
+			dec.CardTS = ts
+			g.updateCard(context.WithoutCancel(ctx), dec)
+		}
 		return Outcome{State: dec.State, By: dec.DecidedBy, ID: id}, nil
 	case <-timeout:
 		return g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, ""), nil

@@ -1,12 +1,15 @@
 package approval
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
@@ -26,13 +29,23 @@ type ToolGate struct {
 // exactly this call, once: the next call, changed or not, is decided anew.
 func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, input json.RawMessage) (bool, tools.Result, error) {
 	key := t.Event.ThreadKey()
-	perm := tools.Permission{Mode: t.Access.Mode, AutoAllow: g.AutoAllow, Always: func(name string) bool {
-		ok, err := g.Gate.o.Store.ToolAllowed(ctx, key, name)
-		if err != nil {
-			g.Gate.o.Log.WarnContext(ctx, "read always-allowed tools", "err", err)
+	redact := g.Redact
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	// In a public (allowed) channel every tool outside the auto-allow list
+	// needs a card, every time: "always" is neither offered nor honoured.
+	public := t.Access.Layer == pipeline.LayerAllowed
+	perm := tools.Permission{Mode: t.Access.Mode, AutoAllow: g.AutoAllow}
+	if !public {
+		perm.Always = func(name string) bool {
+			ok, err := g.Gate.o.Store.ToolAllowed(ctx, key, name)
+			if err != nil {
+				g.Gate.o.Log.WarnContext(ctx, "read always-allowed tools", "err", err)
+			}
+			return ok
 		}
-		return ok
-	}}
+	}
 	switch perm.Decide(tool) {
 	case tools.Allow:
 		return true, tools.Result{}, nil
@@ -46,9 +59,9 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 		RequestedBy: t.Event.UserID,
 		Category:    tools.Category(tool),
 		Tool:        tool,
-		Summary:     g.Redact(Summarize(tool, input)),
+		Summary:     summarize(tool, input, redact),
 		Digest:      Digest(tool, input),
-		OfferAlways: tools.KindOf(tool) != tools.KindPublish,
+		OfferAlways: tools.KindOf(tool) != tools.KindPublish && !public,
 	})
 	if err != nil {
 		return false, tools.Result{}, err
@@ -60,11 +73,13 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 }
 
 // Digest identifies one exact call: the tool's name and its input, with the
-// input's keys in a canonical order.
+// input's keys in a canonical order (numbers kept exact).
 func Digest(tool string, input json.RawMessage) string {
 	canon := input
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
 	var v any
-	if json.Unmarshal(input, &v) == nil {
+	if dec.Decode(&v) == nil && dec.Decode(new(any)) == io.EOF {
 		if b, err := json.Marshal(v); err == nil { // maps marshal with sorted keys
 			canon = b
 		}
@@ -80,21 +95,37 @@ const maxSummary = 600
 // Summarize renders a call for a person: the command of Bash, the path of
 // file tools, otherwise the input as compact JSON.
 func Summarize(tool string, input json.RawMessage) string {
+	return summarize(tool, input, func(s string) string { return s })
+}
+
+// summarize redacts the part it shows before clipping it, so that a secret
+// cut in two by the clip cannot escape the redaction.
+func summarize(tool string, input json.RawMessage, redact func(string) string) string {
 	var in map[string]any
 	_ = json.Unmarshal(input, &in)
-	str := func(k string) string { s, _ := in[k].(string); return s }
-	var s string
+	str := func(k string) string { s, _ := in[k].(string); return clip(redact(s), maxSummary) }
 	switch tool {
 	case "Bash":
-		s = fmt.Sprintf("`%s` wants to run:\n```\n%s\n```", tool, str("command"))
+		return fmt.Sprintf("`%s` wants to run:\n```\n%s\n```", tool, str("command"))
 	case "Write", "Edit", "Read":
-		s = fmt.Sprintf("`%s` %s", tool, str("file_path"))
-	default:
-		compact := strings.TrimSpace(string(input))
-		s = fmt.Sprintf("`%s` %s", tool, compact)
+		return fmt.Sprintf("`%s` %s", tool, str("file_path"))
 	}
-	if len(s) > maxSummary {
-		s = s[:maxSummary] + "…"
+	var compact bytes.Buffer
+	if json.Compact(&compact, input) != nil {
+		compact.Reset()
+		compact.Write(input)
 	}
-	return s
+	return fmt.Sprintf("`%s` %s", tool, clip(redact(strings.TrimSpace(compact.String())), maxSummary))
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

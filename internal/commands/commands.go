@@ -102,7 +102,10 @@ func (c *Commands) parse(ev *pipeline.Event) (name, args string, ok bool) {
 		if !strings.HasPrefix(text, "/") {
 			return "", "", false
 		}
-		name, args, _ = strings.Cut(text, " ")
+		name, args = text, ""
+		if i := strings.IndexAny(text, " \t\r\n"); i >= 0 {
+			name, args = text[:i], text[i+1:]
+		}
 		return strings.ToLower(name), strings.TrimSpace(args), true
 	}
 	return "", "", false
@@ -177,6 +180,17 @@ func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.
 	th, err := c.Store.GetThread(ctx, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
+	}
+	if th.LockedBy == "" && ev.Kind == pipeline.KindMessage {
+		// A channel-wide lock (the slash form) covers the thread too.
+		channel := pipeline.ThreadKey(ev.ChannelID, "")
+		ch, err := c.Store.GetThread(ctx, channel)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if ch.LockedBy != "" {
+			th, key = ch, channel
+		}
 	}
 	manager := a.Role == pipeline.RoleManager || a.Role == pipeline.RoleBackup
 	if strings.EqualFold(args, "off") {

@@ -1,0 +1,429 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/persona-runtime/agent/internal/approval"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+	"github.com/persona-runtime/agent/pkg/tools"
+)
+
+func newToolGate(h *harness) *approval.ToolGate {
+	return &approval.ToolGate{Gate: h.gate, AutoAllow: tools.ParseAllowList([]string{"Read", "Grep", "Glob", "LS"}),
+		Redact: func(s string) string { return s }}
+}
+
+func turnIn(mode pipeline.Mode) *pipeline.Turn {
+	return &pipeline.Turn{
+		Event:  &pipeline.Event{Kind: pipeline.KindMessage, ChannelID: "C1", TS: "2.0", ThreadTS: "1.0", UserID: "U0REQ"},
+		Access: pipeline.Access{UserID: "U0REQ", Role: pipeline.RoleMember, Layer: pipeline.LayerTrusted, Mode: mode},
+	}
+}
+
+type checkResult struct {
+	ok  bool
+	res tools.Result
+	err error
+}
+
+func (h *harness) check(g *approval.ToolGate, mode pipeline.Mode, tool, input string) <-chan checkResult {
+	ch := make(chan checkResult, 1)
+	go func() {
+		ok, res, err := g.Check(context.Background(), turnIn(mode), tool, json.RawMessage(input))
+		ch <- checkResult{ok, res, err}
+	}()
+	return ch
+}
+
+func (h *harness) checked(ch <-chan checkResult) checkResult {
+	h.t.Helper()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			h.t.Fatalf("Check: %v", r.err)
+		}
+		return r
+	case <-time.After(wait):
+		h.t.Fatal("Check did not return")
+	}
+	return checkResult{}
+}
+
+// lastCard is the card of the latest post.
+func (h *harness) lastCard() *pipeline.Card {
+	h.t.Helper()
+	posts := h.rec.Posts()
+	if len(posts) == 0 || posts[len(posts)-1].Card == nil {
+		h.t.Fatalf("posts = %+v, want a card", posts)
+	}
+	return posts[len(posts)-1].Card
+}
+
+func TestToolGateModes(t *testing.T) {
+	const (
+		allow = "allow"
+		deny  = "deny"
+		ask   = "ask"
+	)
+	for _, tt := range []struct {
+		mode pipeline.Mode
+		tool string
+		want string
+	}{
+		{pipeline.ModeAsk, tools.ChatReply, allow},
+		{pipeline.ModeAsk, "Read", allow},
+		{pipeline.ModeAsk, "Write", ask},
+		{pipeline.ModeAsk, "Bash", ask},
+		{pipeline.ModeAsk, tools.SkillsRead, ask},
+		{pipeline.ModeAcceptEdits, "Write", allow},
+		{pipeline.ModeAcceptEdits, "Bash", ask},
+		{pipeline.ModeBypass, "Bash", allow},
+		{pipeline.ModeBypass, "mcp__github__create_issue", allow},
+		{pipeline.ModeBypass, tools.SkillsSync, ask},
+		{pipeline.ModePlan, "Read", allow},
+		{pipeline.ModePlan, tools.SkillsList, allow},
+		{pipeline.ModePlan, "Write", deny},
+		{pipeline.ModePlan, "Bash", deny},
+		{pipeline.ModePlan, tools.SkillsSync, deny},
+		{pipeline.ModeDontAsk, "Read", allow},
+		{pipeline.ModeDontAsk, "Bash", deny},
+		{pipeline.ModeDontAsk, tools.SkillsSync, ask},
+	} {
+		t.Run(string(tt.mode)+"/"+tt.tool, func(t *testing.T) {
+			h := newHarness(t, soul)
+			g := newToolGate(h)
+			done := h.check(g, tt.mode, tt.tool, `{"command":"ls"}`)
+			if tt.want != ask {
+				r := h.checked(done)
+				if posts := h.rec.Posts(); len(posts) != 0 {
+					t.Fatalf("posted %+v, want no card", posts)
+				}
+				if tt.want == allow {
+					if !r.ok || r.res.IsError || r.res.Text != "" {
+						t.Fatalf("Check = %+v, want allowed", r)
+					}
+					return
+				}
+				if r.ok || !r.res.IsError || !strings.Contains(r.res.Text, tt.tool) || !strings.Contains(r.res.Text, string(tt.mode)) {
+					t.Fatalf("Check = %+v, want an is_error refusal naming %s and mode %s", r, tt.tool, tt.mode)
+				}
+				return
+			}
+
+			id := h.card()
+			c := h.lastCard()
+			if c.Category != tools.Category(tt.tool) || c.ID != id || !strings.Contains(c.Summary, tt.tool) ||
+				c.Digest != approval.Digest(tt.tool, json.RawMessage(`{"command":"ls"}`)) {
+				t.Fatalf("card = %+v", c)
+			}
+			if a := h.approvalOf(id); a.Tool != tt.tool || a.ThreadKey != "C1:1.0" || a.RequestedBy != "U0REQ" {
+				t.Fatalf("stored = %+v", a)
+			}
+			h.click(manager, pipeline.ActionApprove, id)
+			if r := h.checked(done); !r.ok || r.res.IsError {
+				t.Fatalf("Check after approval = %+v, want allowed", r)
+			}
+		})
+	}
+}
+
+func TestToolGateAskCard(t *testing.T) {
+	for _, tt := range []struct {
+		name, tool, category string
+		actions              []string
+		action               string
+		ok                   bool
+		text                 string
+	}{
+		{"Bash approved", "Bash", "Bash", []string{"approve", "deny", "always"}, pipeline.ActionApprove, true, ""},
+		{"Bash denied", "Bash", "Bash", []string{"approve", "deny", "always"}, pipeline.ActionDeny, false,
+			"Bash was not run: denied by <@U0MGR>"},
+		{"external tool", "mcp__github__create_issue", "mcp__github__create_issue", []string{"approve", "deny", "always"},
+			pipeline.ActionApprove, true, ""},
+		{"sync_manifest", tools.SkillsSync, "skills", []string{"approve", "deny"}, pipeline.ActionApprove, true, ""},
+		{"sync_manifest denied", tools.SkillsSync, "skills", []string{"approve", "deny"}, pipeline.ActionDeny, false,
+			tools.SkillsSync + " was not run: denied by <@U0MGR>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, soul)
+			done := h.check(newToolGate(h), pipeline.ModeAsk, tt.tool, `{"command":"make deploy"}`)
+			id := h.card()
+			c := h.lastCard()
+			if c.Category != tt.category || !slices.Equal(c.Actions, tt.actions) {
+				t.Fatalf("card = %+v, want category %s, actions %v", c, tt.category, tt.actions)
+			}
+			if p := h.rec.Posts()[0]; p.ChannelID != "C1" || p.ThreadTS != "1.0" {
+				t.Errorf("card in %s/%s, want the thread C1/1.0", p.ChannelID, p.ThreadTS)
+			}
+			h.click(manager, tt.action, id)
+			r := h.checked(done)
+			if r.ok != tt.ok || r.res.IsError == tt.ok || r.res.Text != tt.text {
+				t.Fatalf("Check = %+v, want ok %v, text %q", r, tt.ok, tt.text)
+			}
+		})
+	}
+}
+
+func TestToolGateTimedOutRefusal(t *testing.T) {
+	h := newHarness(t, soul+"\n## Approval timeout\n- 1\n")
+	done := h.check(newToolGate(h), pipeline.ModeAsk, "Bash", `{"command":"ls"}`)
+	h.card()
+	r := h.checked(done)
+	if r.ok || !r.res.IsError || !strings.HasPrefix(r.res.Text, "Bash was not run: timed out") {
+		t.Fatalf("Check = %+v, want a timed-out refusal", r)
+	}
+}
+
+func TestToolGateContextEnds(t *testing.T) {
+	h := newHarness(t, soul)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan checkResult, 1)
+	go func() {
+		ok, res, err := newToolGate(h).Check(ctx, turnIn(pipeline.ModeAsk), "Bash", json.RawMessage(`{"command":"ls"}`))
+		done <- checkResult{ok, res, err}
+	}()
+	h.card()
+	cancel()
+	select {
+	case r := <-done:
+		if r.ok || r.err == nil {
+			t.Fatalf("Check = %+v, want the context's error", r)
+		}
+	case <-time.After(wait):
+		t.Fatal("Check did not return")
+	}
+}
+
+// An approval releases exactly the call shown on the card, once.
+func TestToolGateApprovalReleasesOneCall(t *testing.T) {
+	h := newHarness(t, soul)
+	g := newToolGate(h)
+	ls, rm := `{"command":"ls"}`, `{"command":"rm -rf /tmp/x"}`
+
+	approve := func(input, action string) *pipeline.Card {
+		t.Helper()
+		done := h.check(g, pipeline.ModeAsk, "Bash", input)
+		id := h.card()
+		c := h.lastCard()
+		h.click(bashOnly, action, id)
+		if r := h.checked(done); !r.ok {
+			t.Fatalf("Check(%s) = %+v, want allowed", input, r)
+		}
+		return c
+	}
+
+	first := approve(ls, pipeline.ActionApprove)
+	again := approve(ls, pipeline.ActionApprove) // the same call: a new card
+	if again.ID == first.ID || again.Digest != first.Digest {
+		t.Fatalf("same call: card %s/%s after %s/%s, want a new id and the same digest", again.ID, again.Digest, first.ID, first.Digest)
+	}
+	changed := approve(rm, pipeline.ActionApprove) // a changed call: a new card, another digest
+	if changed.ID == again.ID || changed.Digest == first.Digest {
+		t.Fatalf("changed call: card %s/%s, want a new id and digest (first %s)", changed.ID, changed.Digest, first.Digest)
+	}
+	if ok, _ := h.st.ToolAllowed(context.Background(), "C1:1.0", "Bash"); ok {
+		t.Fatal("a plain approval allowed Bash for the thread")
+	}
+
+	approve(rm, pipeline.ActionAlways)
+	if ok, err := h.st.ToolAllowed(context.Background(), "C1:1.0", "Bash"); !ok || err != nil {
+		t.Fatalf("ToolAllowed after always = %v, %v", ok, err)
+	}
+	cards := len(h.rec.Posts())
+	if r := h.checked(h.check(g, pipeline.ModeAsk, "Bash", `{"command":"whoami"}`)); !r.ok {
+		t.Fatalf("Bash after always = %+v, want allowed", r)
+	}
+	if n := len(h.rec.Posts()); n != cards {
+		t.Fatalf("Bash after always posted %d card(s)", n-cards)
+	}
+
+	// "always" is for that tool, in that thread, and the mode still rules.
+	if r := h.checked(h.check(g, pipeline.ModePlan, "Bash", ls)); r.ok || !r.res.IsError {
+		t.Fatalf("Bash in plan after always = %+v, want refused", r)
+	}
+	other := h.check(g, pipeline.ModeAsk, "Write", `{"file_path":"/x"}`)
+	id := h.card()
+	h.click(manager, pipeline.ActionDeny, id)
+	if r := h.checked(other); r.ok {
+		t.Fatalf("Write after always on Bash = %+v, want a card and the denial", r)
+	}
+	elsewhere := make(chan checkResult, 1)
+	go func() {
+		turn := turnIn(pipeline.ModeAsk)
+		turn.Event.ThreadTS = "9.0"
+		ok, res, err := g.Check(context.Background(), turn, "Bash", json.RawMessage(ls))
+		elsewhere <- checkResult{ok, res, err}
+	}()
+	id = h.card()
+	if a := h.approvalOf(id); a.ThreadKey != "C1:9.0" {
+		t.Fatalf("card for thread %s", a.ThreadKey)
+	}
+	h.click(manager, pipeline.ActionDeny, id)
+	if r := h.checked(elsewhere); r.ok {
+		t.Fatalf("Bash in another thread = %+v, want the denial", r)
+	}
+}
+
+func TestToolGateSkillsHasNoAlways(t *testing.T) {
+	h := newHarness(t, soul)
+	g := newToolGate(h)
+	for i := range 2 {
+		done := h.check(g, pipeline.ModeBypass, tools.SkillsSync, `{}`)
+		id := h.card()
+		if c := h.lastCard(); c.Category != "skills" || slices.Contains(c.Actions, pipeline.ActionAlways) {
+			t.Fatalf("card %d = %+v", i, c)
+		}
+		h.click(manager, pipeline.ActionAlways, id) // a forged click
+		if r := h.checked(done); !r.ok {
+			t.Fatalf("Check = %+v", r)
+		}
+		if a := h.approvalOf(id); a.State != store.ApprovalApproved {
+			t.Fatalf("state = %s, want a plain approval", a.State)
+		}
+	}
+	if ok, _ := h.st.ToolAllowed(context.Background(), "C1:1.0", tools.SkillsSync); ok {
+		t.Fatal("sync_manifest allowed for the thread")
+	}
+}
+
+func TestToolGateRedactsSummary(t *testing.T) {
+	h := newHarness(t, soul)
+	g := newToolGate(h)
+	g.Redact = func(s string) string { return strings.ReplaceAll(s, "hunter2", "[redacted: password]") }
+	done := h.check(g, pipeline.ModeAsk, "Bash", `{"command":"login --password hunter2"}`)
+	id := h.card()
+	c := h.lastCard()
+	if strings.Contains(c.Summary, "hunter2") || !strings.Contains(c.Summary, "[redacted: password]") {
+		t.Fatalf("summary = %q", c.Summary)
+	}
+	if a := h.approvalOf(id); strings.Contains(a.Summary, "hunter2") {
+		t.Fatalf("stored summary = %q", a.Summary)
+	}
+	h.click(manager, pipeline.ActionDeny, id)
+	h.checked(done)
+}
+
+// A secret that straddles the summary's length limit must not be cut
+// before redaction sees it: half a card number is still a leak.
+func TestToolGateRedactsBeforeTruncating(t *testing.T) {
+	h := newHarness(t, soul)
+	g := newToolGate(h)
+	card := regexp.MustCompile(`\b\d{4}-\d{4}-\d{4}-\d{4}\b`)
+	g.Redact = func(s string) string { return card.ReplaceAllString(s, "[redacted: card number]") }
+	prefix := len(approval.Summarize("Bash", json.RawMessage(`{"command":""}`))) - len("\n```")
+	pad := strings.Repeat("x", 590-prefix-1)
+	input, _ := json.Marshal(map[string]string{"command": pad + " 4111-1111-1111-1111 --charge"})
+	done := h.check(g, pipeline.ModeAsk, "Bash", string(input))
+	id := h.card()
+	if s := h.lastCard().Summary; strings.Contains(s, "4111-1111") {
+		t.Errorf("summary leaks part of the card number: …%q", s[len(s)-40:])
+	}
+	h.click(manager, pipeline.ActionDeny, id)
+	h.checked(done)
+}
+
+func TestDigest(t *testing.T) {
+	ab := approval.Digest("Bash", json.RawMessage(`{"a":1,"b":2}`))
+	for _, tt := range []struct {
+		name  string
+		tool  string
+		input string
+		same  bool
+	}{
+		{"key order", "Bash", `{"b":2,"a":1}`, true},
+		{"whitespace", "Bash", "{ \"a\": 1,\n \"b\": 2 }", true},
+		{"another value", "Bash", `{"a":1,"b":3}`, false},
+		{"another key", "Bash", `{"a":1,"c":2}`, false},
+		{"another tool", "Write", `{"a":1,"b":2}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := approval.Digest(tt.tool, json.RawMessage(tt.input)); (got == ab) != tt.same {
+				t.Fatalf("Digest(%s, %s) = %s vs %s; want same %v", tt.tool, tt.input, got, ab, tt.same)
+			}
+		})
+	}
+	t.Run("nested key order", func(t *testing.T) {
+		x := approval.Digest("t", json.RawMessage(`{"o":{"y":[1,{"q":1,"p":2}],"x":"s"}}`))
+		y := approval.Digest("t", json.RawMessage(`{"o":{"x":"s","y":[1,{"p":2,"q":1}]}}`))
+		if x != y {
+			t.Fatalf("nested: %s != %s", x, y)
+		}
+	})
+	t.Run("not JSON", func(t *testing.T) {
+		x, y := approval.Digest("t", []byte("raw text")), approval.Digest("t", []byte("raw text"))
+		if x != y || x == approval.Digest("t", []byte("raw text!")) || x == "" {
+			t.Fatalf("non-JSON digests %s %s", x, y)
+		}
+	})
+	t.Run("large integers stay distinct", func(t *testing.T) {
+		// 2^53+1 and 2^53 are different calls; float64 makes them equal.
+		x := approval.Digest("mcp__bank__transfer", json.RawMessage(`{"to_account":9007199254740993}`))
+		y := approval.Digest("mcp__bank__transfer", json.RawMessage(`{"to_account":9007199254740992}`))
+		if x == y {
+			t.Fatalf("two different calls share digest %s", x)
+		}
+	})
+}
+
+func TestSummarize(t *testing.T) {
+	long := strings.Repeat("a", 2000)
+	for _, tt := range []struct {
+		name, tool, input string
+		contains          []string
+		absent            []string
+	}{
+		{"Bash shows its command", "Bash", `{"command":"go test ./...","description":"run tests"}`,
+			[]string{"`Bash`", "```\ngo test ./...\n```"}, []string{"run tests"}},
+		{"Write shows its path", "Write", `{"file_path":"/work/a.go","content":"package a"}`,
+			[]string{"`Write` /work/a.go"}, []string{"package a"}},
+		{"Edit shows its path", "Edit", `{"file_path":"/work/b.go","old_string":"x","new_string":"y"}`,
+			[]string{"`Edit` /work/b.go"}, []string{"old_string"}},
+		{"Read shows its path", "Read", `{"file_path":"/etc/hosts"}`, []string{"`Read` /etc/hosts"}, nil},
+		{"other tools show compact JSON", "mcp__github__create_issue", ` {"title":"bug"} `,
+			[]string{"`mcp__github__create_issue` {\"title\":\"bug\"}"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := approval.Summarize(tt.tool, json.RawMessage(tt.input))
+			for _, want := range tt.contains {
+				if !strings.Contains(s, want) {
+					t.Errorf("Summarize = %q, want %q in it", s, want)
+				}
+			}
+			for _, no := range tt.absent {
+				if strings.Contains(s, no) {
+					t.Errorf("Summarize = %q, want no %q", s, no)
+				}
+			}
+		})
+	}
+	t.Run("long input is truncated", func(t *testing.T) {
+		for _, tool := range []string{"Bash", "mcp__x__y"} {
+			s := approval.Summarize(tool, json.RawMessage(`{"command":"`+long+`"}`))
+			if !strings.Contains(s, "…") || len(s) > 700 || len(s) < 500 {
+				t.Fatalf("Summarize(%s, 2000 chars) has %d bytes: %q…", tool, len(s), s[:40])
+			}
+		}
+		if s := approval.Summarize("Bash", json.RawMessage(`{"command":"ls"}`)); strings.Contains(s, "…") {
+			t.Fatalf("short input truncated: %q", s)
+		}
+	})
+	t.Run("truncation keeps valid UTF-8", func(t *testing.T) {
+		for _, fill := range []string{"é", "€", "😀"} {
+			for pad := range 4 {
+				cmd := strings.Repeat("x", pad) + strings.Repeat(fill, 400)
+				s := approval.Summarize("Bash", json.RawMessage(`{"command":"`+cmd+`"}`))
+				if !utf8.ValidString(s) {
+					t.Fatalf("Summarize cut a rune of %q (pad %d): invalid UTF-8 at the end %q", fill, pad, s[len(s)-8:])
+				}
+			}
+		}
+	})
+}
