@@ -96,6 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			c.startCommand("dev"),
 			c.manifestCommand(),
 			c.validateSoulCommand(),
+			c.installDepsCommand(),
 			c.auditCommand(),
 			c.versionCommand(),
 		},

@@ -1,0 +1,297 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Transport types of an MCPServer.
+const (
+	MCPStdio = "stdio"
+	MCPHTTP  = "http"
+	MCPSSE   = "sse"
+)
+
+// mcpServerName is what a server name may be: it becomes part of the tool
+// names the model sees (mcp__<server>__<tool>), whose alphabet is this one.
+var mcpServerName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// mcpReservedServers are the in-process tool servers; an mcp.json entry of
+// the same name would produce duplicate tool names (a Registry panic).
+var mcpReservedServers = map[string]bool{"agent_chat": true, "agent_skills": true, "agent_kb": true}
+
+// MCPConfig is a parsed mcp.json: the external tool servers to mount.
+type MCPConfig struct {
+	// Servers is sorted by name, so mounting and tool order are stable.
+	Servers []MCPServer
+}
+
+// MCPServer is one entry of mcp.json, with ${VAR} references expanded.
+type MCPServer struct {
+	Name string
+	// Type is MCPStdio, MCPHTTP or MCPSSE.
+	Type string
+
+	// Command, Args and Env describe a stdio server. Env is added to the
+	// minimal base environment of MCPOptions; nothing else is inherited.
+	Command string
+	Args    []string
+	Env     map[string]string
+
+	// URL and Headers describe an HTTP or SSE server.
+	URL     string
+	Headers map[string]string
+
+	// Missing lists the variables referenced without a default that were
+	// unset or empty; they expanded to "". Mounting warns about them.
+	Missing []string
+
+	// secrets are the values that must never appear in logs or errors:
+	// every expanded variable, env value and header value.
+	secrets []string
+}
+
+// mcpFile is the on-disk shape of mcp.json.
+type mcpFile struct {
+	MCPServers map[string]struct {
+		Type    string            `json:"type"`
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	} `json:"mcpServers"`
+}
+
+// LoadMCPConfig reads the mcp.json at path, expanding ${VAR} and
+// ${VAR:-default} with getenv in commands, args, env values, URLs and header
+// values. A missing file is an empty config. Bad JSON, a bad server name, an
+// entry with neither command nor url, and a reference to one of the
+// runtime's own credentials (CHAT_*, LLM_*) are errors naming the file and
+// the server or position.
+func LoadMCPConfig(path string, getenv func(string) string) (*MCPConfig, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &MCPConfig{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcp config: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &MCPConfig{}, nil
+	}
+	var f mcpFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("mcp config %s: %w", jsonPosition(path, data, err), err)
+	}
+	cfg := &MCPConfig{}
+	for name, e := range f.MCPServers {
+		s := MCPServer{Name: name, Type: strings.ToLower(strings.TrimSpace(e.Type))}
+		if err := s.validate(e.Command, e.URL); err != nil {
+			return nil, fmt.Errorf("mcp config %s: server %q: %w", path, name, err)
+		}
+		x := expander{getenv: getenv}
+		s.Command = x.expand(e.Command)
+		for _, a := range e.Args {
+			s.Args = append(s.Args, x.expand(a))
+		}
+		if len(e.Env) > 0 {
+			s.Env = make(map[string]string, len(e.Env))
+		}
+		for k, v := range e.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return nil, fmt.Errorf("mcp config %s: server %q: invalid env name %q", path, name, k)
+			}
+			s.Env[k] = x.expand(v)
+			x.secret(s.Env[k])
+		}
+		s.URL = x.expand(e.URL)
+		if u, err := url.Parse(s.URL); err == nil {
+			// Keys are often passed in the query or as a password, and
+			// transport errors quote the whole URL.
+			if p, ok := u.User.Password(); ok {
+				x.secret(p)
+			}
+			for _, vs := range u.Query() {
+				for _, v := range vs {
+					x.secret(v)
+				}
+			}
+		}
+		if len(e.Headers) > 0 {
+			s.Headers = make(map[string]string, len(e.Headers))
+		}
+		for k, v := range e.Headers {
+			s.Headers[k] = x.expand(v)
+			x.secret(s.Headers[k])
+		}
+		if x.err != nil {
+			return nil, fmt.Errorf("mcp config %s: server %q: %w", path, name, x.err)
+		}
+		// Longest first, so a secret containing another is scrubbed whole.
+		sort.Slice(x.secrets, func(i, j int) bool { return len(x.secrets[i]) > len(x.secrets[j]) })
+		s.Missing, s.secrets = x.missing, x.secrets
+		cfg.Servers = append(cfg.Servers, s)
+	}
+	sort.Slice(cfg.Servers, func(i, j int) bool { return cfg.Servers[i].Name < cfg.Servers[j].Name })
+	return cfg, nil
+}
+
+// validate checks the name and settles the type of an entry.
+func (s *MCPServer) validate(command, url string) error {
+	switch {
+	case !mcpServerName.MatchString(s.Name):
+		return errors.New("name must match ^[A-Za-z0-9_-]+$")
+	case mcpReservedServers[s.Name]:
+		return errors.New("name is reserved for a built-in tool server")
+	}
+	if s.Type == "" {
+		switch {
+		case command != "":
+			s.Type = MCPStdio
+		case url != "":
+			s.Type = MCPHTTP
+		}
+	}
+	switch s.Type {
+	case "":
+		return errors.New("neither command nor url")
+	case MCPStdio:
+		if command == "" {
+			return errors.New("stdio server without a command")
+		}
+	case MCPHTTP, MCPSSE:
+		if url == "" {
+			return fmt.Errorf("%s server without a url", s.Type)
+		}
+	default:
+		return fmt.Errorf("unknown type %q (want stdio, http or sse)", s.Type)
+	}
+	return nil
+}
+
+// withRunner returns s with the Node package runner npx replaced by runner,
+// which may carry leading arguments ("pnpm dlx"). An empty runner, or npx
+// itself, leaves s unchanged.
+func (s MCPServer) withRunner(runner string) MCPServer {
+	fields := strings.Fields(runner)
+	if s.Type != MCPStdio || s.Command != "npx" || len(fields) == 0 || runner == "npx" {
+		return s
+	}
+	s.Command = fields[0]
+	s.Args = append(append([]string{}, fields[1:]...), s.Args...)
+	return s
+}
+
+// isRuntimeCredential reports whether an environment variable belongs to
+// the runtime's own credentials and settings (chat tokens, LLM keys), which
+// tool servers must never receive.
+func isRuntimeCredential(name string) bool {
+	return strings.HasPrefix(name, "CHAT_") || strings.HasPrefix(name, "LLM_")
+}
+
+// mcpVarName is a shell variable name.
+var mcpVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expander expands ${VAR} and ${VAR:-default}; anything else, including a
+// lone $ or an unterminated ${, is kept literally.
+type expander struct {
+	getenv  func(string) string
+	missing []string
+	secrets []string
+	err     error
+}
+
+func (x *expander) expand(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		ref := s[i+2 : i+end]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !mcpVarName.MatchString(name) {
+			b.WriteString(s[i : i+end+1])
+		} else {
+			b.WriteString(x.lookup(name, def, hasDef))
+		}
+		s = s[i+end+1:]
+	}
+}
+
+func (x *expander) lookup(name, def string, hasDef bool) string {
+	if isRuntimeCredential(name) {
+		if x.err == nil {
+			x.err = fmt.Errorf("${%s} refers to a runtime credential", name)
+		}
+		return ""
+	}
+	v := ""
+	if x.getenv != nil {
+		v = x.getenv(name)
+	}
+	if v == "" {
+		if !hasDef {
+			x.missing = append(x.missing, name)
+		}
+		return def
+	}
+	x.secret(v)
+	return v
+}
+
+// secret records a value to scrub from logs and errors. Very short values
+// are skipped: scrubbing "1" would garble every message.
+func (x *expander) secret(v string) {
+	if len(v) >= 4 {
+		x.secrets = append(x.secrets, v)
+	}
+}
+
+// scrub replaces the server's secrets in s.
+func (s *MCPServer) scrub(text string) string {
+	for _, v := range s.secrets {
+		text = strings.ReplaceAll(text, v, "[redacted]")
+	}
+	return text
+}
+
+// jsonPosition renders path:line:col for a JSON decoding error when the
+// error carries an offset, else just path.
+func jsonPosition(path string, data []byte, err error) string {
+	var off int64 = -1
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return path
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1)
+	if col < 1 {
+		col = 1
+	}
+	return fmt.Sprintf("%s:%d:%d", path, line, col)
+}
