@@ -153,6 +153,10 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	registry.Add(chatTools.Tools()...)
 	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
 	registry.Add((&tools.SkillsServer{Skills: s.skills}).Tools()...)
+	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
+	if err := s.mountMCP(ctx, registry, d.getenv); err != nil {
+		return nil, err
+	}
 
 	engine, err := agent.New(agent.Options{
 		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
@@ -190,6 +194,42 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
+}
+
+// baseEnv is the minimal environment child processes (Bash, tool servers)
+// start from: never the runtime's own, which holds credentials.
+func baseEnv(getenv func(string) string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "HOME", "USER"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	if getenv("PATH") == "" {
+		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
+	}
+	return env
+}
+
+// mountMCP mounts the external tool servers of mcp.json in the home; a
+// server that fails to start is logged and skipped by MountMCP.
+func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, getenv func(string) string) error {
+	path := filepath.Join(s.cfg.Home, "mcp.json")
+	conf, err := tools.LoadMCPConfig(path, getenv)
+	if err != nil {
+		return err
+	}
+	if len(conf.Servers) == 0 {
+		return nil
+	}
+	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: baseEnv(getenv), Log: s.log})
+	if err != nil {
+		return fmt.Errorf("mount tool servers: %w", err)
+	}
+	s.closers = append(s.closers, func(context.Context) error { return m.Close() })
+	registry.Add(m.Tools()...)
+	s.log.Info("tool servers mounted", "servers", len(conf.Servers), "tools", len(m.Tools()))
+	return nil
 }
 
 // newExtractor returns the SOUL.md model extractor when
