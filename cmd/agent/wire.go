@@ -56,6 +56,7 @@ type service struct {
 	self     pipeline.Identity
 	handler  pipeline.Handler
 	gate     *approval.Gate
+	onDrop   func(ev *pipeline.Event, reason string)
 	skills   *tools.Skills
 	gateway  *gateway.Gateway
 	started  time.Time
@@ -72,6 +73,11 @@ type serviceDeps struct {
 	stderr   io.Writer
 	getenv   func(string) string
 	platform platform
+	// model replaces the Messages API client (the simulator's stub).
+	model agent.Model
+	// onHandled and onDrop observe the gateway (the simulator's waits).
+	onHandled func(ev *pipeline.Event, err error)
+	onDrop    func(ev *pipeline.Event, reason string)
 }
 
 // newService builds the service from cfg: logger, tracing, store, persona,
@@ -125,10 +131,14 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	s.log.Info("chat identity", "bot_user_id", s.self.UserID, "bot_id", s.self.BotID, "team_id", s.self.TeamID)
 
-	model, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.Model},
-		s.log, s.tracer, llmMetrics)
-	if err != nil {
-		return nil, fmt.Errorf("model client: %w", err)
+	var model agent.Model = d.model
+	if model == nil {
+		client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.Model},
+			s.log, s.tracer, llmMetrics)
+		if err != nil {
+			return nil, fmt.Errorf("model client: %w", err)
+		}
+		model = client
 	}
 
 	if s.sessions, err = session.New(ctx, session.Options{Store: sessionStore{s.store}, NotFound: store.ErrNotFound,
@@ -172,8 +182,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 
 	commands := &commands.Commands{Store: s.store, Engine: engine, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		Self: func() pipeline.Identity { return s.self }, Log: s.log}
+	s.onDrop = d.onDrop
 	s.handler = s.chain(engine, gate, commands, chat)
-	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{})
+	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{OnHandled: d.onHandled})
 	return s, nil
 }
 
@@ -186,7 +197,7 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
 		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: s.store, Locks: threads,
-			Self: self, Drops: s.metrics.Drops, Log: s.log}),
+			Self: self, Drops: s.metrics.Drops, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),

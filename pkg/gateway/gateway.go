@@ -25,6 +25,9 @@ type Config struct {
 	// MaxPending bounds the events queued across all threads; past it new
 	// events are refused with an error log and counted as overflow.
 	MaxPending int
+	// OnHandled, when set, is called after each event was handled, with
+	// the chain's error (the simulator waits on it).
+	OnHandled func(ev *pipeline.Event, err error)
 }
 
 func (c *Config) defaults() {
@@ -186,6 +189,9 @@ func (g *Gateway) handle(ev *pipeline.Event) {
 			attribute.String("channel_id", ev.ChannelID)))
 	defer span.End()
 	err := g.handler.Handle(ctx, ev)
+	if g.cfg.OnHandled != nil {
+		defer g.cfg.OnHandled(ev, err)
+	}
 	switch {
 	case err == nil:
 		g.count(ev, "handled")

@@ -226,7 +226,9 @@ func (f *fakeCommands) Command(ctx context.Context, ev *pipeline.Event, _ pipeli
 }
 
 func TestAgentDispatch(t *testing.T) {
-	isCommand := func(ev *pipeline.Event) bool { return ev.Kind == pipeline.KindCommand || strings.HasPrefix(ev.Text, "/") }
+	isCommand := func(ev *pipeline.Event) bool {
+		return ev.Kind == pipeline.KindCommand || strings.HasPrefix(ev.Text, "/")
+	}
 	t.Run("a click goes to actions", func(t *testing.T) {
 		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 		actions, commands := &fakeActions{}, &fakeCommands{handle: isCommand}

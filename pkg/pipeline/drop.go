@@ -50,6 +50,8 @@ type DropDeps struct {
 	// Drops is agent_chat_drops_total{reason}.
 	Drops *prometheus.CounterVec
 	Log   *slog.Logger
+	// OnDrop, when set, is told of every drop (the simulator's expect_drop).
+	OnDrop func(ev *Event, reason string)
 }
 
 // userSubtypes are the message subtypes that carry a person's words; every
@@ -88,6 +90,9 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 			}
 			if reason != "" {
 				counters[reason].Inc()
+				if d.OnDrop != nil {
+					d.OnDrop(ev, reason)
+				}
 				if d.Log.Enabled(ctx, slog.LevelDebug) {
 					d.Log.DebugContext(ctx, "event dropped", "reason", reason, "event_id", ev.ID,
 						"kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID)

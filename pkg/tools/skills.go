@@ -181,7 +181,7 @@ func (s *SkillsServer) Tools() []Tool {
 	return []Tool{
 		{Name: SkillsWrite, Description: "Write (create or replace) a skill: skills/<slug>/SKILL.md with a name, a one-paragraph description of when to use it, and a markdown body. It applies from the next message.",
 			Schema: json.RawMessage(`{"type":"object","properties":{"slug":{"type":"string"},"name":{"type":"string","description":"Equal to the slug."},"description":{"type":"string","description":"When to use the skill, at most 1024 characters."},"body":{"type":"string","description":"The skill's instructions, markdown."}},"required":["slug","description","body"],"additionalProperties":false}`),
-			Call: s.write},
+			Call:   s.write},
 		{Name: SkillsList, Description: "List the installed skills: slug, name, description.",
 			Schema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`), Call: s.list},
 		{Name: SkillsRead, Description: "Read a skill's SKILL.md.", Schema: json.RawMessage(slugSchema), Call: s.read},
