@@ -1,0 +1,230 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// bashDrainGrace is how long Bash keeps reading output after the command's
+// process group is gone: only a process that left the group (setsid) can
+// still hold the pipe, and the call must not wait on it.
+const bashDrainGrace = 2 * time.Second
+
+// bashShell is the shell Bash runs: bash, or sh where there is none.
+func bashShell() string {
+	for _, sh := range []string{"bash", "sh"} {
+		if p, err := exec.LookPath(sh); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// bash is the Bash tool.
+func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
+	var in struct {
+		Command string  `json:"command"`
+		Timeout float64 `json:"timeout"`
+	}
+	if err := decode(input, &in); err != nil {
+		return Errorf("%v", err)
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return Errorf("command is required")
+	}
+	if in.Timeout < 0 {
+		return Errorf("timeout must be a positive number of milliseconds")
+	}
+	timeout := b.timeout
+	switch {
+	case in.Timeout >= float64(MaxBashTimeout/time.Millisecond):
+		timeout = MaxBashTimeout // and no float overflow
+	case in.Timeout > 0:
+		timeout = time.Duration(in.Timeout * float64(time.Millisecond))
+	}
+	if b.shell == "" {
+		return Errorf("no shell (bash or sh) is installed")
+	}
+	ws, res := b.threadWorkspace(ctx)
+	if res != nil {
+		return *res
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		return Errorf("start command: %v", err)
+	}
+	defer r.Close()
+	cmd := exec.Command(b.shell, "-c", in.Command)
+	cmd.Dir = ws
+	// Never the runtime's own environment: it holds the chat and LLM
+	// credentials.
+	cmd.Env = append(append(make([]string, 0, len(b.env)+2), b.env...), "HOME="+ws, "PWD="+ws)
+	cmd.Stdout, cmd.Stderr = w, w // one pipe: output interleaved as written
+	bashSetGroup(cmd)
+	err = cmd.Start()
+	w.Close() // the child holds its own copy
+	if err != nil {
+		return Errorf("start command: %s", fsErrText(err))
+	}
+	out := &bashCapture{half: b.maxOutput / 2, slack: b.maxSecret}
+	captured := make(chan struct{})
+	go func() {
+		defer close(captured)
+		_, _ = io.Copy(out, r)
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var timedOut, cancelled bool
+	select {
+	case err = <-waited:
+	case <-timer.C:
+		timedOut = true
+		bashKillGroup(cmd)
+		err = <-waited
+	case <-ctx.Done():
+		cancelled = true
+		bashKillGroup(cmd)
+		err = <-waited
+	}
+	// What the command left running in its group ends with it.
+	bashKillGroup(cmd)
+	if r.SetReadDeadline(time.Now().Add(bashDrainGrace)) != nil {
+		select {
+		case <-captured:
+		case <-time.After(bashDrainGrace):
+			r.Close()
+		}
+	}
+	<-captured
+
+	switch {
+	case timedOut:
+		return Errorf("command timed out after %v and was killed with everything it started; pass a larger timeout (at most %v) or make it faster", timeout, MaxBashTimeout)
+	case cancelled:
+		return Errorf("command cancelled: the turn ended")
+	}
+	text := out.text(b)
+	if text == "" {
+		text = "(no output)"
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		// A failing command is a normal outcome the model reads.
+		text = strings.TrimSuffix(text, "\n") + "\n[" + exitErr.ProcessState.String() + "]"
+	case err != nil:
+		return Errorf("command failed: %s", fsErrText(err))
+	}
+	return Result{Text: text}
+}
+
+// bashCapture keeps the first and the last half bytes of the output (each
+// end plus slack, the longest secret, so that no secret is cut in two
+// before it is scrubbed) and counts the rest.
+type bashCapture struct {
+	half, slack int
+	head, tail  []byte
+	total       int
+}
+
+// Write implements io.Writer; only the copying goroutine calls it.
+func (c *bashCapture) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += n
+	keep := c.half + c.slack
+	if room := keep - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) > 0 {
+		c.tail = append(c.tail, p...)
+		if len(c.tail) > 2*keep {
+			c.tail = append(c.tail[:0], c.tail[len(c.tail)-keep:]...)
+		}
+	}
+	return n, nil
+}
+
+// text is the scrubbed output, its middle cut out past 2*half bytes with a
+// note saying how much.
+func (c *bashCapture) text(b *Builtins) string {
+	keep := c.half + c.slack
+	tail := c.tail[max(0, len(c.tail)-keep):]
+	dropped := c.total - len(c.head) - len(tail)
+	head := c.head
+	if dropped == 0 {
+		head = append(head, tail...)
+		tail = nil
+		if len(head) <= 2*c.half {
+			return strings.ToValidUTF8(b.scrub(string(head)), "\uFFFD")
+		}
+		tail = head
+	}
+	// The cuts move off any secret they would split.
+	hi := b.secretEnd(head, min(c.half, len(head)))
+	lo := b.secretStart(tail, max(0, len(tail)-c.half))
+	if dropped == 0 && hi >= lo {
+		return strings.ToValidUTF8(b.scrub(string(head)), "\uFFFD")
+	}
+	omitted := dropped + (len(head) - hi) + lo
+	if dropped == 0 {
+		omitted = lo - hi
+	}
+	s := b.scrub(string(head[:hi])) + fmt.Sprintf("\n[output truncated: %d bytes omitted]\n", omitted) + b.scrub(string(tail[lo:]))
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// secretEnd moves the cut at (buf[:at] is kept) past any secret it would
+// split.
+func (b *Builtins) secretEnd(buf []byte, at int) int {
+	for moved := true; moved; {
+		moved = false
+		for _, s := range b.secrets {
+			if i := bashStraddle(buf, s, at); i >= 0 {
+				at, moved = i+len(s), true
+			}
+		}
+	}
+	return at
+}
+
+// secretStart moves the cut at (buf[at:] is kept) before any secret it
+// would split.
+func (b *Builtins) secretStart(buf []byte, at int) int {
+	for moved := true; moved; {
+		moved = false
+		for _, s := range b.secrets {
+			if i := bashStraddle(buf, s, at); i >= 0 {
+				at, moved = i, true
+			}
+		}
+	}
+	return at
+}
+
+// bashStraddle returns where an occurrence of s in buf spanning the cut at
+// (starting before it, ending after it) starts, or -1.
+func bashStraddle(buf []byte, s string, at int) int {
+	from := max(0, at-len(s)+1)
+	to := min(len(buf), at+len(s)-1)
+	if from >= at || to <= at {
+		return -1
+	}
+	if i := bytes.Index(buf[from:to], []byte(s)); i >= 0 {
+		return from + i
+	}
+	return -1
+}

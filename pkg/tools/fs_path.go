@@ -1,0 +1,184 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// fsMaxLinks bounds the symlinks followed while resolving one path, as
+// Linux's MAXSYMLINKS (40) bounds path lookup.
+const fsMaxLinks = 40
+
+// errFsLinkLoop reports a path with more than fsMaxLinks symlinks on it.
+var errFsLinkLoop = errors.New("too many levels of symbolic links")
+
+// fsEvalPath returns the physical path of the absolute path abs: every
+// symlink on it resolved, as the kernel would follow them, and the
+// components that do not exist yet kept as they are. Unlike
+// filepath.EvalSymlinks it works for paths that do not exist, including a
+// dangling symlink, which resolves to where its target would be created.
+func fsEvalPath(abs string) (string, error) {
+	vol := filepath.VolumeName(abs)
+	root := vol + string(filepath.Separator)
+	rest := fsSplit(abs[len(vol):])
+	resolved := root
+	links := 0
+	missing := false
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		if missing {
+			resolved = next
+			continue
+		}
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// Nothing below a missing component exists either: the rest
+			// is taken literally.
+			missing = true
+			resolved = next
+			continue
+		case err != nil:
+			return "", err
+		case fi.Mode()&fs.ModeSymlink == 0:
+			resolved = next
+			continue
+		}
+		if links++; links > fsMaxLinks {
+			return "", &fs.PathError{Op: "resolve", Path: abs, Err: errFsLinkLoop}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			tv := filepath.VolumeName(target)
+			resolved = tv + string(filepath.Separator)
+			target = target[len(tv):]
+		}
+		rest = append(fsSplit(target), rest...)
+	}
+	return resolved, nil
+}
+
+// fsSplit splits a path into its components.
+func fsSplit(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return r < 0x80 && os.IsPathSeparator(uint8(r)) })
+}
+
+// fsInside reports whether p is root or lies under it.
+func fsInside(p, root string) bool {
+	if p == root {
+		return true
+	}
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		root += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, root)
+}
+
+// fsIsDotEnv reports whether name is a .env file name (.env, .env.local,
+// .env.production, …): such files hold credentials wherever they are.
+func fsIsDotEnv(name string) bool {
+	return name == ".env" || strings.HasPrefix(name, ".env.")
+}
+
+// Resolve returns the physical path a file tool acting for the thread
+// threadKey would touch for p, or an error whose text tells the model why
+// it may not. p is absolute or relative to the thread's workspace; the
+// result lies inside the workspace, <Home>/skills or <Home>/knowledge,
+// after every symlink on the way has been followed, and is neither a Deny
+// path nor a .env file. The chat upload tool can use it too.
+func (b *Builtins) Resolve(threadKey, p string) (string, error) {
+	ws, err := b.Workspace(threadKey)
+	if err != nil {
+		return "", err
+	}
+	return b.resolve(ws, p)
+}
+
+// resolve is Resolve for the workspace ws.
+func (b *Builtins) resolve(ws, p string) (string, error) {
+	if strings.TrimSpace(p) == "" {
+		return "", errors.New("the path is empty")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", errors.New("the path contains a NUL byte")
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(ws, p)
+	}
+	abs = filepath.Clean(abs)
+	real, err := fsEvalPath(abs)
+	if err != nil {
+		return "", fsPathError(abs, err)
+	}
+	shown := abs
+	if real != abs {
+		shown = abs + " (resolving to " + real + ")"
+	}
+	if !fsInside(real, ws) && !fsInside(real, b.skills) && !fsInside(real, b.knowledge) {
+		return "", fmt.Errorf("path %s is outside the allowed folders (the workspace, skills/ and knowledge/)", shown)
+	}
+	if err := b.denied(abs, real); err != nil {
+		return "", err
+	}
+	return real, nil
+}
+
+// denied refuses the .env files and the Deny paths, by the name the model
+// gave (abs) and by the file it names (real).
+func (b *Builtins) denied(abs, real string) error {
+	if fsIsDotEnv(filepath.Base(abs)) || fsIsDotEnv(filepath.Base(real)) {
+		return fmt.Errorf("path %s is a .env file: .env files hold credentials and are off limits", abs)
+	}
+	for _, d := range b.deny {
+		if fsInside(real, d) || fsInside(abs, d) {
+			return fmt.Errorf("path %s is off limits: it is private runtime state", abs)
+		}
+	}
+	return nil
+}
+
+// fsPathError turns a resolution failure into a reason the model can act
+// on.
+func fsPathError(abs string, err error) error {
+	switch {
+	case errors.Is(err, errFsLinkLoop):
+		return fmt.Errorf("path %s has too many symlinks (a loop?)", abs)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("path %s goes through a file as if it were a folder", abs)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("path %s: permission denied", abs)
+	}
+	return fmt.Errorf("path %s cannot be resolved: %v", abs, fsErrText(err))
+}
+
+// fsErrText is the reason of a file system error without the operation
+// and path os.PathError repeats.
+func fsErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	return err.Error()
+}
