@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/internal/httpapi"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/metrics"
@@ -38,6 +41,8 @@ import (
 type chatAPI interface {
 	pipeline.Poster
 	PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error
+	Upload(ctx context.Context, u pipeline.Upload) error
+	Download(ctx context.Context, url string, maxBytes int64) ([]byte, error)
 	SetStatus(ctx context.Context, channelID, threadTS, status string) error
 	AuthTest(ctx context.Context) (pipeline.Identity, error)
 }
@@ -56,6 +61,8 @@ type service struct {
 	self     pipeline.Identity
 	handler  pipeline.Handler
 	gate     *approval.Gate
+	builtins *tools.Builtins
+	chat     chatAPI
 	onDrop   func(ev *pipeline.Event, reason string)
 	skills   *tools.Skills
 	gateway  *gateway.Gateway
@@ -158,8 +165,15 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		s.log.Info("expired approvals left pending by the last run", "count", n)
 	}
 
+	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
+		Deny: denyPaths(cfg, d.getenv), Secrets: cfg.Secrets(), Env: baseEnv(d.getenv)}); err != nil {
+		return nil, err
+	}
 	registry := tools.NewRegistry()
-	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied}
+	registry.Add(s.builtins.Tools()...)
+	s.chat = chat
+	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied,
+		Uploader: chat, Resolve: s.resolveInWorkspace}
 	registry.Add(chatTools.Tools()...)
 	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
 	registry.Add((&tools.SkillsServer{Skills: s.skills}).Tools()...)
@@ -169,7 +183,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 
 	engine, err := agent.New(agent.Options{
-		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
+		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus, Attach: s.attach,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
 		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
@@ -205,6 +219,91 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
+}
+
+// denyPaths are the files the file tools never open: the database and the
+// .env files of every location the configuration reads.
+func denyPaths(cfg *config.Config, getenv func(string) string) []string {
+	deny := []string{cfg.DBPath, filepath.Join(cfg.Home, ".env"), filepath.Join(cfg.Home, "mcp.json")}
+	if h := getenv("HOME"); h != "" {
+		deny = append(deny, filepath.Join(h, ".agent", ".env"))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		deny = append(deny, filepath.Join(wd, ".env"))
+	}
+	for i, p := range deny {
+		if abs, err := filepath.Abs(p); err == nil {
+			deny[i] = abs
+		}
+	}
+	return deny
+}
+
+// resolveInWorkspace confines a path to the thread's workspace (upload
+// sends only files from there, not from skills/ or knowledge/).
+func (s *service) resolveInWorkspace(threadKey, p string) (string, error) {
+	path, err := s.builtins.Resolve(threadKey, p)
+	if err != nil {
+		return "", err
+	}
+	ws, err := s.builtins.Workspace(threadKey)
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(ws, path); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("only files inside the workspace %s can be uploaded", ws)
+	}
+	return path, nil
+}
+
+// maxAttachment caps a downloaded attachment.
+const maxAttachment = 20 << 20
+
+// attach saves the files attached to a message in the thread's workspace,
+// under attachments/, and names them for the agent.
+func (s *service) attach(ctx context.Context, t *pipeline.Turn) (string, error) {
+	ws, err := s.builtins.Workspace(t.Event.ThreadKey())
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(ws, "attachments")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("Files attached to this message, saved in your workspace:\n")
+	for _, f := range t.Event.Files {
+		name := safeFileName(f.ID, f.Name)
+		data, err := s.chat.Download(ctx, f.URL, maxAttachment)
+		if err != nil {
+			fmt.Fprintf(&b, "- %s: not saved (%v)\n", f.Name, err)
+			continue
+		}
+		if err := fsutil.WriteFileAtomic(filepath.Join(dir, name), data, 0o600); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "- attachments/%s (%d bytes, %s)\n", name, len(data), f.MimeType)
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// safeFileName makes an attachment's name safe to write: its base name
+// without leading dots, or the file id when nothing is left.
+func safeFileName(id, name string) string {
+	name = strings.TrimLeft(filepath.Base(strings.ReplaceAll(name, "\\", "/")), ".")
+	name = strings.Map(func(r rune) rune {
+		if r < 32 || r == '/' || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, name)
+	if name == "" {
+		name = id
+	}
+	if name == "" {
+		name = "attachment"
+	}
+	return name
 }
 
 // baseEnv is the minimal environment child processes (Bash, tool servers)
@@ -266,8 +365,9 @@ func (s *service) prompt(t *pipeline.Turn) (static, thread string) {
 	if sk := s.skills.Prompt(); sk != "" {
 		static += "\n\n" + sk
 	}
-	thread = fmt.Sprintf("## This conversation\n- Your chat user id: <@%s>\n- Channel: <#%s> (trust layer: %s, permission mode: %s)\n",
-		s.self.UserID, t.Event.ChannelID, t.Access.Layer, t.Access.Mode)
+	ws, _ := s.builtins.Workspace(t.Event.ThreadKey())
+	thread = fmt.Sprintf("## This conversation\n- Your chat user id: <@%s>\n- Channel: <#%s> (trust layer: %s, permission mode: %s)\n- Your workspace (relative paths resolve here): %s\n",
+		s.self.UserID, t.Event.ChannelID, t.Access.Layer, t.Access.Mode, ws)
 	if ch := s.persona.ChannelPrompt(t.Event.ChannelID); ch != "" {
 		thread += "\n" + ch
 	}

@@ -72,6 +72,10 @@ type Options struct {
 	Gate Gate
 	// Status, when set, shows the agent's activity in DM threads.
 	Status Status
+	// Attach, when set, saves the files attached to the turn's message
+	// into the thread's workspace and returns a note naming them, which is
+	// added to the user's words.
+	Attach func(ctx context.Context, t *pipeline.Turn) (string, error)
 	// CompactAt is the prompt size (tokens) past which the history is
 	// compacted after the turn; 0 means 150,000.
 	CompactAt int64
@@ -209,7 +213,16 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", sid, err)
 	}
-	user := anthropic.NewUserMessage(anthropic.NewTextBlock(e.userText(t)))
+	text := e.userText(t)
+	if e.o.Attach != nil && len(t.Event.Files) > 0 {
+		note, err := e.o.Attach(ctx, t)
+		if err != nil {
+			e.o.Log.WarnContext(ctx, "save attachments", "err", err)
+			note = "(The files attached to this message could not be saved.)"
+		}
+		text += "\n\n" + e.o.Redact(note)
+	}
+	user := anthropic.NewUserMessage(anthropic.NewTextBlock(text))
 	if err := e.persist(ctx, sid, user); err != nil {
 		return err
 	}

@@ -3,6 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -28,11 +31,24 @@ type Approvals interface {
 	RequestApproval(ctx context.Context, t *pipeline.Turn, category, summary, details string) (string, error)
 }
 
+// Uploader uploads a file into a thread.
+type Uploader interface {
+	Upload(ctx context.Context, u pipeline.Upload) error
+}
+
+// maxUpload caps what upload sends (the platform's own limit is higher;
+// a chat file larger than this is rarely what a person wants).
+const maxUpload = 50 << 20
+
 // ChatServer is the agent_chat tool server: the agent's voice. Its tools
 // are never gated.
 type ChatServer struct {
 	Redactor  Redactor
 	Approvals Approvals
+	// Uploader and Resolve serve upload: Resolve confines the path to the
+	// thread's workspace (the file tools' rule).
+	Uploader Uploader
+	Resolve  func(threadKey, path string) (string, error)
 	// Replied is called after every successful reply (the stop guard
 	// counts them).
 	Replied func(ctx context.Context)
@@ -54,6 +70,12 @@ func (c *ChatServer) Tools() []Tool {
 			Call:        c.edit,
 		},
 		{
+			Name:        ChatUpload,
+			Description: "Upload a file from your workspace into this thread (a report, a log, an export). The path may be relative to the workspace.",
+			Schema:      json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"The file, inside the workspace."},"title":{"type":"string"},"comment":{"type":"string","description":"A message posted with the file, in markdown."}},"required":["path"],"additionalProperties":false}`),
+			Call:        c.upload,
+		},
+		{
 			Name: ChatRequestApproval,
 			Description: "Ask the people of this thread for a decision before consequential work (deploys, deletions, publishing, spending, messages outside the thread). " +
 				"Posts an approval card and waits for an authorised approver's click; returns approved, denied or timed out, and by whom. Respect a denial.",
@@ -61,6 +83,57 @@ func (c *ChatServer) Tools() []Tool {
 			Call:   c.requestApproval,
 		},
 	}
+}
+
+func (c *ChatServer) upload(ctx context.Context, input json.RawMessage) (Result, error) {
+	var in struct {
+		Path    string `json:"path"`
+		Title   string `json:"title"`
+		Comment string `json:"comment"`
+	}
+	if err := decode(input, &in); err != nil {
+		return Errorf("%v", err), nil
+	}
+	t, ok := TurnFromContext(ctx)
+	if !ok || c.Uploader == nil || c.Resolve == nil {
+		return Errorf("no chat thread to upload to"), nil
+	}
+	if strings.TrimSpace(in.Path) == "" {
+		return Errorf("path is required"), nil
+	}
+	path, err := c.Resolve(t.Event.ThreadKey(), in.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return Errorf("cannot upload %s: %v", in.Path, err), nil
+	case !st.Mode().IsRegular():
+		return Errorf("%s is not a regular file", in.Path), nil
+	case st.Size() == 0:
+		return Errorf("%s is empty; the chat refuses empty files", in.Path), nil
+	case st.Size() > maxUpload:
+		return Errorf("%s is %d bytes; the upload limit is %d", in.Path, st.Size(), maxUpload), nil
+	}
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return Errorf("cannot read %s: %v", in.Path, err), nil
+	}
+	name := filepath.Base(path)
+	title := in.Title
+	if title == "" {
+		title = name
+	}
+	err = c.Uploader.Upload(ctx, pipeline.Upload{ChannelID: t.Event.ChannelID, ThreadTS: t.Event.RootTS(), Filename: name,
+		Title: c.Redactor.Redact(title), Comment: c.Redactor.Redact(in.Comment), Content: content})
+	if err != nil {
+		return Result{}, err
+	}
+	if c.Replied != nil {
+		c.Replied(ctx) // the file is an answer the person sees
+	}
+	return Result{Text: fmt.Sprintf("uploaded %s (%d bytes)", name, len(content))}, nil
 }
 
 func (c *ChatServer) requestApproval(ctx context.Context, input json.RawMessage) (Result, error) {

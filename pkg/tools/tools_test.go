@@ -36,7 +36,7 @@ func TestRegistryOrder(t *testing.T) {
 	r.Add(tool("mcp__b", "b"), tool("Read", "r"))
 	r.Add(tool("mcp__a", "a"))
 	r.Add((&tools.ChatServer{}).Tools()...)
-	want := []string{"Read", "mcp__a", "mcp__agent_chat__edit", "mcp__agent_chat__reply", "mcp__agent_chat__request_approval", "mcp__b"}
+	want := []string{"Read", "mcp__a", "mcp__agent_chat__edit", "mcp__agent_chat__reply", "mcp__agent_chat__request_approval", "mcp__agent_chat__upload", "mcp__b"}
 	for i := range 3 {
 		if got := names(r.List()); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Fatalf("List #%d = %q, want %q", i, got, want)
