@@ -24,12 +24,15 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/internal/httpapi"
+	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/mrkdwn"
+	"github.com/persona-runtime/agent/internal/publish"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
+	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -176,7 +179,17 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Uploader: chat, Resolve: s.resolveInWorkspace}
 	registry.Add(chatTools.Tools()...)
 	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
-	registry.Add((&tools.SkillsServer{Skills: s.skills}).Tools()...)
+	author := cfg.GitAuthor
+	if author == "" {
+		author = s.persona.Identity.Name + " <agent@localhost>"
+	}
+	if cfg.SkillsRepo != "" {
+		if _, err := deps.RepoURL(cfg.SkillsRepo); err != nil {
+			return nil, fmt.Errorf("AGENT_SKILLS_REPO: %w", err)
+		}
+	}
+	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log}
+	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
 	if err := s.mountMCP(ctx, registry, d.getenv); err != nil {
 		return nil, err
@@ -194,8 +207,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, err
 	}
 
+	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: author, Log: s.log}
 	commands := &commands.Commands{Store: s.store, Engine: engine, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
-		Self: func() pipeline.Identity { return s.self }, Log: s.log}
+		Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log}
 	s.onDrop = d.onDrop
 	s.handler = s.chain(engine, gate, commands, chat)
 	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{OnHandled: d.onHandled})

@@ -22,7 +22,7 @@ import (
 // it. A missing local skill is not drift (installing cannot fix it); it is
 // a warning on Progress. The error is for an invalid manifest.
 func (in *Installer) Check(ctx context.Context, m *Manifest, lock *Lock) ([]string, error) {
-	deps, err := m.plan()
+	deps, err := m.planWith(lock)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}

@@ -82,7 +82,7 @@ type Installer struct {
 //
 // Local skills are only checked: a missing one is a warning on Progress.
 func (in *Installer) Install(ctx context.Context, m *Manifest, lock *Lock, mode Mode) (*Lock, error) {
-	deps, err := m.plan()
+	deps, err := m.planWith(lock)
 	if err != nil {
 		return nil, fmt.Errorf("install: %w", err)
 	}

@@ -84,6 +84,26 @@ func (m *Manifest) plan() ([]dep, error) {
 	return deps, nil
 }
 
+// planWith is plan with the folders the lockfile records for legacy git
+// skills: an entry {git, ref, slug} whose lock entry (same git and ref) has
+// a path installs that folder of the repository, as sync_manifest records
+// the skills it pushes to a shared skills repository (<slug>/SKILL.md).
+func (m *Manifest) planWith(l *Lock) ([]dep, error) {
+	deps, err := m.plan()
+	if err != nil || l == nil {
+		return deps, err
+	}
+	for i, d := range deps {
+		if d.kind != gitSkill || d.path != "" {
+			continue
+		}
+		if e, ok := l.Skills[d.name]; ok && e.Path != "" && e.Git == d.repo && e.Ref == d.ref {
+			deps[i].path = e.Path
+		}
+	}
+	return deps, nil
+}
+
 // locked returns the lock's commit for d and an empty gap when the lock
 // covers d (same repository, ref and folder); otherwise gap says why not.
 func (d dep) locked(l *Lock) (sha, gap string) {
