@@ -97,6 +97,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			c.manifestCommand(),
 			c.validateSoulCommand(),
 			c.installDepsCommand(),
+			c.simCommand(),
 			c.auditCommand(),
 			c.versionCommand(),
 		},

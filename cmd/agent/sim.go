@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/sim"
+)
+
+// simCommand is `agent sim` (the REPL) with its subcommand `run`.
+func (c *cli) simCommand() *ffcli.Command {
+	return &ffcli.Command{
+		Name:        "sim",
+		ShortUsage:  "agent sim [--fixture] [--stub|--real] [--soul PATH] | agent sim run [--real] [--verbose] [--soul PATH] [FILES...]",
+		ShortHelp:   "the offline simulator: the production gateway on an in-memory chat",
+		FlagSet:     c.simREPLFlags(),
+		Subcommands: []*ffcli.Command{c.simRunCommand()},
+		Exec:        c.simREPL,
+	}
+}
+
+// scenarioDir is where `sim run` finds scenarios when given no files.
+func (c *cli) scenarioDir() string {
+	if d := c.getenv("AGENT_SIM_SCENARIOS"); d != "" {
+		return d
+	}
+	return filepath.Join("sim", "scenarios")
+}
+
+// simParallel is how many scenarios run at once: each boots its own
+// service on its own temporary home.
+const simParallel = 4
+
+func (c *cli) simRunCommand() *ffcli.Command {
+	fs := flag.NewFlagSet("sim run", flag.ContinueOnError)
+	real := fs.Bool("real", false, "use the configured model instead of the stub agent")
+	verbose := fs.Bool("verbose", false, "print the transcript of each scenario")
+	soulPath := fs.String("soul", "", "run the scenarios against this SOUL.md instead of the sim world")
+	cfg, finish := c.configFlags(fs, "text")
+	return &ffcli.Command{
+		Name:       "run",
+		ShortUsage: "agent sim run [--real] [--verbose] [--soul PATH] [FILES...]",
+		ShortHelp:  "run scenario transcripts; one line per file and a summary",
+		FlagSet:    fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if err := finish(); err != nil {
+				return err
+			}
+			files, err := sim.Discover(c.scenarioDir(), args)
+			if err != nil {
+				return err
+			}
+			var soul []byte
+			if *soulPath != "" {
+				if soul, err = os.ReadFile(*soulPath); err != nil {
+					return fmt.Errorf("read SOUL.md: %w", err)
+				}
+			}
+			var model agent.Model
+			if *real {
+				if err := cfg.ValidateModel(); err != nil {
+					return err
+				}
+				client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.Model}, nil, nil, nil)
+				if err != nil {
+					return err
+				}
+				model = client
+			}
+			results := make([]simResult, len(files))
+			sem := make(chan struct{}, simParallel)
+			var wg sync.WaitGroup
+			for i, f := range files {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					results[i] = runFile(ctx, f, soul, model, *verbose)
+				}()
+			}
+			wg.Wait()
+			passed := 0
+			for _, r := range results {
+				if r.err == nil {
+					passed++
+					fmt.Fprintf(c.stdout, "PASS %s\n", r.file)
+				} else {
+					fmt.Fprintf(c.stdout, "FAIL %s: %v\n", r.file, r.err)
+				}
+				if *verbose {
+					io.WriteString(c.stdout, r.transcript)
+				}
+			}
+			fmt.Fprintf(c.stdout, "%d/%d transcripts passed\n", passed, len(files))
+			if passed != len(files) {
+				return quietError{code: 1}
+			}
+			return nil
+		},
+	}
+}
+
+type simResult struct {
+	file       string
+	err        error
+	transcript string
+}
+
+func runFile(ctx context.Context, file string, soul []byte, model agent.Model, verbose bool) simResult {
+	r := simResult{file: file}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	sc, err := sim.ParseScenario(file, data)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	var tr strings.Builder
+	var w io.Writer
+	if verbose {
+		w = &tr
+	}
+	r.err = runScenario(ctx, sc, soul, model, w)
+	if errors.Is(r.err, context.Canceled) {
+		r.err = errors.New("interrupted")
+	}
+	r.transcript = tr.String()
+	return r
+}
