@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/pkg/deps"
+)
+
+// gitSandbox points git (through GIT_CONFIG_GLOBAL) at bare repositories in
+// a temporary folder: https://git.example.com/<path>.git is served from
+// there, so the service builds its production URLs and no network is used.
+func gitSandbox(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	root := t.TempDir()
+	cfg := fmt.Sprintf("[init]\n\tdefaultBranch = main\n[url \"file://%s/\"]\n\tinsteadOf = https://git.example.com/\n", filepath.ToSlash(root))
+	path := filepath.Join(root, "gitconfig")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", path)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	return root
+}
+
+func gitRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := deps.ExecGit(context.Background(), dir, args...)
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(out)
+}
+
+// bareRepo creates a bare repository at git.example.com/<path>, seeded with
+// files on main when files is not empty.
+func bareRepo(t *testing.T, root, path string, files map[string]string) string {
+	t.Helper()
+	bare := filepath.Join(root, path+".git")
+	gitRun(t, "", "init", "--quiet", "--bare", bare)
+	if len(files) == 0 {
+		return bare
+	}
+	work := t.TempDir()
+	gitRun(t, "", "clone", "--quiet", bare, work)
+	for name, body := range files {
+		p := filepath.Join(work, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	gitRun(t, work, "add", "-A")
+	gitRun(t, work, "-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "--quiet", "-m", "seed")
+	gitRun(t, work, "push", "--quiet", "origin", "HEAD:refs/heads/main")
+	return bare
+}
+
+func TestSkillReachesTheSkillsRepoAndAFreshHomeIsRebuilt(t *testing.T) {
+	root := gitSandbox(t)
+	bare := bareRepo(t, root, "acme/skills", nil)
+	h := newHarness(t, rulesSoul)
+	h.env["AGENT_SKILLS_REPO"] = "git.example.com:acme/skills"
+	h.env["AGENT_DEFAULT_MODE"] = "bypass"
+	h.script(
+		use("t1", "mcp__agent_skills__write_skill", map[string]string{"slug": "deploy-checklist",
+			"description": "Use before any deploy.", "body": "1. Check the dashboard.\n2. Ask for approval."}),
+		use("t2", "mcp__agent_skills__sync_manifest", map[string]string{}),
+		say("r1"),
+	)
+	h.start()
+	ctx := h.ctx()
+	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "save the checklist as a skill"})
+
+	// sync_manifest needs a card (category skills) even in bypass, without "always".
+	card, err := h.slack.WaitForPost(ctx, func(p fake.Post) bool { return len(p.Blocks) > 0 })
+	if err != nil {
+		t.Fatalf("no card: %v\n%s", err, h.logs)
+	}
+	if b := cardButtons(t, card); b["always"] != "" || !strings.Contains(string(card.Blocks), "skills") {
+		t.Fatalf("sync card: %v %s", b, card.Blocks)
+	}
+	h.click("U0MGR", card, "approve")
+	reply := h.expectReply("D0MGR", "100.1", "pushed")
+	if strings.Contains(reply.Text, "ERROR") {
+		t.Fatalf("sync failed: %s", reply.Text)
+	}
+	if got := gitRun(t, "", "--git-dir", bare, "show", "main:deploy-checklist/SKILL.md"); !strings.Contains(got, "Check the dashboard") {
+		t.Fatalf("skills repo has: %s", got)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A fresh home, from agent.json + agent.lock alone, at the same sha.
+	fresh := t.TempDir()
+	for _, f := range []string{"agent.json", "agent.lock"} {
+		data, err := os.ReadFile(filepath.Join(h.home, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(fresh, f), data, 0o600)
+	}
+	if out, stderr, code := runCLI(t, map[string]string{"AGENT_HOME": fresh}, "install-deps", "--frozen"); code != 0 {
+		t.Fatalf("install-deps --frozen: exit %d\n%s\n%s", code, out, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(fresh, "skills", "deploy-checklist", "SKILL.md"))
+	if err != nil || !strings.Contains(string(got), "Check the dashboard") {
+		t.Fatalf("rebuilt skill: %q, %v", got, err)
+	}
+	if out, _, code := runCLI(t, map[string]string{"AGENT_HOME": fresh}, "install-deps", "--check"); code != 0 {
+		t.Fatalf("--check after the rebuild: exit %d\n%s", code, out)
+	}
+}
+
+func TestIngestEndToEnd(t *testing.T) {
+	root := gitSandbox(t)
+	bare := bareRepo(t, root, "acme/notes", map[string]string{
+		"README.md":         "# Team notes\n\nWhat the team learned.\n",
+		"raw/2026-11-20.md": "Deploys on Fridays caused two incidents.\n",
+	})
+	h := newHarness(t, rulesSoul)
+	os.WriteFile(filepath.Join(h.home, "agent.json"),
+		[]byte(`{"agent_knowledge":{"label":"notes","git":"git.example.com:acme/notes","ref":"main"}}`), 0o600)
+	if out, stderr, code := runCLI(t, map[string]string{"AGENT_HOME": h.home, "AGENT_GIT_AUTHOR": "Test <t@example.com>"}, "install-deps"); code != 0 {
+		t.Fatalf("install-deps: exit %d\n%s\n%s", code, out, stderr)
+	}
+	h.model.Respond = func(fake.AnthropicRequest) fake.AnthropicResponse {
+		return fake.TextReply(`{"files":[{"path":"wiki/deploys.md","content":"# Deploys\n\nNo deploys on Fridays.\n"}],"delete":[]}`)
+	}
+	h.start()
+
+	// Unauthorised first: a member may not ingest.
+	h.slack.Send("slash_commands", fake.SlashCommand{Command: "/ingest", User: "U0ALICE", Channel: "C0TEAM"}.Payload(), 0)
+	h.expectNotice("C0TEAM", "", "unauthorized")
+
+	h.slack.Send("slash_commands", fake.SlashCommand{Command: "/ingest", User: "U0MGR", Channel: "C0TEAM"}.Payload(), 0)
+	p := h.expectNotice("C0TEAM", "", "ingested")
+	m := regexp.MustCompile(`^ingested 1 raw file\(s\); 1 wiki pages changed; pushed ([0-9a-f]{7})$`).FindStringSubmatch(p.Text)
+	if m == nil {
+		t.Fatalf("reply %q", p.Text)
+	}
+	head := gitRun(t, "", "--git-dir", bare, "rev-parse", "main")
+	if !strings.HasPrefix(head, m[1]) {
+		t.Fatalf("pushed %s, remote main is %s", m[1], head)
+	}
+	if got := gitRun(t, "", "--git-dir", bare, "show", "main:wiki/deploys.md"); !strings.Contains(got, "No deploys on Fridays") {
+		t.Fatalf("wiki page: %s", got)
+	}
+	lock, err := deps.LoadLock(filepath.Join(h.home, "agent.lock"))
+	if err != nil || lock.AgentKnowledge == nil || lock.AgentKnowledge.WikiSHA != head {
+		t.Fatalf("agent.lock wiki_sha = %+v, %v; want %s", lock.AgentKnowledge, err, head)
+	}
+}
