@@ -3,8 +3,13 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -17,7 +22,7 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	format, help := "json", "run the service"
 	if name == "dev" {
-		format, help = "text", "run the service for development (text logs)"
+		format, help = "text", "run the service with file watching: a change to SOUL.md, mcp.json or agent.json restarts it (text logs)"
 	}
 	cfg, finish := c.configFlags(fs, format)
 	return &ffcli.Command{
@@ -38,11 +43,92 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 				client := gateway.NewSlackClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, httpClient)
 				return gateway.NewSocketMode(client, log), gateway.NewSlackChat(client, cfg.BotToken, log)
 			}
-			svc, err := newService(ctx, cfg, serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform})
-			if err != nil {
-				return err
+			deps := serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform}
+			if name != "dev" {
+				svc, err := newService(ctx, cfg, deps)
+				if err != nil {
+					return err
+				}
+				return svc.run(ctx)
 			}
-			return svc.run(ctx)
+			return runWatching(ctx, cfg.Home, watchInterval, func(ctx context.Context) error {
+				svc, err := newService(ctx, cfg, deps)
+				if err != nil {
+					return err
+				}
+				return svc.run(ctx)
+			}, c.stderr)
 		},
 	}
+}
+
+// watchInterval is how often `agent dev` looks at the watched files: a
+// stat each, cheap enough to be invisible, quick enough for an edit loop.
+const watchInterval = time.Second
+
+// watchedFiles are the files whose change restarts `agent dev`. Skills
+// need no restart: they are discovered on every message.
+var watchedFiles = []string{"SOUL.md", "mcp.json", "agent.json"}
+
+// runWatching runs serve until ctx is done, restarting it whenever one of
+// the watched files under home changes. A service that fails to start (a
+// SOUL.md being edited may be invalid for a moment) is reported and retried
+// at the next change.
+func runWatching(ctx context.Context, home string, every time.Duration, serve func(context.Context) error, stderr io.Writer) error {
+	for {
+		before := stamp(home)
+		runCtx, cancel := context.WithCancel(ctx)
+		changed := make(chan struct{})
+		go func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-runCtx.Done():
+					return
+				case <-t.C:
+					if stamp(home) != before {
+						close(changed)
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+		err := serve(runCtx)
+		select {
+		case <-changed:
+			fmt.Fprintln(stderr, "dev: a watched file changed; restarting")
+			continue
+		default:
+		}
+		if ctx.Err() != nil {
+			cancel()
+			return err
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "dev: %v (waiting for a change to %s)\n", err, strings.Join(watchedFiles, ", "))
+			select {
+			case <-changed:
+				cancel()
+				continue
+			case <-ctx.Done():
+				cancel()
+				return err
+			}
+		}
+		cancel()
+		return nil
+	}
+}
+
+// stamp summarises the watched files' sizes and modification times.
+func stamp(home string) string {
+	var b strings.Builder
+	for _, f := range watchedFiles {
+		if st, err := os.Stat(filepath.Join(home, f)); err == nil {
+			fmt.Fprintf(&b, "%s:%d:%d;", f, st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return b.String()
 }
