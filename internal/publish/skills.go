@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/pkg/deps"
 )
 
@@ -172,27 +171,10 @@ func (p *Publisher) copySkill(ctx context.Context, src, dst string) error {
 			if err != nil {
 				return err
 			}
-			return copyFile(path, out, info.Mode().Perm()|0o644)
+			return fsutil.CopyFile(path, out, info.Mode().Perm()|0o644, true)
 		default:
 			p.log().WarnContext(ctx, "sync_manifest: skipped a file that is not regular", "path", path)
 			return nil
 		}
 	})
-}
-
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("copy %s: %w", src, err)
-	}
-	return out.Close()
 }

@@ -3,11 +3,12 @@ package deps
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/persona-runtime/agent/internal/fsutil"
 )
 
 // markerFile, inside a skill copied from a repository folder, names the
@@ -134,7 +135,7 @@ func copyTree(src, dst string, skipped func(rel string)) error {
 			if err != nil {
 				return err
 			}
-			return copyFile(path, out, info.Mode().Perm())
+			return fsutil.CopyFile(path, out, info.Mode().Perm(), false)
 		}
 		return nil // sockets, devices: nothing a skill needs
 	})
@@ -155,23 +156,6 @@ func copyTree(src, dst string, skipped func(rel string)) error {
 		}
 	}
 	return nil
-}
-
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // within reports whether path is root or below it; both must be clean.
