@@ -1,4 +1,3 @@
-// Package fsutil holds the file operations the runtime needs to be atomic.
 package fsutil
 
 import (
