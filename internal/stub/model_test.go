@@ -1,0 +1,96 @@
+package stub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/persona-runtime/agent/internal/agent"
+)
+
+func user(text string) anthropic.MessageParam {
+	return anthropic.NewUserMessage(anthropic.NewTextBlock(text))
+}
+
+func result(id, text string) anthropic.MessageParam {
+	return anthropic.NewUserMessage(anthropic.NewToolResultBlock(id, text, false))
+}
+
+func used(id, name string) anthropic.MessageParam {
+	return anthropic.NewAssistantMessage(anthropic.NewToolUseBlock(id, json.RawMessage(`{}`), name))
+}
+
+func send(t *testing.T, m *Model, msgs ...anthropic.MessageParam) *anthropic.Message {
+	t.Helper()
+	resp, err := m.Send(context.Background(), anthropic.MessageNewParams{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestStubScripts(t *testing.T) {
+	hello := user(agent.FormatUser("U1", "member", "hello there"))
+	cases := []struct {
+		behaviour string
+		msgs      []anthropic.MessageParam
+		tool      string
+		input     string
+	}{
+		{"reply", []anthropic.MessageParam{hello}, "mcp__agent_chat__reply", `{"text":"ack: done"}`},
+		{"echo", []anthropic.MessageParam{hello}, "mcp__agent_chat__reply", `{"text":"echo: hello there"}`},
+		{"request_approval", []anthropic.MessageParam{hello}, "mcp__agent_chat__request_approval", `{"category":"deploy","summary":"deploy prod"}`},
+		{"request_approval", []anthropic.MessageParam{hello, used("a", "x"), result("a", "approved by <@U0APP>")},
+			"mcp__agent_chat__reply", `{"text":"approved by <@U0APP>"}`},
+		{"edit", []anthropic.MessageParam{hello, used("a", "x"), result("a", "posted (ts 17.5)")},
+			"mcp__agent_chat__edit", `{"text":"final: done","ts":"17.5"}`},
+		// A previous turn's tool results do not count for this one.
+		{"reply", []anthropic.MessageParam{user(agent.FormatUser("U1", "member", "first")), used("a", "x"), result("a", "posted (ts 1)"), hello},
+			"mcp__agent_chat__reply", `{"text":"ack: done"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.behaviour, func(t *testing.T) {
+			m, err := New(c.behaviour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := send(t, m, c.msgs...)
+			if len(resp.Content) != 1 || resp.Content[0].Name != c.tool {
+				t.Fatalf("got %+v", resp.Content)
+			}
+			var got, want map[string]string
+			json.Unmarshal(resp.Content[0].Input, &got)
+			json.Unmarshal([]byte(c.input), &want)
+			if len(got) != len(want) {
+				t.Fatalf("input %v, want %v", got, want)
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Fatalf("input %v, want %v", got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestStubEndsAndFails(t *testing.T) {
+	m, _ := New("reply")
+	resp := send(t, m, user(agent.FormatUser("U1", "member", "hi")), used("a", "x"), result("a", "posted (ts 1)"))
+	if resp.StopReason != anthropic.StopReasonEndTurn || len(resp.Content) != 0 {
+		t.Fatalf("after the script: %+v", resp)
+	}
+	silent, _ := New("silent")
+	if resp := send(t, silent, user(agent.FormatUser("U1", "member", "hi"))); len(resp.Content) != 0 {
+		t.Fatalf("silent answered %+v", resp.Content)
+	}
+	boom, _ := New("boom")
+	if _, err := boom.Send(context.Background(), anthropic.MessageNewParams{}); !errors.Is(err, ErrBoom) {
+		t.Fatalf("boom err = %v", err)
+	}
+	if _, err := New("dance"); err == nil {
+		t.Fatal("unknown behaviour accepted")
+	}
+}
