@@ -1,0 +1,185 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+	"github.com/persona-runtime/agent/pkg/tools"
+)
+
+// toolUse is one tool call the model asked for.
+type toolUse struct {
+	ID    string
+	Name  string
+	Input json.RawMessage
+}
+
+// assistantMessage turns the model's answer into the message the history
+// keeps. The model's plain text is logged, never posted.
+func (e *Engine) assistantMessage(ctx context.Context, resp *anthropic.Message) (anthropic.MessageParam, []toolUse) {
+	var blocks []anthropic.ContentBlockParamUnion
+	var uses []toolUse
+	for _, b := range resp.Content {
+		switch b.Type {
+		case "text":
+			if strings.TrimSpace(b.Text) == "" {
+				continue
+			}
+			e.o.Log.DebugContext(ctx, "model text (not posted)", "chars", len(b.Text))
+			blocks = append(blocks, anthropic.NewTextBlock(e.o.Redact(b.Text)))
+		case "tool_use":
+			input := b.Input
+			if len(input) == 0 || !json.Valid(input) {
+				input = json.RawMessage("{}")
+			}
+			blocks = append(blocks, anthropic.NewToolUseBlock(b.ID, redactJSON(input, e.o.Redact), b.Name))
+			uses = append(uses, toolUse{ID: b.ID, Name: b.Name, Input: input})
+		}
+	}
+	return anthropic.MessageParam{Role: anthropic.MessageParamRoleAssistant, Content: blocks}, uses
+}
+
+// runTools runs the calls in order and returns the user message answering
+// every one of them, failures included.
+func (e *Engine) runTools(ctx context.Context, t *pipeline.Turn, uses []toolUse) anthropic.MessageParam {
+	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(uses))
+	for _, u := range uses {
+		res := e.callTool(ctx, t, u)
+		text := e.o.Redact(res.Text)
+		if text == "" {
+			text = "(no output)" // the API refuses empty text blocks
+		}
+		blocks = append(blocks, anthropic.NewToolResultBlock(u.ID, text, res.IsError))
+	}
+	return anthropic.NewUserMessage(blocks...)
+}
+
+func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res tools.Result) {
+	began := time.Now()
+	ctx, span := e.o.Tracer.Start(ctx, "tool."+u.Name, trace.WithAttributes(attribute.String("tool", u.Name)))
+	outcome := "ok"
+	defer func() {
+		if v := recover(); v != nil {
+			outcome = "error"
+			e.o.Log.ErrorContext(ctx, "tool panicked", "tool", u.Name, "panic", fmt.Sprint(v))
+			span.SetStatus(codes.Error, fmt.Sprint("panic: ", v))
+			res = tools.Errorf("the tool %s failed", u.Name)
+		}
+		if res.IsError && outcome == "ok" {
+			outcome = "refused"
+		}
+		span.SetAttributes(attribute.String("outcome", outcome))
+		span.End()
+		label := u.Name
+		if outcome == "unknown" {
+			label = "unknown" // the model's invented names must not make series
+		}
+		if e.o.Metrics.ToolCalls != nil {
+			e.o.Metrics.ToolCalls.WithLabelValues(label, outcome).Inc()
+		}
+		if e.o.Metrics.ToolDuration != nil {
+			e.o.Metrics.ToolDuration.WithLabelValues(label).Observe(time.Since(began).Seconds())
+		}
+	}()
+	if ctx.Err() != nil {
+		outcome = "aborted"
+		return tools.Errorf("the turn was stopped before %s ran", u.Name)
+	}
+	if _, known := e.o.Tools.Get(u.Name); !known {
+		outcome = "unknown"
+		return tools.Errorf("unknown tool %q", u.Name)
+	}
+	if e.o.Gate != nil {
+		ok, refusal, err := e.o.Gate.Check(ctx, t, u.Name, u.Input)
+		if err != nil {
+			if ctx.Err() != nil {
+				outcome = "aborted"
+				return tools.Errorf("the turn was stopped while %s waited for approval", u.Name)
+			}
+			outcome = "error"
+			e.o.Log.ErrorContext(ctx, "tool gate failed", "tool", u.Name, "err", err)
+			return tools.Errorf("%s could not be approved; the details are in the runtime's logs", u.Name)
+		}
+		if !ok {
+			outcome = "refused"
+			return refusal
+		}
+	}
+	if tools.KindOf(u.Name) != tools.KindChat {
+		e.status(ctx, t, activity(u.Name))
+	}
+	res, err := e.o.Tools.Call(ctx, u.Name, u.Input)
+	if err != nil {
+		outcome = "error"
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		e.o.Log.ErrorContext(ctx, "tool failed", "tool", u.Name, "err", err)
+		return tools.Errorf("the tool %s failed; the details are in the runtime's logs", u.Name)
+	}
+	return res
+}
+
+// activity is the status shown while a tool runs: what the agent does,
+// never the call's arguments (they could hold a secret).
+func activity(tool string) string {
+	switch tools.KindOf(tool) {
+	case tools.KindRead:
+		return "is reading…"
+	case tools.KindEdit:
+		return "is writing files…"
+	case tools.KindPublish:
+		return "is publishing skills…"
+	}
+	if tool == "Bash" {
+		return "is running a command…"
+	}
+	return "is using " + tool + "…"
+}
+
+// status sets the assistant status indicator in DM threads (the assistant
+// view); elsewhere the platform has no such indicator.
+func (e *Engine) status(ctx context.Context, t *pipeline.Turn, text string) {
+	if e.o.Status == nil || !t.Event.IsDM() {
+		return
+	}
+	if err := e.o.Status(ctx, t.Event.ChannelID, t.Event.RootTS(), text); err != nil {
+		e.o.Log.DebugContext(ctx, "set assistant status", "err", err)
+	}
+}
+
+// Abort stops the turn running in a thread, at once; it reports whether one
+// was running. The session stays usable: the history keeps what happened.
+func (e *Engine) Abort(threadKey string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cancel, ok := e.running[threadKey]
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+// AbortChannel stops every turn running in a channel (a slash command has
+// no thread); it returns how many it stopped.
+func (e *Engine) AbortChannel(channelID string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for key, cancel := range e.running {
+		if strings.HasPrefix(key, channelID+":") {
+			cancel()
+			n++
+		}
+	}
+	return n
+}
+
