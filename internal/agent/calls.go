@@ -182,4 +182,3 @@ func (e *Engine) AbortChannel(channelID string) int {
 	}
 	return n
 }
-

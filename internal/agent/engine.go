@@ -398,4 +398,3 @@ func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.Mess
 	}
 	return nil
 }
-
