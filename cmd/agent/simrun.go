@@ -246,7 +246,7 @@ func (r *scenarioRun) actor(as string) (string, error) {
 	if as == "" {
 		as = r.sc.As
 	}
-	u, ok := sim.RoleUser(as)
+	u, ok := sim.DefaultWorld().Merge(r.sc.Soul).RoleUser(as)
 	if !ok {
 		return "", fmt.Errorf("unknown actor %q", as)
 	}

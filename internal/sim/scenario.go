@@ -1,138 +1,182 @@
 package sim
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// Scenario is one transcript file.
+// Scenario is one transcript file (interfaces.md "Simulation scenarios").
 type Scenario struct {
 	File          string
-	Name          string
+	Name          string // default: the file's base name without extension
 	Layer         string // trusted, allowed, restricted, dm (default dm)
 	As            string // a role or a user id (default manager)
-	AgentBehavior string // default reply
+	AgentBehavior string // one of Behaviors (default reply)
 	Soul          *SoulOverride
 	Steps         []Step
 }
 
-// SoulOverride are the sim world keys a scenario replaces.
+// SoulOverride are the sim world keys a scenario replaces. A nil field was
+// not given; a list given empty is a non-nil pointer to an empty list, and
+// "backup: null" (or "") a pointer to "": no backup manager.
 type SoulOverride struct {
 	Manager   *string
 	Backup    *string
-	Approvers *[]string
+	Approvers *[]string // "U… : scope, scope"
 	Trusted   *[]string
 	Allowed   *[]string
 	Blocked   *[]string
-	Redaction *[]string
+	Redaction *[]string // "regex ; description"
 	Mandate   *string
 }
 
 // Step is one step of a scenario.
 type Step struct {
-	Line int
-	Kind string // send, expect_reply, expect_card, expect_pending, expect_drop, click
+	Line int    // the line of the step's kind in the file
+	Kind string // one of the Step… constants
 
-	Text, As, Channel, Thread string
-	DM                        bool
-	Contains                  string
-	CardKind                  string // expect_card's kind
-	Reason                    string // expect_drop
-	Action                    string // click
+	Text string // send
+	As   string // send, click: a role or a user id; "" is the scenario's actor
+	// Channel is send's conversation id; a layer name in the file is
+	// replaced by that layer's channel (LayerChannel).
+	Channel  string
+	Thread   string // send: a label; sends with one label share a thread
+	DM       bool   // send: in the DM
+	Contains string // expect_reply, expect_card
+	CardKind string // expect_card (default approval)
+	Reason   string // expect_drop: one of pipeline.DropReasons or "ignored"
+	Action   string // click: approve, deny, always
 }
 
-var (
-	layers     = map[string]bool{"trusted": true, "allowed": true, "restricted": true, "dm": true}
-	behaviours = map[string]bool{"reply": true, "echo": true, "request_approval": true, "boom": true, "events": true,
-		"markdown": true, "silent": true, "upload": true, "edit": true}
-	actions = map[string]bool{"approve": true, "deny": true, "always": true}
-	// stepKeys are the fields each step kind takes.
-	stepKeys = map[string][]string{
-		"send":           {"text", "as", "channel", "thread", "dm"},
-		"expect_reply":   {"contains"},
-		"expect_card":    {"kind", "contains"},
-		"expect_pending": {},
-		"expect_drop":    {"reason"},
-		"click":          {"action", "as"},
-	}
+// The step kinds.
+const (
+	StepSend          = "send"
+	StepExpectReply   = "expect_reply"
+	StepExpectCard    = "expect_card"
+	StepExpectPending = "expect_pending"
+	StepExpectDrop    = "expect_drop"
+	StepClick         = "click"
 )
 
-type parseError struct {
-	file string
-	line int
-	msg  string
+// The values scenarios may name, in the order messages list them.
+var (
+	Layers    = []string{"trusted", "allowed", "restricted", "dm"}
+	Roles     = []string{"manager", "backup", "approver", "member", "outsider"}
+	Behaviors = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit"}
+	Actions   = []string{pipeline.ActionApprove, pipeline.ActionDeny, pipeline.ActionAlways}
+	CardKinds = []string{"approval"}
+)
+
+// stepFields are the fields of each step kind, in the order messages list them.
+var stepFields = map[string][]string{
+	StepSend:          {"text", "as", "channel", "thread", "dm"},
+	StepExpectReply:   {"contains"},
+	StepExpectCard:    {"kind", "contains"},
+	StepExpectPending: {},
+	StepExpectDrop:    {"reason"},
+	StepClick:         {"action", "as"},
 }
 
-func (e *parseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg) }
+var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick}
 
-// ParseScenario reads a scenario. Unknown keys anywhere are errors naming
-// the file and line.
+// dropReasons are what expect_drop may name: the drop stage's reasons.
+var dropReasons = append(slices.Clone(pipeline.DropReasons), pipeline.DropIgnored)
+
+// Error is a problem with a scenario file; it renders as
+// "<file>:<line>: <message>" ("<file>: <message>" when Line is 0).
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
+
+// yamlLine finds the line in the YAML library's error texts ("yaml: line 3: …").
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// ParseScenario reads and validates a scenario. file names it in errors,
+// which are *Error: unknown keys anywhere, unknown step kinds, layers,
+// roles, behaviours, actions, card kinds and drop reasons, values of the
+// wrong type, missing fields, and soul values the SOUL.md parser would not
+// take as they are.
 func ParseScenario(file string, data []byte) (*Scenario, error) {
+	p := &parser{file: file}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, p.fail(nil, "empty scenario")
+		}
+		return nil, p.yamlError(err)
 	}
-	fail := func(n *yaml.Node, format string, args ...any) error {
-		return &parseError{file: file, line: n.Line, msg: fmt.Sprintf(format, args...)}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, p.fail(&extra, "more than one YAML document")
+	} else if !errors.Is(err, io.EOF) {
+		return nil, p.yamlError(err)
 	}
-	if len(doc.Content) == 0 {
-		return nil, fmt.Errorf("%s: empty scenario", file)
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return nil, fail(root, "a scenario is a mapping of keys")
+	root := resolve(&doc)
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = resolve(root.Content[0])
 	}
 	sc := &Scenario{File: file, Layer: "dm", As: "manager", AgentBehavior: "reply"}
-	sawSteps := false
-	for i := 0; i < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
+	var steps *yaml.Node
+	err := p.mapping(root, "", "a scenario", func(k, v *yaml.Node) error {
+		var err error
 		switch k.Value {
 		case "name":
-			sc.Name = v.Value
+			sc.Name, err = p.str(k, v, "")
 		case "layer":
-			if !layers[v.Value] {
-				return nil, fail(v, "unknown layer %q (want trusted, allowed, restricted or dm)", v.Value)
-			}
-			sc.Layer = v.Value
+			sc.Layer, err = p.oneOf(k, v, "", "layer", Layers)
 		case "as":
-			if _, ok := RoleUser(v.Value); !ok {
-				return nil, fail(v, "unknown actor %q (want a role: manager, backup, approver, member, outsider, or a user id)", v.Value)
-			}
-			sc.As = v.Value
+			sc.As, err = p.actor(k, v, "")
 		case "agent_behavior":
-			if !behaviours[v.Value] {
-				return nil, fail(v, "unknown agent_behavior %q", v.Value)
-			}
-			sc.AgentBehavior = v.Value
+			sc.AgentBehavior, err = p.oneOf(k, v, "", "agent_behavior", Behaviors)
 		case "soul":
-			o, err := parseSoul(v, fail)
-			if err != nil {
-				return nil, err
-			}
-			sc.Soul = o
+			sc.Soul, err = p.soul(v)
 		case "steps":
-			sawSteps = true
-			if v.Kind != yaml.SequenceNode {
-				return nil, fail(v, "steps is a list")
-			}
-			for n, sn := range v.Content {
-				st, err := parseStep(sn, n+1, fail)
-				if err != nil {
-					return nil, err
-				}
-				sc.Steps = append(sc.Steps, st)
-			}
+			steps = v
 		default:
-			return nil, fail(k, "unknown key %q", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, soul or steps)", k.Value)
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	if !sawSteps {
-		return nil, fmt.Errorf("%s: no steps", file)
+	if steps == nil {
+		return nil, p.fail(nil, "no steps")
+	}
+	if steps.Kind == yaml.ScalarNode && steps.Tag == "!!null" || steps.Kind == yaml.SequenceNode && len(steps.Content) == 0 {
+		return nil, p.fail(steps, "no steps")
+	}
+	if steps.Kind != yaml.SequenceNode {
+		return nil, p.fail(steps, "steps is a list")
+	}
+	for i, n := range steps.Content {
+		st, err := p.step(resolve(n), i+1)
+		if err != nil {
+			return nil, err
+		}
+		sc.Steps = append(sc.Steps, st)
 	}
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
@@ -140,156 +184,255 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	return sc, nil
 }
 
-func parseSoul(v *yaml.Node, fail func(*yaml.Node, string, ...any) error) (*SoulOverride, error) {
-	if v.Kind != yaml.MappingNode {
-		return nil, fail(v, "soul is a mapping")
-	}
-	o := &SoulOverride{}
-	for i := 0; i < len(v.Content); i += 2 {
-		k, val := v.Content[i], v.Content[i+1]
-		str := func() (*string, error) {
-			if val.Kind != yaml.ScalarNode {
-				return nil, fail(val, "soul.%s is a string", k.Value)
-			}
-			s := val.Value
-			return &s, nil
-		}
-		list := func() (*[]string, error) {
-			var out []string
-			if err := val.Decode(&out); err != nil {
-				return nil, fail(val, "soul.%s is a list of strings", k.Value)
-			}
-			if out == nil {
-				out = []string{}
-			}
-			return &out, nil
-		}
-		var err error
-		switch k.Value {
-		case "manager":
-			o.Manager, err = str()
-		case "backup":
-			o.Backup, err = str()
-		case "mandate":
-			o.Mandate, err = str()
-		case "approvers":
-			o.Approvers, err = list()
-		case "trusted":
-			o.Trusted, err = list()
-		case "allowed":
-			o.Allowed, err = list()
-		case "blocked":
-			o.Blocked, err = list()
-		case "redaction":
-			o.Redaction, err = list()
-		default:
-			return nil, fail(k, "unknown key %q in soul", k.Value)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return o, nil
-}
-
-func parseStep(n *yaml.Node, index int, fail func(*yaml.Node, string, ...any) error) (Step, error) {
+func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
-		return Step{}, fail(n, "step %d is not a single-key mapping (like `send: {text: hi}`)", index)
+		return Step{}, p.fail(n, "step %d is not a single-key mapping (like `- send: {text: hi}`)", index)
 	}
-	k, v := n.Content[0], n.Content[1]
-	allowed, ok := stepKeys[k.Value]
+	k, v := resolve(n.Content[0]), resolve(n.Content[1])
+	fields, ok := stepFields[k.Value]
 	if !ok {
-		return Step{}, fail(k, "unknown step %q in step %d", k.Value, index)
+		return Step{}, p.fail(k, "unknown step %q in step %d (want %s)", k.Value, index, orList(stepKinds))
 	}
 	st := Step{Line: k.Line, Kind: k.Value}
-	if v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || v.Value == "") {
-		v = &yaml.Node{Kind: yaml.MappingNode, Line: v.Line}
+	where := fmt.Sprintf(" in step %d (%s)", index, st.Kind)
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+		v = &yaml.Node{Kind: yaml.MappingNode, Line: v.Line, Column: v.Column}
 	}
 	if v.Kind != yaml.MappingNode {
-		return Step{}, fail(v, "step %d (%s) takes a mapping", index, k.Value)
+		return Step{}, p.fail(v, "step %d (%s) takes a mapping of fields, like `%s: {%s}`", index, st.Kind, st.Kind, example(st.Kind))
 	}
-	for i := 0; i < len(v.Content); i += 2 {
-		fk, fv := v.Content[i], v.Content[i+1]
-		known := false
-		for _, a := range allowed {
-			known = known || a == fk.Value
+	channelNode := (*yaml.Node)(nil)
+	err := p.mapping(v, where, "", func(fk, fv *yaml.Node) error {
+		if !slices.Contains(fields, fk.Value) {
+			want := "no fields"
+			if len(fields) > 0 {
+				want = orList(fields)
+			}
+			return p.fail(fk, "unknown key %q%s (want %s)", fk.Value, where, want)
 		}
-		if !known {
-			return Step{}, fail(fk, "unknown key %q in step %d (%s)", fk.Value, index, k.Value)
-		}
+		var err error
 		switch fk.Value {
 		case "text":
-			st.Text = fv.Value
+			st.Text, err = p.str(fk, fv, where)
 		case "as":
-			if _, ok := RoleUser(fv.Value); !ok {
-				return Step{}, fail(fv, "unknown actor %q in step %d", fv.Value, index)
-			}
-			st.As = fv.Value
+			st.As, err = p.actor(fk, fv, where)
 		case "channel":
-			st.Channel = fv.Value
+			channelNode = fk
+			st.Channel, err = p.channel(fk, fv, where)
 		case "thread":
-			st.Thread = fv.Value
+			st.Thread, err = p.str(fk, fv, where)
 		case "dm":
-			if err := fv.Decode(&st.DM); err != nil {
-				return Step{}, fail(fv, "dm is true or false in step %d", index)
+			if fv.Kind != yaml.ScalarNode || fv.Decode(&st.DM) != nil {
+				err = p.fail(fv, "dm%s is true or false", where)
 			}
 		case "contains":
-			st.Contains = fv.Value
+			st.Contains, err = p.str(fk, fv, where)
 		case "kind":
-			st.CardKind = fv.Value
+			st.CardKind, err = p.oneOf(fk, fv, where, "card kind", CardKinds)
 		case "reason":
-			st.Reason = fv.Value
+			st.Reason, err = p.oneOf(fk, fv, where, "drop reason", dropReasons)
 		case "action":
-			if !actions[fv.Value] {
-				return Step{}, fail(fv, "unknown action %q in step %d (want approve, deny or always)", fv.Value, index)
-			}
-			st.Action = fv.Value
+			st.Action, err = p.oneOf(fk, fv, where, "action", Actions)
 		}
+		return err
+	})
+	if err != nil {
+		return Step{}, err
 	}
 	switch {
-	case st.Kind == "send" && st.Text == "":
-		return Step{}, fail(k, "step %d (send) needs text", index)
-	case st.Kind == "expect_reply" && st.Contains == "":
-		return Step{}, fail(k, "step %d (expect_reply) needs contains", index)
-	case st.Kind == "expect_drop" && st.Reason == "":
-		return Step{}, fail(k, "step %d (expect_drop) needs reason", index)
-	case st.Kind == "click" && st.Action == "":
-		return Step{}, fail(k, "step %d (click) needs action", index)
-	case st.Kind == "expect_card" && st.CardKind == "":
+	case st.Kind == StepSend && st.Text == "":
+		return Step{}, p.fail(k, "step %d (send) needs text", index)
+	case st.Kind == StepSend && st.DM && channelNode != nil:
+		return Step{}, p.fail(channelNode, "channel%s: a send goes to a channel or to the DM (dm: true), not both", where)
+	case st.Kind == StepExpectReply && st.Contains == "":
+		return Step{}, p.fail(k, "step %d (expect_reply) needs contains", index)
+	case st.Kind == StepExpectDrop && st.Reason == "":
+		return Step{}, p.fail(k, "step %d (expect_drop) needs reason (%s)", index, orList(dropReasons))
+	case st.Kind == StepClick && st.Action == "":
+		return Step{}, p.fail(k, "step %d (click) needs action (%s)", index, orList(Actions))
+	case st.Kind == StepExpectCard && st.CardKind == "":
 		st.CardKind = "approval"
 	}
 	return st, nil
 }
 
-// Discover lists the scenario files: the args (files or globs) or, with no
-// args, every *.yaml under dir; sorted and unique. A pattern that matches
-// nothing adds nothing.
-func Discover(dir string, args []string) ([]string, error) {
-	var patterns []string
-	if len(args) == 0 {
-		patterns = []string{filepath.Join(dir, "*.yaml")}
-	} else {
-		patterns = args
+func example(kind string) string {
+	switch kind {
+	case StepSend:
+		return "text: hi"
+	case StepExpectReply:
+		return "contains: ack"
+	case StepExpectCard:
+		return "kind: approval"
+	case StepExpectDrop:
+		return "reason: whitelist"
+	case StepClick:
+		return "action: approve"
 	}
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range patterns {
-		matches, err := filepath.Glob(p)
-		if err != nil {
-			return nil, fmt.Errorf("bad pattern %q: %w", p, err)
+	return ""
+}
+
+// parser reports problems of one file.
+type parser struct {
+	file string
+}
+
+// fail returns an *Error at n's line (no line for a nil n).
+func (p *parser) fail(n *yaml.Node, format string, args ...any) error {
+	e := &Error{File: p.file, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line = n.Line
+	}
+	return e
+}
+
+// yamlError turns the YAML library's syntax error into an *Error.
+func (p *parser) yamlError(err error) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: p.file, Line: line, Msg: m[2]}
+	}
+	return &Error{File: p.file, Msg: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// resolve follows aliases (*name) to the node they name.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// mapping calls each for every key of n in order, refusing a node that is
+// not a mapping (what names it then) and duplicate or non-scalar keys.
+// where ends messages (" in soul", " in step 2 (send)").
+func (p *parser) mapping(n *yaml.Node, where, what string, each func(k, v *yaml.Node) error) error {
+	if n.Kind != yaml.MappingNode {
+		if what == "" {
+			what = "this"
 		}
-		if matches == nil {
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
-				matches = []string{p}
-			}
+		return p.fail(n, "%s%s must be a mapping of keys", what, where)
+	}
+	seen := make(map[string]int)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			return p.fail(k, "a key%s must be a plain word", where)
+		}
+		if first, dup := seen[k.Value]; dup {
+			return p.fail(k, "duplicate key %q%s (first at line %d)", k.Value, where, first)
+		}
+		seen[k.Value] = k.Line
+		if err := each(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// str reads a scalar as text; null is "".
+func (p *parser) str(k, v *yaml.Node, where string) (string, error) {
+	if v.Kind != yaml.ScalarNode {
+		return "", p.fail(v, "%s%s must be a string", k.Value, where)
+	}
+	if v.Tag == "!!null" {
+		return "", nil
+	}
+	return v.Value, nil
+}
+
+// oneOf reads a string that must be one of values.
+func (p *parser) oneOf(k, v *yaml.Node, where, what string, values []string) (string, error) {
+	s, err := p.str(k, v, where)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(values, s) {
+		return "", p.fail(v, "unknown %s %q%s (want %s)", what, s, where, orList(values))
+	}
+	return s, nil
+}
+
+func (p *parser) actor(k, v *yaml.Node, where string) (string, error) {
+	s, err := p.str(k, v, where)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := RoleUser(s); !ok {
+		return "", p.fail(v, "unknown actor %q%s (want %s, or a user id such as U0ALICE)", s, where, orList(Roles))
+	}
+	return s, nil
+}
+
+// channel reads a conversation: a layer name (replaced by its channel) or
+// a channel id (C…, G…) or DM id (D…).
+func (p *parser) channel(k, v *yaml.Node, where string) (string, error) {
+	s, err := p.str(k, v, where)
+	if err != nil {
+		return "", err
+	}
+	if c := LayerChannel(s); c != "" {
+		return c, nil
+	}
+	if !isID(s, "CGD") {
+		return "", p.fail(v, "channel %q%s is neither a layer (%s) nor a channel id (C…, G…, D…)", s, where, orList(Layers))
+	}
+	return s, nil
+}
+
+// orList renders values as "a, b or c".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
+
+// Discover lists the scenario files to run, sorted and unique: with no
+// args every *.yaml directly in dir (none when dir does not exist); else
+// each arg as a glob (a plain path is a glob matching itself), a directory
+// standing for its *.yaml files. A pattern that matches nothing adds
+// nothing, so a run may have no files at all; a malformed pattern is an
+// error.
+func Discover(dir string, args []string) ([]string, error) {
+	if len(args) == 0 {
+		args = []string{filepath.Join(dir, "*.yaml")}
+	}
+	seen := make(map[string]bool)
+	var out []string
+	add := func(path string) {
+		if !seen[path] {
+			seen[path] = true
+			out = append(out, path)
+		}
+	}
+	for _, pattern := range args {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			return nil, fmt.Errorf("scenario pattern %q: %w", pattern, err)
 		}
 		for _, m := range matches {
-			if st, err := os.Stat(m); err == nil && !st.IsDir() && !seen[m] {
-				seen[m] = true
-				out = append(out, m)
+			st, err := os.Stat(m)
+			switch {
+			case err != nil:
+				continue // a dangling link
+			case st.IsDir():
+				entries, err := os.ReadDir(m)
+				if err != nil {
+					return nil, fmt.Errorf("scenario directory: %w", err)
+				}
+				for _, e := range entries {
+					f := filepath.Join(m, e.Name())
+					if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && strings.HasSuffix(e.Name(), ".yaml") {
+						add(f)
+					}
+				}
+			case st.Mode().IsRegular():
+				add(m)
 			}
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out, nil
 }

@@ -33,10 +33,10 @@ const memoryEpoch = 1700000000_000000
 type Memory struct {
 	// Bot is who AuthTest says the bot is; MemoryBot when UserID is empty.
 	Bot pipeline.Identity
-	// Observer, when set, sees every transcript entry as it is recorded,
-	// one at a time and in transcript order (the REPL renders them live).
-	// It may read the Memory (Messages, Cards, ...) but must not post or
-	// inject: that would deadlock.
+	// Observer, when set, sees every transcript entry, one at a time and in
+	// transcript order (the REPL renders them live). It runs without locks
+	// held and may call Memory's methods; the call that recorded an entry
+	// may return before the Observer has seen it.
 	Observer func(SimMessage)
 
 	mu        sync.Mutex
@@ -53,7 +53,8 @@ type Memory struct {
 	order     []string               // ts of posts and uploads, in post order
 	files     map[string]SimFile     // URL -> file, for Download
 
-	obsMu sync.Mutex // held while Observer runs, to keep entries in order
+	unseen   []SimMessage // entries the Observer has yet to see
+	flushing bool         // a goroutine is feeding the Observer
 }
 
 var (
@@ -531,21 +532,39 @@ func (m *Memory) notifyLocked() {
 }
 
 // commitAndUnlock appends e to the transcript, wakes the waiters, releases
-// m.mu and then shows e to the Observer. m.mu must be held. obsMu is taken
-// before m.mu is released, so the Observer sees entries in transcript order.
+// m.mu and shows the new entries to the Observer. m.mu must be held.
+//
+// One goroutine at a time feeds the Observer (the flusher), without any lock
+// held, so entries reach it in transcript order and it may call back into m;
+// an entry recorded meanwhile is shown by the running flusher.
 func (m *Memory) commitAndUnlock(e SimMessage) {
 	e.Seq = len(m.log) + 1
 	m.log = append(m.log, e)
 	m.notifyLocked()
-	obs := m.Observer
-	if obs == nil {
+	if m.Observer == nil {
 		m.mu.Unlock()
 		return
 	}
-	m.obsMu.Lock()
-	defer m.obsMu.Unlock()
-	m.mu.Unlock()
-	obs(cloneMessage(e))
+	m.unseen = append(m.unseen, cloneMessage(e))
+	if m.flushing {
+		m.mu.Unlock()
+		return
+	}
+	m.flushing = true
+	for {
+		batch := m.unseen
+		m.unseen = nil
+		if len(batch) == 0 {
+			m.flushing = false
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+		for _, e := range batch {
+			m.Observer(e)
+		}
+		m.mu.Lock()
+	}
 }
 
 func (m *Memory) messagesLocked() []SimMessage {

@@ -386,3 +386,22 @@ func TestMemoryRunReturnsOnCancel(t *testing.T) {
 		t.Fatal("Run did not return")
 	}
 }
+
+func TestMemoryObserverMayPost(t *testing.T) {
+	m := &Memory{}
+	var texts []string
+	m.Observer = func(e SimMessage) {
+		texts = append(texts, e.Text)
+		if e.Text == "ping" {
+			if _, err := m.Post(context.Background(), pipeline.Message{ChannelID: "D0SIM", Text: "pong"}); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if _, err := m.Post(context.Background(), pipeline.Message{ChannelID: "D0SIM", Text: "ping"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(texts, []string{"ping", "pong"}) {
+		t.Errorf("observer saw %q", texts)
+	}
+}

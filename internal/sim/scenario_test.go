@@ -1,0 +1,233 @@
+package sim
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseScenarioSpecExample(t *testing.T) {
+	src := `# the spec's keys, every step kind
+name: approval round trip
+layer: allowed
+as: member
+agent_behavior: request_approval
+soul:
+  manager: U0BOSS
+  backup: null
+  approvers: ["U0APP : Bash, skills", "<@U0OPS>: anything ; on call"]
+  trusted: [C0TEAM]
+  allowed: ["<#C0PUB|public>"]
+  blocked: [U0BOB]
+  redaction: ["ACME-[0-9]{6} ; acme account"]
+  mandate: |
+    - Deploys, carefully.
+steps:
+  - send: {text: please deploy, thread: t1, channel: trusted}
+  - send: {text: in the dm, dm: true, as: U0ALICE}
+  - expect_card: {kind: approval, contains: deploy prod}
+  - expect_pending: {}
+  - expect_pending:
+  - click: {as: approver, action: approve}
+  - expect_reply: {contains: "approved by"}
+  - expect_drop: {reason: whitelist}
+  - expect_card: {}
+`
+	sc, err := ParseScenario("sim/scenarios/x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Name != "approval round trip" || sc.Layer != "allowed" || sc.As != "member" || sc.AgentBehavior != "request_approval" ||
+		sc.File != "sim/scenarios/x.yaml" {
+		t.Errorf("scenario = %+v", sc)
+	}
+	o := sc.Soul
+	if o == nil || *o.Manager != "U0BOSS" || *o.Backup != "" || len(*o.Approvers) != 2 || (*o.Allowed)[0] != "<#C0PUB|public>" ||
+		(*o.Blocked)[0] != "U0BOB" || len(*o.Redaction) != 1 || !strings.Contains(*o.Mandate, "Deploys") {
+		t.Fatalf("soul = %+v", o)
+	}
+	want := []Step{
+		{Line: 17, Kind: StepSend, Text: "please deploy", Thread: "t1", Channel: TrustedChannel},
+		{Line: 18, Kind: StepSend, Text: "in the dm", DM: true, As: "U0ALICE"},
+		{Line: 19, Kind: StepExpectCard, CardKind: "approval", Contains: "deploy prod"},
+		{Line: 20, Kind: StepExpectPending},
+		{Line: 21, Kind: StepExpectPending},
+		{Line: 22, Kind: StepClick, As: "approver", Action: "approve"},
+		{Line: 23, Kind: StepExpectReply, Contains: "approved by"},
+		{Line: 24, Kind: StepExpectDrop, Reason: "whitelist"},
+		{Line: 25, Kind: StepExpectCard, CardKind: "approval"},
+	}
+	if !slices.Equal(sc.Steps, want) {
+		for i := range max(len(want), len(sc.Steps)) {
+			var got, exp Step
+			if i < len(sc.Steps) {
+				got = sc.Steps[i]
+			}
+			if i < len(want) {
+				exp = want[i]
+			}
+			if got != exp {
+				t.Errorf("step %d = %+v, want %+v", i+1, got, exp)
+			}
+		}
+	}
+}
+
+func TestParseScenarioDefaults(t *testing.T) {
+	sc, err := ParseScenario("dir/hello-world.yaml", []byte("steps:\n  - send: {text: hi}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Name != "hello-world" || sc.Layer != "dm" || sc.As != "manager" || sc.AgentBehavior != "reply" || sc.Soul != nil {
+		t.Errorf("defaults = %+v", sc)
+	}
+}
+
+func TestParseScenarioErrorLines(t *testing.T) {
+	const f = "sim/scenarios/x.yaml"
+	cases := []struct {
+		name, src, want string
+	}{
+		{"unknown top-level key", "layer: dm\nfoo: 1\nsteps: [{send: {text: hi}}]\n", f + `:2: unknown key "foo"`},
+		{"unknown key in step", "steps:\n  - send: {text: hi}\n  - expect_reply:\n      contains: x\n      foo: 1\n", f + `:5: unknown key "foo" in step 2 (expect_reply)`},
+		{"key in expect_pending", "steps:\n  - expect_pending: {card: 1}\n", f + `:2: unknown key "card" in step 1 (expect_pending) (want no fields)`},
+		{"unknown key in soul", "soul:\n  manager: U0X\n  boss: U0Y\nsteps: [{send: {text: hi}}]\n", f + `:3: unknown key "boss" in soul`},
+		{"unknown step kind", "steps:\n  - send: {text: hi}\n  - shout: {text: hi}\n", f + `:3: unknown step "shout" in step 2`},
+		{"step with two keys", "steps:\n  - send: {text: a}\n    expect_reply: {contains: b}\n", f + ":2: step 1 is not a single-key mapping"},
+		{"step as a scalar", "steps:\n  - send\n", f + ":2: step 1 is not a single-key mapping"},
+		{"step value not a mapping", "steps:\n  - send: hello\n", f + ":2: step 1 (send) takes a mapping"},
+		{"unknown layer", "layer: public\nsteps: [{send: {text: hi}}]\n", f + `:1: unknown layer "public"`},
+		{"unknown role", "as: ceo\nsteps: [{send: {text: hi}}]\n", f + `:1: unknown actor "ceo"`},
+		{"lower-case user id", "steps:\n  - send: {text: hi, as: u0alice}\n", f + `:2: unknown actor "u0alice" in step 1 (send)`},
+		{"unknown behaviour", "agent_behavior: dance\nsteps: [{send: {text: hi}}]\n", f + `:1: unknown agent_behavior "dance"`},
+		{"unknown action", "steps:\n  - click: {action: maybe}\n", f + `:2: unknown action "maybe" in step 1 (click)`},
+		{"unknown card kind", "steps:\n  - expect_card: {kind: poll}\n", f + `:2: unknown card kind "poll"`},
+		{"unknown drop reason", "steps:\n  - expect_drop: {reason: spam}\n", f + `:2: unknown drop reason "spam"`},
+		{"bad channel", "steps:\n  - send: {text: hi, channel: general}\n", f + `:2: channel "general" in step 1 (send) is neither`},
+		{"dm and channel", "steps:\n  - send: {text: hi, channel: C0PUB, dm: true}\n", f + ":2: channel in step 1 (send): a send goes to a channel or to the DM"},
+		{"dm not a bool", "steps:\n  - send: {text: hi, dm: sometimes}\n", f + ":2: dm in step 1 (send) is true or false"},
+		{"text not a string", "steps:\n  - send: {text: [a, b]}\n", f + ":2: text in step 1 (send) must be a string"},
+		{"send without text", "steps:\n  - send: {as: member}\n", f + ":2: step 1 (send) needs text"},
+		{"expect_reply without contains", "steps:\n  - expect_reply: {}\n", f + ":2: step 1 (expect_reply) needs contains"},
+		{"expect_drop without reason", "steps:\n  - expect_drop:\n", f + ":2: step 1 (expect_drop) needs reason"},
+		{"click without action", "steps:\n  - click: {as: approver}\n", f + ":2: step 1 (click) needs action"},
+		{"duplicate key", "layer: dm\nlayer: trusted\nsteps: [{send: {text: hi}}]\n", f + `:2: duplicate key "layer" (first at line 1)`},
+		{"duplicate step field", "steps:\n  - send: {text: a, text: b}\n", f + `:2: duplicate key "text" in step 1 (send)`},
+		{"no steps key", "layer: dm\n", f + ": no steps"},
+		{"empty steps", "steps: []\n", f + ":1: no steps"},
+		{"steps not a list", "steps: {send: {text: hi}}\n", f + ":1: steps is a list"},
+		{"not a mapping", "- send: {text: hi}\n", f + ":1: a scenario must be a mapping"},
+		{"empty file", "", f + ": empty scenario"},
+		{"two documents", "steps: [{send: {text: hi}}]\n---\nlayer: dm\n", f + ":2: more than one YAML document"},
+		{"yaml syntax", "steps:\n  - send: {text: hi\n", f + ":"},
+		{"soul not a mapping", "soul: [U0X]\nsteps: [{send: {text: hi}}]\n", f + ":1: soul in soul must be a mapping"},
+		{"manager not an id", "soul:\n  manager: alice\nsteps: [{send: {text: hi}}]\n", f + `:2: manager in soul: "alice" is not a user id`},
+		{"manager emptied", "soul:\n  manager:\nsteps: [{send: {text: hi}}]\n", f + `:2: manager in soul: "" is not a user id`},
+		{"approver without scopes", "soul:\n  approvers: [U0X]\nsteps: [{send: {text: hi}}]\n", f + ":2: approvers in soul: "},
+		{"approver not an id", "soul:\n  approvers:\n    - U0X: Bash\n    - bob: Bash\nsteps: [{send: {text: hi}}]\n", f + `:4: approvers in soul: approver "bob" is not a user id`},
+		{"channel by name", "soul:\n  trusted: ['#general']\nsteps: [{send: {text: hi}}]\n", f + ":2: trusted in soul: channel #general has no id"},
+		{"blocked not an id", "soul:\n  blocked: [bob]\nsteps: [{send: {text: hi}}]\n", f + `:2: blocked in soul: blocked user "bob" is not a user id`},
+		{"bad regex", "soul:\n  redaction: ['([a-z ; broken']\nsteps: [{send: {text: hi}}]\n", f + `:2: redaction in soul: invalid redaction regex "([a-z"`},
+		{"list item on two lines", "soul:\n  blocked: [\"U0X\\nU0Y\"]\nsteps: [{send: {text: hi}}]\n", f + ":2: blocked in soul: "},
+		{"list not a list", "soul:\n  trusted: C0TEAM\nsteps: [{send: {text: hi}}]\n", f + ":2: trusted in soul must be a list of strings"},
+		{"mandate with a heading", "soul:\n  mandate: \"do it\\n## Approvers\\n- U0X: anything\"\nsteps: [{send: {text: hi}}]\n", f + ":2: mandate in soul must be plain text"},
+		{"mandate empty", "soul:\n  mandate: ''\nsteps: [{send: {text: hi}}]\n", f + ":2: mandate in soul is empty"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseScenario(f, []byte(c.src))
+			if err == nil {
+				t.Fatalf("no error, want %q", c.want)
+			}
+			if !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("error = %q\nwant prefix %q", err, c.want)
+			}
+			var se *Error
+			if !errors.As(err, &se) || se.File != f {
+				t.Errorf("error %T does not name the file", err)
+			}
+		})
+	}
+}
+
+func TestParseScenarioAliases(t *testing.T) {
+	src := "steps:\n  - send: &s {text: hi}\n  - send: *s\n"
+	sc, err := ParseScenario("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Steps) != 2 || sc.Steps[1].Text != "hi" {
+		t.Errorf("steps = %+v", sc.Steps)
+	}
+}
+
+func TestShippedScenariosParse(t *testing.T) {
+	files, err := Discover(filepath.Join("..", "..", "sim", "scenarios"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Skip("no shipped scenarios")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseScenario(f, data); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestDiscoverGlobs(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "more")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"b.yaml", "a.yaml", "c.txt", "approval-x.yaml", filepath.Join("more", "d.yaml")} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("steps: []\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := func(names ...string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = filepath.Join(dir, n)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no args: every yaml directly in dir", nil, p("a.yaml", "approval-x.yaml", "b.yaml")},
+		{"glob", p("a*.yaml"), p("a.yaml", "approval-x.yaml")},
+		{"file and overlapping glob, sorted unique", p("b.yaml", "*.yaml", "b.yaml"), p("a.yaml", "approval-x.yaml", "b.yaml")},
+		{"non-yaml file named", p("c.txt"), p("c.txt")},
+		{"directory", p("more"), p(filepath.Join("more", "d.yaml"))},
+		{"matching nothing", p("none-*.yaml", "missing.yaml"), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Discover(dir, c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("Discover = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if got, err := Discover(filepath.Join(dir, "absent"), nil); err != nil || len(got) != 0 {
+		t.Errorf("missing dir = %v, %v", got, err)
+	}
+	if _, err := Discover(dir, []string{"[bad"}); err == nil {
+		t.Error("malformed pattern accepted")
+	}
+}
