@@ -84,7 +84,7 @@ func (c *cli) simREPL(ctx context.Context, args []string) error {
 	}
 	replCtx, cancel := context.WithCancel(ctx)
 	m := newREPLModel(replCtx, w, c.scenarioDir())
-	m.note(fmt.Sprintf("%s · %s · /help lists the commands, Esc or Ctrl+C quits", where(rc, o), m.agentMode()))
+	m.note(fmt.Sprintf("%s · %s · /help lists the commands, Esc or Ctrl+C quits", replHome(rc, o), m.agentMode()))
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(c.stdin), tea.WithOutput(c.stdout),
 		tea.WithContext(ctx), tea.WithoutSignalHandler())
 	prog.Store(p)
@@ -97,7 +97,7 @@ func (c *cli) simREPL(ctx context.Context, args []string) error {
 	return closeErr
 }
 
-func where(rc *simREPLConfig, o simOptions) string {
+func replHome(rc *simREPLConfig, o simOptions) string {
 	if rc.fixture {
 		return "fixture (temporary home)"
 	}
@@ -218,12 +218,12 @@ type replModel struct {
 }
 
 var (
-	headerStyle = lipgloss.NewStyle().Bold(true).Reverse(true).Inline(true)
-	noteStyle   = lipgloss.NewStyle().Faint(true)
-	badStyle    = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))
-	goodStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("10"))
-	cardStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
-	roleOrder   = []string{"manager", "backup", "approver", "member", "outsider"}
+	replHeaderStyle = lipgloss.NewStyle().Bold(true).Reverse(true).Inline(true)
+	replNoteStyle   = lipgloss.NewStyle().Faint(true)
+	replBadStyle    = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))
+	replGoodStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("10"))
+	replCardStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
+	simRoles        = []string{"manager", "backup", "approver", "member", "outsider"}
 )
 
 func newREPLModel(ctx context.Context, w *simWorld, scenarioDir string) *replModel {
@@ -253,8 +253,8 @@ func newREPLModel(ctx context.Context, w *simWorld, scenarioDir string) *replMod
 			set(m.layers, "allowed", p.Allowed[0].ID)
 		}
 	}
-	for i := len(roleOrder) - 1; i >= 0; i-- { // the first role wins an id named twice
-		m.who[m.roles[roleOrder[i]]] = roleOrder[i]
+	for i := len(simRoles) - 1; i >= 0; i-- { // the first role wins an id named twice
+		m.who[m.roles[simRoles[i]]] = simRoles[i]
 	}
 	m.actorName, m.actor = "manager", m.roles["manager"]
 	m.setChannel(m.layers["dm"])
@@ -348,7 +348,7 @@ func (m *replModel) header() string {
 	if pad := m.width - lipgloss.Width(h); pad > 0 {
 		h += strings.Repeat(" ", pad)
 	}
-	return headerStyle.MaxWidth(m.width).Render(h)
+	return replHeaderStyle.MaxWidth(m.width).Render(h)
 }
 
 // agentMode is "stub (<behaviour>)", or "live" and the model's name.
@@ -373,8 +373,8 @@ func (m *replModel) add(line string) {
 	}
 }
 
-func (m *replModel) note(s string)  { m.add(noteStyle.Render(s)) }
-func (m *replModel) fail(err error) { m.add(badStyle.Render("  " + err.Error())) }
+func (m *replModel) note(s string)  { m.add(replNoteStyle.Render(s)) }
+func (m *replModel) fail(err error) { m.add(replBadStyle.Render("  " + err.Error())) }
 
 func (m *replModel) refresh() {
 	wrap := lipgloss.NewStyle().Width(max(1, m.width))
@@ -438,8 +438,8 @@ func (m *replModel) handle(line string) tea.Cmd {
 }
 
 func (m *replModel) help() {
-	ids := make([]string, len(roleOrder))
-	for i, r := range roleOrder {
+	ids := make([]string, len(simRoles))
+	for i, r := range simRoles {
 		ids[i] = r + " " + m.roles[r]
 	}
 	for _, l := range []string{
@@ -493,7 +493,7 @@ func (m *replModel) as(args []string) error {
 	if id == "" {
 		u, ok := sim.RoleUser(args[0])
 		if !ok {
-			return fmt.Errorf("unknown actor %q (want a role: %s, or a user id)", args[0], strings.Join(roleOrder, ", "))
+			return fmt.Errorf("unknown actor %q (want a role: %s, or a user id)", args[0], strings.Join(simRoles, ", "))
 		}
 		id = u
 	}
@@ -628,7 +628,7 @@ func (m *replModel) drop(ids []string) {
 	}
 	m.w.mu.Unlock()
 	if reason != "" {
-		m.add(badStyle.Render("  dropped: " + reason))
+		m.add(replBadStyle.Render("  dropped: " + reason))
 	}
 }
 
@@ -690,7 +690,7 @@ func (m *replModel) entry(e gateway.SimMessage) {
 			who = "bot (edited)"
 		}
 		if e.Card != nil {
-			m.add(at + " bot: " + cardStyle.Render(m.cardLine(e.TS, *e.Card)))
+			m.add(at + " bot: " + replCardStyle.Render(m.cardLine(e.TS, *e.Card)))
 		} else {
 			m.add(fmt.Sprintf("%s %s: %s", at, who, text))
 		}
@@ -880,7 +880,7 @@ func (m *replModel) stepDone(msg stepMsg) tea.Cmd {
 	switch st.Kind {
 	case "send", "click":
 		if msg.err != nil {
-			m.add(badStyle.Render(fmt.Sprintf("  ✗ %s: %v; the scenario stops", label, msg.err)))
+			m.add(replBadStyle.Render(fmt.Sprintf("  ✗ %s: %v; the scenario stops", label, msg.err)))
 			return nil
 		}
 		if st.Kind == "send" {
@@ -893,10 +893,10 @@ func (m *replModel) stepDone(msg stepMsg) tea.Cmd {
 	default:
 		p.expected++
 		if msg.err != nil {
-			m.add(badStyle.Render(fmt.Sprintf("  ✗ %s: %v", label, msg.err)))
+			m.add(replBadStyle.Render(fmt.Sprintf("  ✗ %s: %v", label, msg.err)))
 		} else {
 			p.passed++
-			m.add(goodStyle.Render(fmt.Sprintf("  ✓ %s %s", label, strings.TrimSpace(st.Contains+" "+st.Reason))))
+			m.add(replGoodStyle.Render(fmt.Sprintf("  ✓ %s %s", label, strings.TrimSpace(st.Contains+" "+st.Reason))))
 		}
 	}
 	if msg.i+1 < len(p.run.sc.Steps) {

@@ -12,17 +12,17 @@ import (
 	"time"
 )
 
-// screen is the REPL's terminal: it keeps what the program writes, without
+// replScreen is the REPL's terminal: it keeps what the program writes, without
 // escape sequences, and wakes waiters at every write.
-type screen struct {
+type replScreen struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	changed chan struct{}
 }
 
-func newScreen() *screen { return &screen{changed: make(chan struct{})} }
+func newReplScreen() *replScreen { return &replScreen{changed: make(chan struct{})} }
 
-func (s *screen) Write(p []byte) (int, error) {
+func (s *replScreen) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buf.Write(p)
@@ -31,17 +31,17 @@ func (s *screen) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var ansiSeq = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[=>()][0-9A-Za-z]?`)
+var replANSI = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[=>()][0-9A-Za-z]?`)
 
-func (s *screen) text() (string, <-chan struct{}) {
+func (s *replScreen) text() (string, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ansiSeq.ReplaceAllString(s.buf.String(), ""), s.changed
+	return replANSI.ReplaceAllString(s.buf.String(), ""), s.changed
 }
 
 // waitFor returns once want has been drawn; the REPL draws at most 60
 // frames a second, so a line is drawn soon after it is added.
-func (s *screen) waitFor(t *testing.T, want string) {
+func (s *replScreen) waitFor(t *testing.T, want string) {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -52,21 +52,21 @@ func (s *screen) waitFor(t *testing.T, want string) {
 		select {
 		case <-changed:
 		case <-timeout:
-			t.Fatalf("the screen never showed %q; it shows:\n%s", want, tail(text, 3000))
+			t.Fatalf("the screen never showed %q; it shows:\n%s", want, lastChars(text, 3000))
 		}
 	}
 }
 
-func tail(s string, n int) string {
+func lastChars(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
 	}
 	return s
 }
 
-// startREPL runs `agent sim --fixture` on a pipe and a screen; type sends a
+// startREPL runs `agent sim --fixture` on a pipe and a replScreen; type sends a
 // line as keystrokes and Enter.
-func startREPL(t *testing.T) (scr *screen, typ func(string), quit func() error) {
+func startREPL(t *testing.T) (scr *replScreen, typ func(string), quit func() error) {
 	t.Helper()
 	dir, err := filepath.Abs("../../sim/scenarios")
 	if err != nil {
@@ -75,7 +75,7 @@ func startREPL(t *testing.T) (scr *screen, typ func(string), quit func() error) 
 	env := map[string]string{"HOME": t.TempDir(), "AGENT_SIM_SCENARIOS": dir}
 	in, keys := io.Pipe()
 	t.Cleanup(func() { keys.Close() })
-	scr = newScreen()
+	scr = newReplScreen()
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
