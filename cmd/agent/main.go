@@ -76,6 +76,8 @@ type cli struct {
 	getenv func(string) string
 	args   []string
 	streams
+	// simREPLConfig holds the flags of `agent sim` between parsing and Exec.
+	simREPLConfig *simREPLConfig
 }
 
 // run is the whole program: it parses args, runs the command, and owns

@@ -42,7 +42,6 @@ type simWorld struct {
 	seq     int
 	// progress is closed and replaced whenever an event is handled.
 	progress chan struct{}
-	onDrop   func(ev *pipeline.Event, reason string)
 
 	cancel context.CancelFunc
 	done   chan error
@@ -58,13 +57,11 @@ type simOptions struct {
 	log       io.Writer      // the service's logs (text); nil discards them
 	getenv    func(string) string
 	observer  func(gateway.SimMessage)
-	// onDrop, when set, sees every drop (the REPL shows them).
-	onDrop func(ev *pipeline.Event, reason string)
 }
 
 // startSim boots the service on the in-memory platform.
 func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
-	w := &simWorld{onDrop: o.onDrop, pending: map[string]bool{}, drops: map[string]string{}, done: make(chan error, 1), progress: make(chan struct{})}
+	w := &simWorld{pending: map[string]bool{}, drops: map[string]string{}, done: make(chan error, 1), progress: make(chan struct{})}
 	home := o.home
 	if home == "" {
 		dir, err := os.MkdirTemp("", "agent-sim-")
@@ -150,9 +147,6 @@ func (w *simWorld) dropped(ev *pipeline.Event, reason string) {
 	w.mu.Lock()
 	w.drops[ev.ID] = reason
 	w.mu.Unlock()
-	if w.onDrop != nil {
-		w.onDrop(ev, reason)
-	}
 }
 
 // inject hands an event to the service and remembers it as pending.
