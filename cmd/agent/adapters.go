@@ -52,12 +52,7 @@ func (t threadStore) ThreadMode(ctx context.Context, key string) (pipeline.Mode,
 
 // ThreadLock is the thread's /1on1 holder, else the channel's.
 func (t threadStore) ThreadLock(ctx context.Context, key string) (string, error) {
-	th, _, err := t.thread(ctx, key)
-	if err != nil || th.LockedBy != "" {
-		return th.LockedBy, err
-	}
-	ch, _, err := t.thread(ctx, channelKey(key))
-	return ch.LockedBy, err
+	return t.st.LockHolder(ctx, key, channelKey(key))
 }
 
 // channelKey is the key slash commands store channel-wide state under.

@@ -243,3 +243,14 @@ func TestPersonaCacheHitOnSecondBoot(t *testing.T) {
 		t.Fatalf("second boot missed the cache (%d misses, want %d)", after, before)
 	}
 }
+
+func TestManifestIgnoresAPlaceholderName(t *testing.T) {
+	home := t.TempDir()
+	if _, err := seedSoul(home); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runCLI(t, map[string]string{"AGENT_HOME": home}, "manifest")
+	if code != 0 || !strings.Contains(out, `"name": "Agent"`) || strings.Contains(out, "REPLACE_ME") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
@@ -100,7 +101,8 @@ func (c *cli) manifestCommand() *ffcli.Command {
 			}
 			name := "Agent"
 			if src, err := os.ReadFile(path); err == nil {
-				if p, err := persona.Parse(path, src); err == nil && p.Identity.Name != "" {
+				// A scaffold's placeholder name is not a name to install.
+				if p, err := persona.Parse(path, src); err == nil && !slices.Contains(p.Missing(), "identity.name") {
 					name = p.Identity.Name
 				}
 			}

@@ -106,3 +106,19 @@ func (s *Store) upsertThread(ctx context.Context, key, query string, args ...any
 		return err
 	})
 }
+
+// LockHolder returns who holds the /1on1 lock of a thread, or of its
+// channel when the thread has none (the slash form locks the channel), in
+// one read: it runs on the drop path of every message.
+func (s *Store) LockHolder(ctx context.Context, threadKey, channelKey string) (string, error) {
+	var holder string
+	err := s.db.QueryRowContext(ctx, `SELECT locked_by FROM threads WHERE thread_key IN (?, ?) AND locked_by != ''
+		ORDER BY thread_key = ? DESC LIMIT 1`, threadKey, channelKey, threadKey).Scan(&holder)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("lock holder %q: %w", threadKey, err)
+	}
+	return holder, nil
+}

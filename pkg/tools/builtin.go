@@ -318,6 +318,21 @@ func (b *Builtins) tool(name, desc, schema string, call func(context.Context, js
 }
 
 // threadWorkspace is the workspace of the turn in ctx.
+// threadPath resolves p (relative to the thread's workspace) through the
+// confinement check; a refusal is the Result the model reads.
+func (b *Builtins) threadPath(ctx context.Context, p string) (string, *Result) {
+	ws, res := b.threadWorkspace(ctx)
+	if res != nil {
+		return "", res
+	}
+	real, err := b.resolve(ws, p)
+	if err != nil {
+		r := Errorf("%v", err)
+		return "", &r
+	}
+	return real, nil
+}
+
 func (b *Builtins) threadWorkspace(ctx context.Context) (string, *Result) {
 	t, ok := TurnFromContext(ctx)
 	if !ok || t.Event == nil {

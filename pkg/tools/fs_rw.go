@@ -51,13 +51,9 @@ func (b *Builtins) read(ctx context.Context, input json.RawMessage) Result {
 	if limit == 0 {
 		limit = fsReadLines
 	}
-	ws, res := b.threadWorkspace(ctx)
+	real, res := b.threadPath(ctx, in.FilePath)
 	if res != nil {
 		return *res
-	}
-	real, err := b.resolve(ws, in.FilePath)
-	if err != nil {
-		return Errorf("%v", err)
 	}
 	f, fi, err := fsOpenRegular(real)
 	if err != nil {
@@ -189,13 +185,9 @@ func (b *Builtins) write(ctx context.Context, input json.RawMessage) Result {
 	if in.FilePath == "" || in.Content == nil {
 		return Errorf("file_path and content are required")
 	}
-	ws, res := b.threadWorkspace(ctx)
+	real, res := b.threadPath(ctx, in.FilePath)
 	if res != nil {
 		return *res
-	}
-	real, err := b.resolve(ws, in.FilePath)
-	if err != nil {
-		return Errorf("%v", err)
 	}
 	perm := fs.FileMode(0o644)
 	verb := "created"
@@ -265,13 +257,9 @@ func (b *Builtins) edit(ctx context.Context, input json.RawMessage) Result {
 	if *in.OldString == *in.NewString {
 		return Errorf("old_string and new_string are the same: nothing to change")
 	}
-	ws, res := b.threadWorkspace(ctx)
+	real, res := b.threadPath(ctx, in.FilePath)
 	if res != nil {
 		return *res
-	}
-	real, err := b.resolve(ws, in.FilePath)
-	if err != nil {
-		return Errorf("%v", err)
 	}
 	f, fi, err := fsOpenRegular(real)
 	if err != nil {

@@ -1,0 +1,30 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestLockHolder(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir()+"/db.sqlite", Options{Now: func() time.Time { return time.Unix(0, 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check := func(key, want string) {
+		t.Helper()
+		if got, err := s.LockHolder(ctx, key, "C1:"); err != nil || got != want {
+			t.Fatalf("LockHolder(%s) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	check("C1:1.0", "")
+	s.SetThreadLock(ctx, "C1:", "U1") // the channel
+	check("C1:1.0", "U1")
+	s.SetThreadLock(ctx, "C1:1.0", "U2") // the thread wins
+	check("C1:1.0", "U2")
+	s.SetThreadLock(ctx, "C1:1.0", "")
+	s.SetThreadLock(ctx, "C1:", "")
+	check("C1:1.0", "")
+}
