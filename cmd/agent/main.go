@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/persona-runtime/agent/internal/sandbox"
 )
 
 // Name and Version of the runtime (shown by `agent version` and the sim).
@@ -23,6 +25,11 @@ const (
 )
 
 func main() {
+	// The sandbox helper (hidden): apply the rules, exec the command. It
+	// runs before anything else, so it costs a process start and no more.
+	if sandbox.IsHelper(os.Args) {
+		os.Exit(sandbox.Main(os.Args[2:]))
+	}
 	err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {

@@ -30,6 +30,7 @@ import (
 	"github.com/persona-runtime/agent/internal/mrkdwn"
 	"github.com/persona-runtime/agent/internal/publish"
 	"github.com/persona-runtime/agent/internal/redact"
+	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
 	"github.com/persona-runtime/agent/pkg/deps"
@@ -168,8 +169,12 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		s.log.Info("expired approvals left pending by the last run", "count", n)
 	}
 
+	confiner, err := s.newSandbox(d.getenv)
+	if err != nil {
+		return nil, err
+	}
 	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
-		Deny: denyPaths(cfg, d.getenv), Secrets: cfg.Secrets(), Env: baseEnv(d.getenv)}); err != nil {
+		Deny: denyPaths(cfg, d.getenv), Secrets: cfg.Secrets(), Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
 		return nil, err
 	}
 	registry := tools.NewRegistry()
@@ -191,7 +196,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log}
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
-	if err := s.mountMCP(ctx, registry, d.getenv); err != nil {
+	if err := s.mountMCP(ctx, registry, d.getenv, confiner); err != nil {
 		return nil, err
 	}
 
@@ -335,9 +340,72 @@ func baseEnv(getenv func(string) string) []string {
 	return env
 }
 
+// gitConfigFiles are the runtime user's git configuration files, which
+// sandboxed commands may read (never the credential store beside them).
+func gitConfigFiles(getenv func(string) string) []string {
+	var files []string
+	if h := getenv("HOME"); h != "" {
+		files = append(files, filepath.Join(h, ".gitconfig"))
+	}
+	xdg := getenv("XDG_CONFIG_HOME")
+	if xdg == "" && getenv("HOME") != "" {
+		xdg = filepath.Join(getenv("HOME"), ".config")
+	}
+	if xdg != "" {
+		files = append(files, filepath.Join(xdg, "git", "config"))
+	}
+	return files
+}
+
+// bashEnv is Bash's base environment: baseEnv, plus GIT_CONFIG_GLOBAL
+// naming the runtime user's ~/.gitconfig when there is one (Bash's HOME
+// is the workspace, so git would not find it otherwise).
+func bashEnv(getenv func(string) string) []string {
+	env := baseEnv(getenv)
+	if files := gitConfigFiles(getenv); len(files) > 0 {
+		if fi, err := os.Stat(files[0]); err == nil && fi.Mode().IsRegular() {
+			env = append(env, "GIT_CONFIG_GLOBAL="+files[0])
+		}
+	}
+	return env
+}
+
+// newSandbox makes the runtime non-dumpable and builds the sandbox of
+// Bash and the tool servers from AGENT_SANDBOX and AGENT_SANDBOX_NET;
+// it says once what is enforced (a startup line and agent_sandbox_info).
+// The returned Confiner is nil with AGENT_SANDBOX=off.
+func (s *service) newSandbox(getenv func(string) string) (tools.Confiner, error) {
+	if err := sandbox.HardenProcess(); err != nil {
+		return nil, fmt.Errorf("make the runtime non-dumpable: %w", err)
+	}
+	sb, err := sandbox.New(sandbox.Options{
+		Mode: sandbox.Mode(s.cfg.Sandbox), Net: sandbox.Net(s.cfg.SandboxNet),
+		ReadOnly: append([]string{filepath.Join(s.cfg.Home, "skills"), filepath.Join(s.cfg.Home, "knowledge")}, gitConfigFiles(getenv)...),
+	})
+	if err != nil {
+		return nil, err
+	}
+	st := sb.Status()
+	net := string(st.Net)
+	if !st.NetEnforced && st.Net == sandbox.NetDeny {
+		net += "-unenforced"
+	}
+	s.metrics.SandboxInfo.WithLabelValues(string(st.Mode), strconv.Itoa(st.Landlock), net, st.Pids).Set(1)
+	attrs := []any{"mode", st.Mode, "landlock_abi", st.Landlock, "net", net, "pids", st.Pids}
+	if sb.Enforced() && st.NetEnforced {
+		s.log.Info(st.String(), attrs...)
+	} else {
+		s.log.Warn(st.String(), attrs...)
+	}
+	if st.Mode == sandbox.ModeOff {
+		return nil, nil
+	}
+	return sb, nil
+}
+
 // mountMCP mounts the external tool servers of mcp.json in the home; a
 // server that fails to start is logged and skipped by MountMCP.
-func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, getenv func(string) string) error {
+func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, getenv func(string) string, confiner tools.Confiner) error {
 	path := filepath.Join(s.cfg.Home, "mcp.json")
 	conf, err := tools.LoadMCPConfig(path, getenv)
 	if err != nil {
@@ -346,7 +414,8 @@ func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, getenv
 	if len(conf.Servers) == 0 {
 		return nil
 	}
-	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: baseEnv(getenv), Log: s.log})
+	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: baseEnv(getenv), Log: s.log,
+		Sandbox: confiner, StateDir: filepath.Join(s.cfg.Home, "tool-servers")})
 	if err != nil {
 		return fmt.Errorf("mount tool servers: %w", err)
 	}

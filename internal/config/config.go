@@ -38,6 +38,8 @@ type Config struct {
 	PackageRunner  string  // AGENT_PACKAGE_RUNNER
 	GitAuthor      string  // AGENT_GIT_AUTHOR
 	MaxTurns       int     // AGENT_MAX_TURNS
+	Sandbox        string  // AGENT_SANDBOX
+	SandboxNet     string  // AGENT_SANDBOX_NET
 }
 
 // Defaults.
@@ -50,6 +52,8 @@ const (
 	DefaultPackageRunner  = "npx"
 	DefaultMaxTurns       = 8
 	DefaultSoulModel      = "claude-haiku-4-5"
+	DefaultSandbox        = "auto"
+	DefaultSandboxNet     = "allow"
 )
 
 // setting binds one variable to its flag.
@@ -85,6 +89,8 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_PACKAGE_RUNNER", usage: "what an npx command in mcp.json is rewritten to", str: &c.PackageRunner, def: DefaultPackageRunner},
 		{env: "AGENT_GIT_AUTHOR", usage: "commit identity when git has none (default: <persona name> <agent@localhost>)", str: &c.GitAuthor},
 		{env: "AGENT_MAX_TURNS", usage: "agent turns running at once across threads", integer: &c.MaxTurns, def: strconv.Itoa(DefaultMaxTurns)},
+		{env: "AGENT_SANDBOX", usage: "confinement of Bash and tool servers: auto, required or off (unsafe)", str: &c.Sandbox, def: DefaultSandbox},
+		{env: "AGENT_SANDBOX_NET", usage: "network of sandboxed commands: allow or deny", str: &c.SandboxNet, def: DefaultSandboxNet},
 	}
 }
 
@@ -205,6 +211,10 @@ func (c *Config) ValidateSettings() error {
 		return fmt.Errorf("AGENT_MAX_TURNS: must be at least 1, got %d", c.MaxTurns)
 	case c.SoulExtract != "" && c.SoulExtract != "model":
 		return fmt.Errorf("AGENT_SOUL_EXTRACT: unknown value %q (want model or nothing)", c.SoulExtract)
+	case c.Sandbox != "auto" && c.Sandbox != "required" && c.Sandbox != "off":
+		return fmt.Errorf("AGENT_SANDBOX: unknown value %q (want auto, required or off)", c.Sandbox)
+	case c.SandboxNet != "allow" && c.SandboxNet != "deny":
+		return fmt.Errorf("AGENT_SANDBOX_NET: unknown value %q (want allow or deny)", c.SandboxNet)
 	}
 	return nil
 }

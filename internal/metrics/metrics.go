@@ -78,6 +78,11 @@ type Metrics struct {
 	// Approvals is agent_approvals_total{outcome}: approval cards by outcome
 	// (requested, approved, denied, timed_out).
 	Approvals *prometheus.CounterVec
+
+	// SandboxInfo is agent_sandbox_info{mode,landlock_abi,net,pids}, 1 for
+	// the confinement Bash and tool servers run under (landlock_abi "0":
+	// none; net "deny-unenforced": asked for but the kernel cannot).
+	SandboxInfo *prometheus.GaugeVec
 }
 
 // New returns the instruments registered on a fresh registry, never the
@@ -145,6 +150,10 @@ func New() *Metrics {
 			Name: "agent_approvals_total",
 			Help: "Approval cards, by outcome.",
 		}, []string{"outcome"}),
+		SandboxInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "agent_sandbox_info",
+			Help: "The sandbox of Bash and tool servers: mode, Landlock ABI enforced (0 for none), network policy and process bound.",
+		}, []string{"mode", "landlock_abi", "net", "pids"}),
 	}
 	// MustRegister cannot fail here: the registry is fresh and every name
 	// above is distinct and valid; a failure would be a programming error
@@ -157,7 +166,7 @@ func New() *Metrics {
 		m.Turns, m.TurnDuration, m.StopGuard,
 		m.ToolCalls, m.ToolDuration,
 		m.ModelRequests, m.ModelTokens, m.ModelDuration,
-		m.Approvals,
+		m.Approvals, m.SandboxInfo,
 	)
 	for _, r := range pipeline.DropReasons {
 		m.Drops.WithLabelValues(r)

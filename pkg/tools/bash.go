@@ -70,6 +70,14 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 	cmd.Env = append(append(make([]string, 0, len(b.env)+2), b.env...), "HOME="+ws, "PWD="+ws)
 	cmd.Stdout, cmd.Stderr = w, w // one pipe: output interleaved as written
 	bashSetGroup(cmd)
+	if b.sandbox != nil {
+		cleanup, err := b.sandbox.Command(cmd, ws, timeout)
+		if err != nil {
+			w.Close()
+			return Errorf("start command: %v", err)
+		}
+		defer cleanup() // after the group is killed and the output drained
+	}
 	err = cmd.Start()
 	w.Close() // the child holds its own copy
 	if err != nil {
@@ -109,18 +117,23 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 	}
 	<-captured
 
+	text := out.text(b)
 	switch {
 	case timedOut:
+		if note := bashLimitNote(nil, text); note != "" {
+			return Errorf("command timed out after %v and was killed with everything it started (%s)", timeout, note)
+		}
 		return Errorf("command timed out after %v and was killed with everything it started; pass a larger timeout (at most %v) or make it faster", timeout, MaxBashTimeout)
 	case cancelled:
 		return Errorf("command cancelled: the turn ended")
 	}
-	text := out.text(b)
 	if text == "" {
 		text = "(no output)"
 	}
 	var exitErr *exec.ExitError
 	switch {
+	case errors.As(err, &exitErr) && b.sandbox != nil && bashLimitNote(exitErr.ProcessState, text) != "":
+		return Errorf("command %s; its output:\n%s", bashLimitNote(exitErr.ProcessState, text), text)
 	case errors.As(err, &exitErr):
 		// A failing command is a normal outcome the model reads.
 		text = strings.TrimSuffix(text, "\n") + "\n[" + exitErr.ProcessState.String() + "]"

@@ -2,7 +2,10 @@
 
 package tools
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // bashSetGroup is a no-op where there are no process groups.
 func bashSetGroup(*exec.Cmd) {}
@@ -13,3 +16,6 @@ func bashKillGroup(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 	}
 }
+
+// bashLimitNote is "": the sandbox's limits are Linux's.
+func bashLimitNote(*os.ProcessState, string) string { return "" }

@@ -71,6 +71,10 @@ type BuiltinOptions struct {
 	// MaxOutput caps the bytes of one tool result; zero means
 	// DefaultMaxOutput.
 	MaxOutput int
+	// Sandbox, when set, confines every Bash command (internal/sandbox);
+	// nil runs Bash unconfined: only its scrubbed environment and the
+	// permission gate stand between it and the host.
+	Sandbox Confiner
 	// Env is the whole base environment of Bash ("KEY=value": PATH, LANG,
 	// …); HOME and PWD are set to the workspace on top of it. Runtime
 	// settings and credentials (CHAT_*, LLM_*, AGENT_*) are dropped from it
@@ -93,6 +97,7 @@ type Builtins struct {
 	maxOutput  int
 	env        []string
 	shell      string
+	sandbox    Confiner
 }
 
 // NewBuiltins returns the built-in tools configured by o. It creates the
@@ -121,7 +126,7 @@ func NewBuiltins(o BuiltinOptions) (*Builtins, error) {
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		return nil, fmt.Errorf("builtins: create workspaces: %w", err)
 	}
-	b := &Builtins{timeout: o.BashTimeout, maxOutput: o.MaxOutput, shell: bashShell()}
+	b := &Builtins{timeout: o.BashTimeout, maxOutput: o.MaxOutput, shell: bashShell(), sandbox: o.Sandbox}
 	if b.timeout == 0 {
 		b.timeout = DefaultBashTimeout
 	}

@@ -132,6 +132,9 @@ func (b *Builtins) resolve(ws, p string) (string, error) {
 	if real != abs {
 		shown = abs + " (resolving to " + real + ")"
 	}
+	if err := fsSystemPath(abs, real); err != nil {
+		return "", err
+	}
 	if !fsInside(real, ws) && !fsInside(real, b.skills) && !fsInside(real, b.knowledge) {
 		return "", fmt.Errorf("path %s is outside the allowed folders (the workspace, skills/ and knowledge/)", shown)
 	}
@@ -139,6 +142,27 @@ func (b *Builtins) resolve(ws, p string) (string, error) {
 		return "", err
 	}
 	return real, nil
+}
+
+// fsSystemTrees are the kernel's own file systems: process state (the
+// runtime's environment among it), kernel settings and devices. The file
+// tools never touch them, whatever the roots.
+var fsSystemTrees = []string{"/proc", "/sys", "/dev"}
+
+// fsSystemPath refuses a path into a system tree, and a path naming
+// anything but a regular file or a folder (a device node, a pipe that
+// would block a read forever, a socket).
+func fsSystemPath(abs, real string) error {
+	for _, t := range fsSystemTrees {
+		if fsInside(real, t) || fsInside(abs, t) {
+			return fmt.Errorf("path %s is under %s: system paths are off limits", abs, t)
+		}
+	}
+	fi, err := os.Lstat(real)
+	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return fmt.Errorf("path %s is not a regular file or a folder (a device, pipe or socket): off limits", abs)
+	}
+	return nil
 }
 
 // denied refuses the .env files and the Deny paths, by the name the model

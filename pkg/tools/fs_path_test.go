@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -40,6 +41,11 @@ func TestPathConfinement(t *testing.T) {
 	btSymlink(t, filepath.Join(ws, "real"), filepath.Join(ws, "alias"))                 // pointing inside
 	btSymlink(t, filepath.Join(home, "db.sqlite"), filepath.Join(ws, "db-link"))        // to the database
 	btSymlink(t, filepath.Join(ws, ".env"), filepath.Join(ws, "env-link"))              // to a .env file
+	btSymlink(t, "/proc/1/environ", filepath.Join(ws, "environ-link"))                  // to process state
+	btSymlink(t, "/dev", filepath.Join(ws, "dev-link"))                                 // to the devices
+	if err := syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o600); err != nil {            // a read would block
+		t.Fatal(err)
+	}
 	btSymlink(t, "loop2", filepath.Join(ws, "loop1"))
 	btSymlink(t, "loop1", filepath.Join(ws, "loop2"))
 
@@ -48,6 +54,7 @@ func TestPathConfinement(t *testing.T) {
 		envMsg     = ".env files hold credentials"
 		denyMsg    = "off limits"
 		missingMsg = "does not exist"
+		systemMsg  = "system paths are off limits"
 	)
 	cases := []struct {
 		name, path string
@@ -81,6 +88,12 @@ func TestPathConfinement(t *testing.T) {
 		{"nonexistent inside", "new/dir/file.txt", missingMsg, ""},
 		{"through a file", "real/inner.txt/x", "goes through a file", "goes through a file"},
 		{"empty", " ", "empty", "empty"},
+		{"proc", "/proc/self/environ", systemMsg, systemMsg},
+		{"proc through a symlink", "environ-link", systemMsg, systemMsg},
+		{"sys", "/sys/kernel/notes", systemMsg, systemMsg},
+		{"device", "/dev/sda", systemMsg, systemMsg},
+		{"device through a symlinked folder", "dev-link/null", systemMsg, systemMsg},
+		{"fifo in the workspace", "fifo", "not a regular file", "not a regular file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

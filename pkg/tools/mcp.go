@@ -37,6 +37,10 @@ type MCPOptions struct {
 	// ConnectTimeout bounds the mounting of one server; zero means
 	// DefaultMCPConnectTimeout.
 	ConnectTimeout time.Duration
+	// Sandbox, when set, confines every stdio server; each gets
+	// StateDir/<name> as its writable HOME.
+	Sandbox  Confiner
+	StateDir string
 }
 
 // MCPMount is the set of external tool servers mounted from an MCPConfig.
@@ -58,6 +62,9 @@ type mcpSession struct {
 	// proc is the stdio server's process, for the process-group sweep.
 	proc   processHandle
 	stderr *tailBuffer
+	// unconfine removes the sandbox's private folders once the server is
+	// gone; nil when unconfined.
+	unconfine func()
 
 	closing atomic.Bool // Close has begun: an exit is expected
 	died    atomic.Bool // the server went away on its own (already logged)
@@ -143,7 +150,7 @@ func (s *mcpSession) connect(ctx context.Context, o MCPOptions) ([]*mcp.Tool, er
 		s.log.WarnContext(ctx, "tool server config references unset variables",
 			"server", s.srv.Name, "variables", strings.Join(s.srv.Missing, ","))
 	}
-	transport, err := s.transport(o.BaseEnv)
+	transport, err := s.transport(o)
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +221,9 @@ func (s *mcpSession) close() error {
 		s.stop()
 	}
 	s.proc.endGroup()
+	if s.unconfine != nil {
+		s.unconfine()
+	}
 	return err
 }
 

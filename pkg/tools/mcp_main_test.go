@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/persona-runtime/agent/internal/sandbox"
 )
 
 // mcpTestServerEnv makes the test binary, re-executed as a stdio server by
@@ -21,6 +23,9 @@ const mcpTestServerEnv = "MCP_TEST_SERVER"
 // TestMain is shared by the whole package's tests: it only diverts to a
 // test tool server when asked to.
 func TestMain(m *testing.M) {
+	if sandbox.IsHelper(os.Args) { // a confined server starts through the helper
+		os.Exit(sandbox.Main(os.Args[2:]))
+	}
 	switch os.Getenv(mcpTestServerEnv) {
 	case "":
 		os.Exit(m.Run())
@@ -50,6 +55,11 @@ type mcpNameIn struct {
 }
 
 type mcpNoIn struct{}
+
+type mcpFileIn struct {
+	Path string `json:"path"`
+	Text string `json:"text,omitempty"`
+}
 
 func mcpText(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
@@ -91,6 +101,14 @@ func newMCPTestServer(process bool) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "The process id."},
 		func(context.Context, *mcp.CallToolRequest, mcpNoIn) (*mcp.CallToolResult, any, error) {
 			return mcpText(fmt.Sprint(os.Getpid())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "read", Description: "Read a file, or write it when text is set."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in mcpFileIn) (*mcp.CallToolResult, any, error) {
+			if in.Text != "" {
+				return mcpText("wrote"), nil, os.WriteFile(in.Path, []byte(in.Text), 0o600)
+			}
+			b, err := os.ReadFile(in.Path)
+			return mcpText(string(b)), nil, err
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exit at once."},
 		func(context.Context, *mcp.CallToolRequest, mcpNoIn) (*mcp.CallToolResult, any, error) {

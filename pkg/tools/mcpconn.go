@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -23,17 +24,30 @@ const mcpWaitDelay = 2 * time.Second
 const mcpStderrTail = 2048
 
 // transport builds the SDK transport of the server.
-func (s *mcpSession) transport(baseEnv []string) (mcp.Transport, error) {
+func (s *mcpSession) transport(o MCPOptions) (mcp.Transport, error) {
 	switch s.srv.Type {
 	case MCPStdio:
 		cmd := exec.Command(s.srv.Command, s.srv.Args...)
 		// Always non-nil: a nil Env would inherit the runtime's environment,
 		// credentials included.
-		cmd.Env = mcpEnv(baseEnv, s.srv.Env)
+		cmd.Env = mcpEnv(o.BaseEnv, s.srv.Env)
 		s.stderr = &tailBuffer{}
 		cmd.Stderr = s.stderr
 		cmd.WaitDelay = mcpWaitDelay
 		s.proc.prepare(cmd)
+		if o.Sandbox != nil {
+			if cmd.Err != nil {
+				return nil, cmd.Err
+			}
+			if o.StateDir == "" {
+				return nil, errors.New("no state folder for a confined tool server")
+			}
+			cleanup, err := o.Sandbox.Server(cmd, filepath.Join(o.StateDir, s.srv.Name), serverReadable(cmd))
+			if err != nil {
+				return nil, err
+			}
+			s.unconfine = sync.OnceFunc(cleanup)
+		}
 		return &mcp.CommandTransport{Command: cmd}, nil
 	case MCPHTTP, MCPSSE:
 		u, err := url.Parse(s.srv.URL)

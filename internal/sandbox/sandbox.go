@@ -1,0 +1,315 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Mode is AGENT_SANDBOX.
+type Mode string
+
+// The sandbox modes.
+const (
+	// ModeAuto confines with what the kernel offers and says what that is.
+	ModeAuto Mode = "auto"
+	// ModeRequired refuses to start without Landlock.
+	ModeRequired Mode = "required"
+	// ModeOff runs commands unconfined: unsafe, for debugging only.
+	ModeOff Mode = "off"
+)
+
+// Net is AGENT_SANDBOX_NET.
+type Net string
+
+// The network policies.
+const (
+	NetAllow Net = "allow"
+	NetDeny  Net = "deny"
+)
+
+// HelperCommand is the hidden subcommand of the runtime's binary that
+// applies the rules and execs the command.
+const HelperCommand = "sandbox-exec"
+
+// ErrNoLandlock is the refusal of ModeRequired on a kernel without
+// Landlock.
+var ErrNoLandlock = errors.New("sandbox required but the kernel has no Landlock")
+
+// Limits are the resource limits of a confined command (setrlimit in the
+// helper, inherited by everything the command starts). Zero means no
+// limit.
+type Limits struct {
+	// CPU is the CPU time of each process, in seconds (RLIMIT_CPU): past
+	// it the process gets SIGXCPU, five seconds later SIGKILL.
+	CPU int
+	// AddressSpace caps each process's virtual memory, in bytes
+	// (RLIMIT_AS).
+	AddressSpace int64
+	// Procs caps the processes of the user (RLIMIT_NPROC; the kernel does
+	// not apply it to root, where a pids cgroup is used instead).
+	Procs int
+	// FileSize caps the size of any file a process writes, in bytes
+	// (RLIMIT_FSIZE): past it the write fails and the process gets
+	// SIGXFSZ.
+	FileSize int64
+}
+
+// Default limits. Each is far above honest work and far below what takes
+// a host down.
+const (
+	// DefaultAddressSpace leaves room for runtimes that reserve large
+	// virtual ranges up front (V8 reserves a 4 GiB pointer cage), while a
+	// runaway allocation stops well before a small host's memory.
+	DefaultAddressSpace = 8 << 30
+	// DefaultProcs is per user, across every process of the runtime's uid
+	// (its own threads count): wide enough for builds running in parallel
+	// threads, narrow enough that a fork bomb stops long before the
+	// kernel's pid table (32768 by default) fills.
+	DefaultProcs = 2048
+	// DefaultFileSize stops a runaway write (yes > file) at 1 GiB per file.
+	DefaultFileSize = 1 << 30
+	// DefaultCgroupPids caps the tasks of one command where a pids cgroup
+	// is used (root, where RLIMIT_NPROC does not apply).
+	DefaultCgroupPids = 256
+)
+
+// Options configure a Sandbox.
+type Options struct {
+	Mode Mode
+	Net  Net
+	// Exe is the binary with HelperCommand; empty means os.Executable().
+	Exe string
+	// ReadOnly are the trees (or files) every confined command may read
+	// besides the system: the skills and knowledge folders, git's config.
+	// Missing ones are skipped.
+	ReadOnly []string
+	// TempRoot is where private temporary directories are made; empty
+	// means os.TempDir().
+	TempRoot string
+	// Limits of a Bash command (CPU is set per call from its timeout) and
+	// of a tool server; zero values take the defaults above.
+	Limits Limits
+}
+
+// Sandbox starts commands confined. A Sandbox is safe for concurrent use.
+type Sandbox struct {
+	mode     Mode
+	net      Net
+	exe      string
+	abi      int
+	readOnly []string
+	tempRoot string
+	limits   Limits
+	pids     *pidsLimiter
+}
+
+// New probes the kernel and returns the sandbox of o; with ModeRequired
+// and no Landlock it fails with ErrNoLandlock.
+func New(o Options) (*Sandbox, error) {
+	switch o.Mode {
+	case "":
+		o.Mode = ModeAuto
+	case ModeAuto, ModeRequired, ModeOff:
+	default:
+		return nil, fmt.Errorf("AGENT_SANDBOX: unknown value %q (want auto, required or off)", o.Mode)
+	}
+	switch o.Net {
+	case "":
+		o.Net = NetAllow
+	case NetAllow, NetDeny:
+	default:
+		return nil, fmt.Errorf("AGENT_SANDBOX_NET: unknown value %q (want allow or deny)", o.Net)
+	}
+	s := &Sandbox{mode: o.Mode, net: o.Net, exe: o.Exe, tempRoot: o.TempRoot, limits: o.Limits}
+	if s.mode == ModeOff {
+		return s, nil
+	}
+	s.abi = LandlockABI()
+	if s.abi == 0 && s.mode == ModeRequired {
+		return nil, ErrNoLandlock
+	}
+	if s.exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: the runtime's own binary: %w", err)
+		}
+		s.exe = exe
+	}
+	for _, p := range o.ReadOnly {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: read-only path %s: %w", p, err)
+		}
+		s.readOnly = append(s.readOnly, abs)
+	}
+	if s.tempRoot == "" {
+		s.tempRoot = os.TempDir()
+	}
+	if s.limits.AddressSpace == 0 {
+		s.limits.AddressSpace = DefaultAddressSpace
+	}
+	if s.limits.Procs == 0 {
+		s.limits.Procs = DefaultProcs
+	}
+	if s.limits.FileSize == 0 {
+		s.limits.FileSize = DefaultFileSize
+	}
+	if os.Geteuid() == 0 {
+		s.pids = newPidsLimiter(DefaultCgroupPids)
+	}
+	return s, nil
+}
+
+// Status is what a Sandbox enforces, for the startup line and the
+// metrics.
+type Status struct {
+	Mode Mode
+	// Landlock is the Landlock ABI enforced, 0 for none.
+	Landlock int
+	Net      Net
+	// NetEnforced is false when Net is deny but the kernel has no
+	// Landlock TCP rules (ABI < 4).
+	NetEnforced bool
+	// Pids says what bounds the processes of a command: "cgroup",
+	// "rlimit", or "none" (root without a pids cgroup: only the
+	// timeout).
+	Pids string
+}
+
+// Status reports what s enforces.
+func (s *Sandbox) Status() Status {
+	st := Status{Mode: s.mode, Landlock: s.abi, Net: s.net, Pids: "none"}
+	if s.mode == ModeOff {
+		return st
+	}
+	st.NetEnforced = s.net == NetAllow || s.abi >= 4
+	switch {
+	case s.pids != nil:
+		st.Pids = "cgroup"
+	case os.Geteuid() != 0:
+		st.Pids = "rlimit"
+	}
+	return st
+}
+
+// String is the startup line: "sandbox: landlock abi 7, net deny",
+// "sandbox: unavailable, Bash runs unconfined" or "sandbox: off, …".
+func (st Status) String() string {
+	switch {
+	case st.Mode == ModeOff:
+		return "sandbox: off (AGENT_SANDBOX=off), Bash and tool servers run unconfined: unsafe"
+	case st.Landlock == 0:
+		return "sandbox: unavailable, Bash runs unconfined"
+	}
+	s := fmt.Sprintf("sandbox: landlock abi %d, net %s", st.Landlock, st.Net)
+	if !st.NetEnforced {
+		s += " requested but not enforced (the kernel has no Landlock TCP rules, abi < 4)"
+	}
+	return s
+}
+
+// Enforced reports whether commands are confined by Landlock.
+func (s *Sandbox) Enforced() bool { return s.mode != ModeOff && s.abi > 0 }
+
+// Command confines cmd, made by exec.Command and not yet started, as one
+// Bash command of the thread whose workspace is workspace: it may write
+// there and in a private TMPDIR, read the system and the read-only trees,
+// and it gets the CPU limit of timeout. cleanup removes the private
+// directory and the command's cgroup; call it once the command has
+// exited.
+func (s *Sandbox) Command(cmd *exec.Cmd, workspace string, timeout time.Duration) (cleanup func(), err error) {
+	l := s.limits
+	l.CPU = int(math.Ceil(timeout.Seconds()))
+	return s.confine(cmd, []string{workspace}, nil, l, "")
+}
+
+// Server confines cmd as a long-lived stdio tool server: it may write
+// state (its HOME) and its private TMPDIR, read the system, the read-only
+// trees and readable (its own program's folder), and it has no CPU limit.
+func (s *Sandbox) Server(cmd *exec.Cmd, state string, readable []string) (cleanup func(), err error) {
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: tool server state: %w", err)
+	}
+	l := s.limits
+	l.CPU = 0
+	l.AddressSpace = 0 // servers run on node and the like: no useful bound
+	return s.confine(cmd, []string{state}, readable, l, state)
+}
+
+// confine rewrites cmd to start the helper with the rules, the command's
+// path and its arguments.
+func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, home string) (func(), error) {
+	if s.mode == ModeOff {
+		return func() {}, nil
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	if cmd.Process != nil {
+		return nil, errors.New("sandbox: the command has already started")
+	}
+	tmp, err := os.MkdirTemp(s.tempRoot, "agent-sbx-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: private temporary directory: %w", err)
+	}
+	var group string
+	if s.pids != nil {
+		if group, err = s.pids.create(); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+	}
+	cleanup := func() {
+		if group != "" {
+			s.pids.remove(group)
+		}
+		_ = os.RemoveAll(tmp)
+	}
+
+	args := []string{s.exe, HelperCommand}
+	for _, w := range append(writable, tmp) {
+		args = append(args, "--rw", w)
+	}
+	for _, r := range append(append([]string(nil), s.readOnly...), readable...) {
+		args = append(args, "--ro", r)
+	}
+	if s.abi > 0 {
+		args = append(args, "--landlock", strconv.Itoa(s.abi))
+	}
+	if s.net == NetDeny {
+		args = append(args, "--net", string(NetDeny))
+	}
+	if group != "" {
+		args = append(args, "--cgroup", group)
+	}
+	args = append(args,
+		"--cpu", strconv.Itoa(l.CPU), "--as", strconv.FormatInt(l.AddressSpace, 10),
+		"--nproc", strconv.Itoa(l.Procs), "--fsize", strconv.FormatInt(l.FileSize, 10),
+		"--path", cmd.Path, "--")
+	args = append(args, cmd.Args...)
+
+	env := make([]string, 0, len(cmd.Env)+2)
+	for _, kv := range cmd.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "TMPDIR" || (home != "" && k == "HOME") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "TMPDIR="+tmp)
+	if home != "" {
+		env = append(env, "HOME="+home)
+	}
+	cmd.Path, cmd.Args, cmd.Env = s.exe, args, env
+	return cleanup, nil
+}

@@ -1,0 +1,53 @@
+//go:build linux
+
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/persona-runtime/agent/internal/sandbox"
+)
+
+// A stdio tool server runs confined: it works, its HOME is its own state
+// folder, and it can read neither the runtime's home (.env, database) nor
+// write outside its state.
+func TestMountMCPConfined(t *testing.T) {
+	if sandbox.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock: confined tool servers cannot be tested here")
+	}
+	home := t.TempDir()
+	for name, content := range map[string]string{".env": "LLM_API_KEY=sk-ant-api03-secret\n", "db.sqlite": "SQLite format 3"} {
+		if err := os.WriteFile(filepath.Join(home, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeRequired, TempRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(home, "tool-servers")
+	path := writeMCPJSON(t, map[string]any{"testsrv": mcpServerEntry(t, "stdio", nil, nil)})
+	m := mcpMount(t, path, mcpMapEnv(nil), MCPOptions{Sandbox: sb, StateDir: state})
+	if res := mcpCall(t, m, "mcp__testsrv__echo", `{"text":"still works"}`); res.IsError || res.Text != "still works" {
+		t.Fatalf("echo: %+v", res)
+	}
+	if res := mcpCall(t, m, "mcp__testsrv__env", `{"name":"HOME"}`); res.Text != "set: "+filepath.Join(state, "testsrv") {
+		t.Fatalf("HOME: %+v", res)
+	}
+	for _, p := range []string{filepath.Join(home, ".env"), filepath.Join(home, "db.sqlite"), "/proc/1/environ"} {
+		res := mcpCall(t, m, "mcp__testsrv__read", `{"path":"`+p+`"}`)
+		if !res.IsError || strings.Contains(res.Text, "secret") || strings.Contains(res.Text, "SQLite") {
+			t.Fatalf("read %s: %+v", p, res)
+		}
+	}
+	if res := mcpCall(t, m, "mcp__testsrv__read", `{"path":"`+filepath.Join(home, "planted")+`","text":"x"}`); !res.IsError {
+		t.Fatalf("write outside: %+v", res)
+	}
+	own := filepath.Join(state, "testsrv", "cache")
+	if res := mcpCall(t, m, "mcp__testsrv__read", `{"path":"`+own+`","text":"x"}`); res.IsError {
+		t.Fatalf("write in its state: %+v", res)
+	}
+}
