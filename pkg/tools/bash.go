@@ -130,10 +130,15 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 	if text == "" {
 		text = "(no output)"
 	}
+	if b.sandbox != nil {
+		// A limit hit is an error even when the shell carried on and
+		// exited 0 (a fork bomb whose forks failed).
+		if note := bashLimitNote(cmd.ProcessState, text); note != "" {
+			return Errorf("command %s; its output:\n%s", note, text)
+		}
+	}
 	var exitErr *exec.ExitError
 	switch {
-	case errors.As(err, &exitErr) && b.sandbox != nil && bashLimitNote(exitErr.ProcessState, text) != "":
-		return Errorf("command %s; its output:\n%s", bashLimitNote(exitErr.ProcessState, text), text)
 	case errors.As(err, &exitErr):
 		// A failing command is a normal outcome the model reads.
 		text = strings.TrimSuffix(text, "\n") + "\n[" + exitErr.ProcessState.String() + "]"
