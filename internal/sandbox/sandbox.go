@@ -80,6 +80,9 @@ const (
 	DefaultCgroupPids = 256
 )
 
+// kernelABI probes the kernel; tests replace it to play an older one.
+var kernelABI = LandlockABI
+
 // Options configure a Sandbox.
 type Options struct {
 	Mode Mode
@@ -131,7 +134,7 @@ func New(o Options) (*Sandbox, error) {
 	if s.mode == ModeOff {
 		return s, nil
 	}
-	s.abi = LandlockABI()
+	s.abi = kernelABI()
 	if s.abi == 0 && s.mode == ModeRequired {
 		return nil, ErrNoLandlock
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +19,16 @@ import (
 func TestMain(m *testing.M) {
 	if IsHelper(os.Args) {
 		os.Exit(Main(os.Args[2:]))
+	}
+	if v := os.Getenv(hardenedChildEnv); v != "" {
+		if v == "1" {
+			if err := HardenProcess(); err != nil {
+				os.Exit(1)
+			}
+		}
+		os.Stdout.WriteString("ready")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -286,5 +297,94 @@ func newGroupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: 
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// An older kernel, played by replacing the probe: required refuses to
+// start with the pinned text, auto runs unconfined and says so, and a
+// kernel without TCP rules says net deny is not enforced.
+func TestOlderKernels(t *testing.T) {
+	defer func(f func() int) { kernelABI = f }(kernelABI)
+	kernelABI = func() int { return 0 }
+	if _, err := New(Options{Mode: ModeRequired}); !errors.Is(err, ErrNoLandlock) || err.Error() != "sandbox required but the kernel has no Landlock" {
+		t.Fatalf("required without landlock: %v", err)
+	}
+	sb, err := New(Options{Mode: ModeAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sb.Status().String(); got != "sandbox: unavailable, Bash runs unconfined" || sb.Enforced() {
+		t.Fatalf("auto without landlock: %q", got)
+	}
+	kernelABI = func() int { return 3 }
+	sb, err = New(Options{Mode: ModeRequired, Net: NetDeny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := sb.Status(); st.NetEnforced || !strings.Contains(st.String(), "not enforced") {
+		t.Fatalf("abi 3 with net deny: %+v %q", st, st.String())
+	}
+}
+
+// hardenedChildEnv makes the test binary a process that holds a secret
+// in its environment, hardens itself when the value is "1", says ready and
+// waits for its stdin to close.
+const hardenedChildEnv = "SANDBOX_TEST_CHILD"
+
+// After HardenProcess no other process of the same user can read the
+// runtime's environment, even unconfined; without it, one can.
+func TestHardenProcess(t *testing.T) {
+	if err := HardenProcess(); err != nil {
+		t.Fatal(err)
+	}
+	if Dumpable() {
+		t.Fatal("still dumpable")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("playing two processes of one ordinary user needs root to switch to it")
+	}
+	nobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	// A copy of this binary that the other user may run.
+	dir, err := os.MkdirTemp("", "harden-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "child")
+	if err := os.WriteFile(bin, self, 0o755); err != nil || os.Chmod(dir, 0o755) != nil {
+		t.Fatal(err)
+	}
+	for _, hardened := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hardened=%v", hardened), func(t *testing.T) {
+			child := exec.Command(bin, "-test.run=^$")
+			child.Env = []string{hardenedChildEnv + "=" + map[bool]string{false: "0", true: "1"}[hardened], "THE_SECRET=xoxb-held-by-the-runtime"}
+			child.SysProcAttr = nobody
+			stdin, err := child.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := child.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := child.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { stdin.Close(); _ = child.Wait() }()
+			if _, err := stdout.Read(make([]byte, 5)); err != nil {
+				t.Fatal(err)
+			}
+			cat := exec.Command("/bin/cat", fmt.Sprintf("/proc/%d/environ", child.Process.Pid))
+			cat.SysProcAttr = nobody
+			out, err := cat.CombinedOutput()
+			leaked := strings.Contains(string(out), "xoxb-held-by-the-runtime")
+			if leaked == hardened {
+				t.Fatalf("hardened=%v: read %v (%v) %q", hardened, leaked, err, out)
+			}
+		})
 	}
 }
