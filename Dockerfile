@@ -13,8 +13,11 @@ RUN apt-get update \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin agent \
  && mkdir -p /data && chown agent:agent /data
 COPY --from=build /out/agent /usr/local/bin/agent
+# bypass mode is safe to offer only because every Bash command and tool
+# server runs in the kernel sandbox: refuse to start without it.
 ENV AGENT_HOME=/data \
     AGENT_DEFAULT_MODE=bypass \
+    AGENT_SANDBOX=required \
     AGENT_HEALTH_PORT=8080
 USER agent
 WORKDIR /data
