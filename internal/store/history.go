@@ -25,6 +25,8 @@ type Message struct {
 	// any valid JSON, stored and returned verbatim.
 	Content   json.RawMessage
 	CreatedAt time.Time
+	// EventID is the chat event a user message answers ("" otherwise).
+	EventID string
 }
 
 type messageRow struct {
@@ -35,6 +37,7 @@ type messageRow struct {
 	Role      string `bun:"role"`
 	Content   string `bun:"content"`
 	CreatedAt int64  `bun:"created_at"`
+	EventID   string `bun:"event_id"`
 }
 
 // AppendMessages appends msgs to the session's history in one transaction,
@@ -101,6 +104,7 @@ func (s *Store) History(ctx context.Context, sessionID string) ([]Message, error
 			Role:      r.Role,
 			Content:   json.RawMessage(r.Content),
 			CreatedAt: fromUnixMilli(r.CreatedAt),
+			EventID:   r.EventID,
 		}
 	}
 	return msgs, nil
@@ -157,6 +161,7 @@ func messageRows(sessionID string, msgs []Message, now time.Time) ([]messageRow,
 			Role:      m.Role,
 			Content:   string(m.Content),
 			CreatedAt: at.UnixMilli(),
+			EventID:   m.EventID,
 		}
 	}
 	return rows, nil

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Inbox states.
+const (
+	InboxReceived = "received"
+	InboxRunning  = "running"
+	InboxAnswered = "answered"
+	InboxFailed   = "failed"
+	InboxDropped  = "dropped"
+)
+
+// InboxEntry is one event of the durable inbox.
+type InboxEntry struct {
+	EventID   string
+	Kind      string
+	ChannelID string
+	ThreadTS  string
+	UserID    string
+	// Event is the pipeline event as JSON, enough to run it again.
+	Event    json.RawMessage
+	State    string
+	Attempts int
+	TraceID  string
+	Error    string
+
+	ReceivedAt time.Time
+	UpdatedAt  time.Time
+}
+
+// InboxReceive records a new event as received. fresh is false when the
+// event is already there (a redelivery, or a resumed event): nothing is
+// changed then.
+func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err error) {
+	if e.EventID == "" || !json.Valid(e.Event) {
+		return false, fmt.Errorf("inbox receive: an event id and a JSON event are required")
+	}
+	now := s.now().UnixMilli()
+	err = s.write(ctx, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx, `INSERT INTO inbox
+			(event_id, kind, channel_id, thread_ts, user_id, event, state, received_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, string(e.Event), InboxReceived, now, now)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		fresh = n == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("inbox receive %s: %w", e.EventID, err)
+	}
+	return fresh, nil
+}
+
+// InboxStart marks the event running, counts the attempt and records the
+// trace it runs under; it returns the attempts so far, this one included.
+// An event that is no longer received or running (answered meanwhile) is
+// left alone, and attempts is 0.
+func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attempts int, err error) {
+	err = s.write(ctx, func(ctx context.Context) error {
+		return s.db.QueryRowContext(ctx, `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
+			WHERE event_id = ? AND state IN (?, ?) RETURNING attempts`,
+			InboxRunning, traceID, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning).Scan(&attempts)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("inbox start %s: %w", eventID, err)
+	}
+	return attempts, nil
+}
+
+// InboxFinish moves the event to a final state (answered, failed or
+// dropped) with an error text for failed. A final state is kept: an event
+// already answered stays answered whatever comes after.
+func (s *Store) InboxFinish(ctx context.Context, eventID, state, errText string) error {
+	switch state {
+	case InboxAnswered, InboxFailed, InboxDropped:
+	default:
+		return fmt.Errorf("inbox finish %s: %q is not a final state", eventID, state)
+	}
+	err := s.write(ctx, func(ctx context.Context) error {
+		_, err := s.db.ExecContext(ctx, `UPDATE inbox SET state = ?, error = ?, updated_at = ?
+			WHERE event_id = ? AND state IN (?, ?)`,
+			state, errText, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("inbox finish %s: %w", eventID, err)
+	}
+	return nil
+}
+
+// InboxList returns the inbox's events in a state ("" for all), oldest
+// first, at most limit (0: no limit).
+func (s *Store) InboxList(ctx context.Context, state string, limit int) ([]InboxEntry, error) {
+	q := `SELECT event_id, kind, channel_id, thread_ts, user_id, event, state, attempts, trace_id, error, received_at, updated_at
+		FROM inbox`
+	var args []any
+	if state != "" {
+		q += " WHERE state = ?"
+		args = append(args, state)
+	}
+	q += " ORDER BY received_at, event_id"
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("inbox list: %w", err)
+	}
+	defer rows.Close()
+	var out []InboxEntry
+	for rows.Next() {
+		var e InboxEntry
+		var event string
+		var received, updated int64
+		if err := rows.Scan(&e.EventID, &e.Kind, &e.ChannelID, &e.ThreadTS, &e.UserID, &event, &e.State,
+			&e.Attempts, &e.TraceID, &e.Error, &received, &updated); err != nil {
+			return nil, fmt.Errorf("inbox list: %w", err)
+		}
+		e.Event = json.RawMessage(event)
+		e.ReceivedAt, e.UpdatedAt = fromUnixMilli(received), fromUnixMilli(updated)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("inbox list: %w", err)
+	}
+	return out, nil
+}
+
+// InboxUnfinished returns the events a crash left received or running,
+// oldest first.
+func (s *Store) InboxUnfinished(ctx context.Context) ([]InboxEntry, error) {
+	recv, err := s.InboxList(ctx, InboxReceived, 0)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.InboxList(ctx, InboxRunning, 0)
+	if err != nil {
+		return nil, err
+	}
+	all := append(run, recv...)
+	// Oldest first across both states.
+	for i := 1; i < len(all); i++ {
+		for j := i; j > 0 && all[j].ReceivedAt.Before(all[j-1].ReceivedAt); j-- {
+			all[j], all[j-1] = all[j-1], all[j]
+		}
+	}
+	return all, nil
+}
+
+// PruneInbox deletes the final events last updated before the given time.
+func (s *Store) PruneInbox(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx, `DELETE FROM inbox WHERE state IN (?, ?, ?) AND updated_at < ?`,
+			InboxAnswered, InboxFailed, InboxDropped, before.UnixMilli())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune inbox: %w", err)
+	}
+	return n, nil
+}
+
+// HasEventMessage reports whether the session's history holds the user
+// message of the event.
+func (s *Store) HasEventMessage(ctx context.Context, sessionID, eventID string) (bool, error) {
+	var ok bool
+	err := s.db.QueryRowContext(ctx,
+		"SELECT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND event_id = ?)", sessionID, eventID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("event message: %w", err)
+	}
+	return ok, nil
+}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestInboxLifecycle(t *testing.T) {
+	s, clk := newTestStore(t)
+	ctx := t.Context()
+	entry := func(id string) InboxEntry {
+		return InboxEntry{EventID: id, Kind: "message", ChannelID: "D1", ThreadTS: "1.1", UserID: "U1", Event: json.RawMessage(`{"id":"` + id + `"}`)}
+	}
+	for i, want := range []bool{true, false} {
+		if fresh, err := s.InboxReceive(ctx, entry("e1")); err != nil || fresh != want {
+			t.Fatalf("receive #%d = %v, %v", i+1, fresh, err)
+		}
+	}
+	if _, err := s.InboxReceive(ctx, InboxEntry{EventID: "bad", Event: json.RawMessage("{")}); err == nil {
+		t.Fatal("a non-JSON event was recorded")
+	}
+	clk.Advance(time.Second)
+	if _, err := s.InboxReceive(ctx, entry("e2")); err != nil {
+		t.Fatal(err)
+	}
+	for want := 1; want <= 2; want++ {
+		if n, err := s.InboxStart(ctx, "e1", "trace-1"); err != nil || n != want {
+			t.Fatalf("start = %d, %v; want %d", n, err, want)
+		}
+	}
+	un, err := s.InboxUnfinished(ctx)
+	if err != nil || len(un) != 2 || un[0].EventID != "e1" || un[0].State != InboxRunning || un[0].Attempts != 2 || un[0].TraceID != "trace-1" || un[1].State != InboxReceived {
+		t.Fatalf("unfinished = %+v, %v", un, err)
+	}
+	if err := s.InboxFinish(ctx, "e1", InboxAnswered, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Final states stay: a later failure does not overwrite the answer, and
+	// a start after the answer is not counted.
+	if err := s.InboxFinish(ctx, "e1", InboxFailed, "late"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.InboxStart(ctx, "e1", "trace-2"); err != nil || n != 0 {
+		t.Fatalf("start after the answer = %d, %v", n, err)
+	}
+	if err := s.InboxFinish(ctx, "e2", "running", ""); err == nil {
+		t.Fatal("running accepted as a final state")
+	}
+	if err := s.InboxFinish(ctx, "e2", InboxFailed, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.InboxList(ctx, "", 0)
+	if err != nil || len(all) != 2 || all[0].State != InboxAnswered || all[1].State != InboxFailed || all[1].Error != "boom" {
+		t.Fatalf("list = %+v, %v", all, err)
+	}
+	if un, _ := s.InboxUnfinished(ctx); len(un) != 0 {
+		t.Fatalf("unfinished after finishing: %+v", un)
+	}
+	clk.Advance(time.Hour)
+	if n, err := s.PruneInbox(ctx, clk.Now().Add(-time.Minute)); err != nil || n != 2 {
+		t.Fatalf("prune = %d, %v", n, err)
+	}
+}
+
+func TestHasEventMessage(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	const sess = "s-inbox"
+	newSession(t, s, sess)
+	if err := s.AppendMessages(ctx, sess, Message{Role: RoleUser, Content: json.RawMessage(`[]`), EventID: "ev1"}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"ev1": true, "ev2": false} {
+		if ok, err := s.HasEventMessage(ctx, sess, id); err != nil || ok != want {
+			t.Errorf("%s: %v %v", id, ok, err)
+		}
+	}
+	h, err := s.History(ctx, sess)
+	if err != nil || h[0].EventID != "ev1" {
+		t.Fatalf("history: %+v %v", h, err)
+	}
+}

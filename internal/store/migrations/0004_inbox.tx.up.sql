@@ -1,0 +1,25 @@
+-- The durable inbox: every message or command that may reach the agent is
+-- recorded before its envelope is acknowledged, and moves received ->
+-- running -> answered | failed | dropped. A row left received or running
+-- by a crash is resumed (or, past two attempts, failed) at the next start.
+-- event is the pipeline event as JSON, enough to run it again.
+CREATE TABLE inbox (
+	event_id    TEXT    NOT NULL PRIMARY KEY,
+	kind        TEXT    NOT NULL,
+	channel_id  TEXT    NOT NULL DEFAULT '',
+	thread_ts   TEXT    NOT NULL DEFAULT '',
+	user_id     TEXT    NOT NULL DEFAULT '',
+	event       TEXT    NOT NULL CHECK (json_valid(event)),
+	state       TEXT    NOT NULL CHECK (state IN ('received', 'running', 'answered', 'failed', 'dropped')),
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	trace_id    TEXT    NOT NULL DEFAULT '',
+	error       TEXT    NOT NULL DEFAULT '',
+	received_at INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL
+);
+
+CREATE INDEX inbox_state ON inbox (state, received_at);
+
+-- The event a user message of the history answers, so that a resumed turn
+-- does not store the same message twice ('' for every other message).
+ALTER TABLE messages ADD COLUMN event_id TEXT NOT NULL DEFAULT '';
