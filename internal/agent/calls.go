@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
@@ -49,8 +50,10 @@ func (e *Engine) assistantMessage(ctx context.Context, resp *anthropic.Message) 
 }
 
 // runTools runs the calls in order and returns the user message answering
-// every one of them, failures included.
-func (e *Engine) runTools(ctx context.Context, t *pipeline.Turn, uses []toolUse) anthropic.MessageParam {
+// every one of them, failures included. Each result is handed to save as
+// a message of its own as soon as it is known; a save that fails ends
+// the run.
+func (e *Engine) runTools(ctx context.Context, t *pipeline.Turn, uses []toolUse, save func(anthropic.MessageParam) error) (anthropic.MessageParam, error) {
 	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(uses))
 	for _, u := range uses {
 		res := e.callTool(ctx, t, u)
@@ -58,9 +61,66 @@ func (e *Engine) runTools(ctx context.Context, t *pipeline.Turn, uses []toolUse)
 		if text == "" {
 			text = "(no output)" // the API refuses empty text blocks
 		}
-		blocks = append(blocks, anthropic.NewToolResultBlock(u.ID, text, res.IsError))
+		block := anthropic.NewToolResultBlock(u.ID, text, res.IsError)
+		if err := save(anthropic.NewUserMessage(block)); err != nil {
+			return anthropic.MessageParam{}, err
+		}
+		blocks = append(blocks, block)
 	}
-	return anthropic.NewUserMessage(blocks...)
+	return anthropic.NewUserMessage(blocks...), nil
+}
+
+// interruptedNote is the result of a tool call that a crash cut off.
+const interruptedNote = "[runtime] This call was interrupted: the runtime restarted while it was running " +
+	"(or waiting for approval; any card it waited on has expired). Its effect is unknown: " +
+	"check what it did before running it again."
+
+// interruptedResults returns the user message answering the tool calls of
+// the last assistant message that have no result in the history (a crash
+// came between the call and its result), or ok false when there are none.
+func interruptedResults(msgs []anthropic.MessageParam) (anthropic.MessageParam, bool) {
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == anthropic.MessageParamRoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return anthropic.MessageParam{}, false
+	}
+	answered := map[string]bool{}
+	for _, m := range msgs[last+1:] {
+		for _, b := range m.Content {
+			if b.OfToolResult != nil {
+				answered[b.OfToolResult.ToolUseID] = true
+			}
+		}
+	}
+	var blocks []anthropic.ContentBlockParamUnion
+	for _, b := range msgs[last].Content {
+		if b.OfToolUse != nil && !answered[b.OfToolUse.ID] {
+			blocks = append(blocks, anthropic.NewToolResultBlock(b.OfToolUse.ID, interruptedNote, true))
+		}
+	}
+	if len(blocks) == 0 {
+		return anthropic.MessageParam{}, false
+	}
+	return anthropic.NewUserMessage(blocks...), true
+}
+
+// hasEventMessage reports whether the history holds the user message of
+// the chat event id.
+func hasEventMessage(rows []store.Message, id string) bool {
+	if id == "" {
+		return false
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].EventID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res tools.Result) {

@@ -211,6 +211,20 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", sid, err)
 	}
+	// A crash between a tool call and its result leaves the call
+	// unanswered: the model is told its effect is unknown, so that it
+	// checks before repeating it.
+	if fix, ok := interruptedResults(msgs); ok {
+		if err := e.persist(ctx, sid, fix); err != nil {
+			return err
+		}
+		msgs = append(msgs, fix)
+	}
+	// A resumed event whose message was stored before the crash goes on
+	// from the history as it is.
+	if t.Event.Resumed && hasEventMessage(stored, t.Event.ID) {
+		return e.loop(ctx, t, sid, msgs, &outcome)
+	}
 	text := e.userText(t)
 	if e.o.Attach != nil && len(t.Event.Files) > 0 {
 		note, err := e.o.Attach(ctx, t)
@@ -221,11 +235,18 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		text += "\n\n" + e.o.Redact(note)
 	}
 	user := anthropic.NewUserMessage(anthropic.NewTextBlock(text))
-	if err := e.persist(ctx, sid, user); err != nil {
+	if err := e.persistEvent(ctx, sid, t.Event.ID, user); err != nil {
 		return err
 	}
 	msgs = append(msgs, user)
+	return e.loop(ctx, t, sid, msgs, &outcome)
+}
 
+// loop calls the model and runs the tools it asks for until the model
+// ends its turn.
+func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []anthropic.MessageParam, outcomeP *string) (err error) {
+	outcome := *outcomeP
+	defer func() { *outcomeP = outcome }()
 	state := &turnState{}
 	ctx = context.WithValue(tools.NewContextWithTurn(ctx, t), stateKey{}, state)
 	e.status(ctx, t, "is thinking…")
@@ -286,10 +307,16 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 			}
 			return nil
 		}
-		results := e.runTools(ctx, t, uses)
-		// The assistant's tool_use and the tool_results are stored together
-		// so the history never holds an unanswered tool_use.
-		if err := e.persist(ctx, sid, assistant, results); err != nil {
+		// The tool calls are stored before they run and each result as it
+		// comes, so that a crash loses no result and leaves the unfinished
+		// calls for interruptedResults.
+		if err := e.persist(ctx, sid, assistant); err != nil {
+			return err
+		}
+		results, err := e.runTools(ctx, t, uses, func(result anthropic.MessageParam) error {
+			return e.persist(ctx, sid, result)
+		})
+		if err != nil {
 			return err
 		}
 		msgs = append(msgs, assistant, results)
@@ -382,6 +409,12 @@ func (e *Engine) recordUsage(ctx context.Context, sid string, u anthropic.Usage)
 
 // persist appends messages to the session's history.
 func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.MessageParam) error {
+	return e.persistEvent(ctx, sid, "", msgs...)
+}
+
+// persistEvent appends messages answering the chat event eventID ("" for
+// none) to the session's history.
+func (e *Engine) persistEvent(ctx context.Context, sid, eventID string, msgs ...anthropic.MessageParam) error {
 	rows := make([]store.Message, 0, len(msgs))
 	now := e.o.Now()
 	for _, m := range msgs {
@@ -389,7 +422,7 @@ func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.Mess
 		if err != nil {
 			return fmt.Errorf("encode message: %w", err)
 		}
-		rows = append(rows, store.Message{SessionID: sid, Role: string(m.Role), Content: content, CreatedAt: now})
+		rows = append(rows, store.Message{SessionID: sid, Role: string(m.Role), Content: content, CreatedAt: now, EventID: eventID})
 	}
 	// The history must be written even when the turn is being cancelled,
 	// so that what happened is not lost.

@@ -1128,9 +1128,9 @@ func TestAbortDuringTools(t *testing.T) {
 	if got := testutil.ToFloat64(e.turns.WithLabelValues("aborted")); got != 1 {
 		t.Errorf("turns{outcome=aborted} = %v, want 1", got)
 	}
-	// Both calls are answered in the stored history, the second as not run,
-	// so the next turn's request is valid.
-	if got, want := e.history(t, turn.Session.ID()), []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result,tool_result"}; !equal(got, want) {
+	// Both calls are answered in the stored history (each result stored as
+	// it came), the second as not run, so the next turn's request is valid.
+	if got, want := e.history(t, turn.Session.ID()), []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result", "user:tool_result"}; !equal(got, want) {
 		t.Errorf("stored history = %q, want %q", got, want)
 	}
 	e.fake.Enqueue(reply("Stopped."), fake.TextReply("Done."))

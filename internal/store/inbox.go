@@ -178,15 +178,3 @@ func (s *Store) PruneInbox(ctx context.Context, before time.Time) (int64, error)
 	}
 	return n, nil
 }
-
-// HasEventMessage reports whether the session's history holds the user
-// message of the event.
-func (s *Store) HasEventMessage(ctx context.Context, sessionID, eventID string) (bool, error) {
-	var ok bool
-	err := s.db.QueryRowContext(ctx,
-		"SELECT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND event_id = ?)", sessionID, eventID).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("event message: %w", err)
-	}
-	return ok, nil
-}

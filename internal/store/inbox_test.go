@@ -63,21 +63,17 @@ func TestInboxLifecycle(t *testing.T) {
 	}
 }
 
-func TestHasEventMessage(t *testing.T) {
+func TestHistoryKeepsEventID(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
 	const sess = "s-inbox"
 	newSession(t, s, sess)
-	if err := s.AppendMessages(ctx, sess, Message{Role: RoleUser, Content: json.RawMessage(`[]`), EventID: "ev1"}); err != nil {
+	if err := s.AppendMessages(ctx, sess, Message{Role: RoleUser, Content: json.RawMessage(`[]`), EventID: "ev1"},
+		Message{Role: RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[string]bool{"ev1": true, "ev2": false} {
-		if ok, err := s.HasEventMessage(ctx, sess, id); err != nil || ok != want {
-			t.Errorf("%s: %v %v", id, ok, err)
-		}
-	}
 	h, err := s.History(ctx, sess)
-	if err != nil || h[0].EventID != "ev1" {
+	if err != nil || len(h) != 2 || h[0].EventID != "ev1" || h[1].EventID != "" {
 		t.Fatalf("history: %+v %v", h, err)
 	}
 }

@@ -28,6 +28,39 @@ type Config struct {
 	// OnHandled, when set, is called after each event was handled, with
 	// the chain's error (the simulator waits on it).
 	OnHandled func(ev *pipeline.Event, err error)
+	// Inbox, when set, makes every message and command durable from
+	// before its acknowledgement to its answer (the store, through the
+	// service).
+	Inbox Inbox
+	// OnStart, when set, runs once the gateway takes events, with its
+	// Deliver (the service resumes what a crash left unfinished).
+	OnStart func(deliver func(*pipeline.Event))
+}
+
+// Inbox records the life of each journaled event; see Journaled.
+type Inbox interface {
+	// Receive records ev as received. The transport calls it, through
+	// Deliver, before it acknowledges the envelope.
+	Receive(ctx context.Context, ev *pipeline.Event) error
+	// Start records that ev runs (another attempt) under traceID.
+	Start(ctx context.Context, ev *pipeline.Event, traceID string) error
+	// Finish records ev's final state: store.InboxAnswered, InboxFailed or
+	// InboxDropped, with the error of a failure.
+	Finish(ctx context.Context, ev *pipeline.Event, state string, cause error)
+}
+
+// Inbox states the gateway reports (the store's names).
+const (
+	InboxAnswered = "answered"
+	InboxFailed   = "failed"
+	InboxDropped  = "dropped"
+)
+
+// Journaled reports whether ev goes through the inbox: a person's message
+// or slash command (clicks are answered by the card they click, replies
+// are the runtime's own, bots are dropped).
+func Journaled(ev *pipeline.Event) bool {
+	return (ev.Kind == pipeline.KindMessage || ev.Kind == pipeline.KindCommand) && ev.BotID == "" && ev.ID != ""
 }
 
 func (c *Config) defaults() {
@@ -76,8 +109,17 @@ func New(t Transport, h pipeline.Handler, tracer trace.Tracer, log *slog.Logger,
 // lets the running ones finish within the grace period before cancelling
 // them. It returns the transport's error, if any.
 func (g *Gateway) Run(ctx context.Context) error {
+	g.mu.Lock()
 	g.base, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	g.mu.Unlock()
 	defer g.cancel()
+	if g.cfg.OnStart != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.cfg.OnStart(g.Deliver)
+		}()
+	}
 	err := g.transport.Run(ctx, g.Deliver)
 	g.mu.Lock()
 	g.closed = true
@@ -103,9 +145,18 @@ func (g *Gateway) drain() {
 	<-done
 }
 
-// Deliver queues an event; the transport calls it after acknowledging the
-// envelope. It never blocks.
+// Deliver records a journaled event in the inbox, then queues it; the
+// transport calls it before acknowledging the envelope, so that an
+// acknowledged event is never lost. Apart from that one small write it
+// never blocks.
 func (g *Gateway) Deliver(ev *pipeline.Event) {
+	if g.cfg.Inbox != nil && Journaled(ev) && !ev.Resumed {
+		if err := g.cfg.Inbox.Receive(g.baseContext(), ev); err != nil {
+			// Handled all the same: only a crash before the answer would
+			// lose it now.
+			g.log.Error("inbox: event not recorded", "event_id", ev.ID, "err", err)
+		}
+	}
 	key := queueKey(ev)
 	g.mu.Lock()
 	if g.closed || g.base == nil {
@@ -181,16 +232,43 @@ func (g *Gateway) work(key string) {
 	}
 }
 
+// baseContext is the context events run under, or Background before Run.
+func (g *Gateway) baseContext() context.Context {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.base == nil {
+		return context.Background()
+	}
+	return g.base
+}
+
 func (g *Gateway) handle(ev *pipeline.Event) {
 	ctx, cancel := context.WithTimeout(g.base, g.cfg.EventTimeout)
 	defer cancel()
 	ctx, span := g.tracer.Start(ctx, "chat.event", trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attribute.String("event_id", ev.ID), attribute.String("kind", ev.Kind.String()),
-			attribute.String("channel_id", ev.ChannelID)))
+			attribute.String("channel_id", ev.ChannelID), attribute.Bool("resumed", ev.Resumed)))
 	defer span.End()
+	inbox := g.cfg.Inbox
+	if inbox == nil || !Journaled(ev) {
+		inbox = nil
+	}
+	var progress *pipeline.Progress
+	if inbox != nil {
+		if err := inbox.Start(ctx, ev, span.SpanContext().TraceID().String()); err != nil {
+			g.log.ErrorContext(ctx, "inbox: start not recorded", "event_id", ev.ID, "err", err)
+		}
+		// The first message posted settles the event at once: a crash
+		// after it must not answer twice.
+		progress = pipeline.NewProgress(func() { inbox.Finish(context.WithoutCancel(ctx), ev, InboxAnswered, nil) })
+		ctx = pipeline.NewContextWithProgress(ctx, progress)
+	}
 	err := g.handler.Handle(ctx, ev)
 	if g.cfg.OnHandled != nil {
 		defer g.cfg.OnHandled(ev, err)
+	}
+	if inbox != nil {
+		g.settle(ctx, inbox, ev, progress, err)
 	}
 	switch {
 	case err == nil:
@@ -214,5 +292,27 @@ func (g *Gateway) handle(ev *pipeline.Event) {
 func (g *Gateway) count(ev *pipeline.Event, outcome string) {
 	if g.events != nil {
 		g.events.WithLabelValues(ev.Kind.String(), outcome).Inc()
+	}
+}
+
+// settle records the final state of a journaled event once the chain is
+// done with it. An event cut short by shutdown stays running: the next
+// start resumes it.
+func (g *Gateway) settle(ctx context.Context, inbox Inbox, ev *pipeline.Event, p *pipeline.Progress, err error) {
+	reached, answered := p.State()
+	ctx = context.WithoutCancel(ctx)
+	switch {
+	case answered:
+		// Recorded when the answer was posted.
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && g.base.Err() != nil:
+		// Shutdown: left running for the next start.
+	case err != nil:
+		inbox.Finish(ctx, ev, InboxFailed, err)
+	case reached:
+		// The turn ended without a word (the model stayed silent even
+		// after the stop guard): nothing more will come of it.
+		inbox.Finish(ctx, ev, InboxAnswered, nil)
+	default:
+		inbox.Finish(ctx, ev, InboxDropped, nil)
 	}
 }

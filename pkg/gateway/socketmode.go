@@ -229,11 +229,13 @@ func (s *SocketMode) handle(ctx context.Context, client *socketmode.Client, evt 
 	return nil
 }
 
-// envelope acknowledges an envelope, then converts it and delivers the
-// result.
+// envelope converts an envelope, delivers the result and acknowledges
+// it: delivery records a message in the durable inbox (one small write),
+// so that nothing acknowledged is lost to a crash. Conversion and
+// delivery never block, so the ack stays within milliseconds.
 func (s *SocketMode) envelope(ctx context.Context, client *socketmode.Client, req *socketmode.Request,
 	deliver func(*pipeline.Event)) {
-	s.ack(ctx, client, req.EnvelopeID, req.Type)
+	defer s.ack(ctx, client, req.EnvelopeID, req.Type)
 	ev, what, err := convertEnvelope(req, time.Now())
 	switch {
 	case err != nil:

@@ -96,8 +96,8 @@ func recordHas(r slog.Record, kv ...string) bool {
 
 // socketRun is a SocketMode running against a fake. Its deliver function
 // hands each event to the test and then blocks until the test releases it,
-// so that the test can check the envelope was acked before deliver ran:
-// while deliver blocks, the transport's loop cannot ack anything.
+// so that the test can check the envelope is acked only after deliver
+// (which records the event in the durable inbox) has returned.
 type socketRun struct {
 	slack   *fake.Slack
 	logs    *logRecorder
@@ -146,7 +146,7 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // expect returns the next delivered event, after checking that the
-// envelope carrying it was acked before deliver was called.
+// envelope carrying it is acked once deliver returns, and not before.
 func (r *socketRun) expect(t *testing.T, envelopeID string) *pipeline.Event {
 	t.Helper()
 	ctx := testCtx(t)
@@ -156,11 +156,14 @@ func (r *socketRun) expect(t *testing.T, envelopeID string) *pipeline.Event {
 	case <-ctx.Done():
 		t.Fatalf("envelope %s: no event delivered", envelopeID)
 	}
-	// deliver is blocked: only an ack queued before it can arrive now.
-	if err := r.slack.WaitAck(ctx, envelopeID); err != nil {
-		t.Fatalf("envelope %s was not acked before deliver: %v", envelopeID, err)
+	// deliver is blocked, and the ack comes after it.
+	if r.slack.Acked(envelopeID) {
+		t.Fatalf("envelope %s was acked before deliver returned", envelopeID)
 	}
 	r.release <- struct{}{}
+	if err := r.slack.WaitAck(ctx, envelopeID); err != nil {
+		t.Fatalf("envelope %s was not acked after deliver: %v", envelopeID, err)
+	}
 	return ev
 }
 

@@ -81,7 +81,9 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 		return HandlerFunc(func(ctx context.Context, ev *Event) error {
 			ctx, span, began := obs.start(ctx)
 			a, _ := AccessFromContext(ctx)
-			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS()}
+			progress := ProgressFromContext(ctx)
+			progress.Reach()
+			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), progress: progress}
 			var err error
 			switch ev.Kind {
 			case KindAction:
@@ -122,9 +124,10 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 
 // outbox turns the agent's words into KindReply events for next.
 type outbox struct {
-	next    Handler
-	channel string
-	thread  string
+	next     Handler
+	channel  string
+	thread   string
+	progress *Progress // told of every message posted
 }
 
 func (o *outbox) Post(ctx context.Context, markdown string) (string, error) {
@@ -141,6 +144,9 @@ func (o *outbox) send(ctx context.Context, op ReplyOp, ts, text string, markdown
 		Reply: &Reply{Op: op, TS: ts, Markdown: markdown}}
 	if err := o.next.Handle(ctx, ev); err != nil {
 		return "", err
+	}
+	if op == ReplyPost {
+		o.progress.Answer()
 	}
 	return ev.Reply.TS, nil
 }

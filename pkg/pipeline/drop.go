@@ -183,6 +183,12 @@ func checkDuplicate(ctx context.Context, seen SeenStore, dedupe *recent, ev *Eve
 	if !dedupe.addAll(keys) {
 		return DropDuplicate, nil
 	}
+	// A resumed event was marked by its first run: it is run again on
+	// purpose, and the inbox has settled which of its twins (a mention
+	// arrives twice) runs.
+	if ev.Resumed {
+		return "", nil
+	}
 	key := tsKey
 	if key == "" {
 		key = idKey

@@ -70,6 +70,10 @@ type Event struct {
 	Retry int
 	// Received is when the gateway read the event off the wire.
 	Received time.Time
+	// Resumed marks an event run again after a crash cut its first run
+	// short: it is not a redelivery, and its message may already be in the
+	// session's history.
+	Resumed bool
 
 	Action  *Action  // KindAction only
 	Command *Command // KindCommand only

@@ -1,0 +1,70 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+)
+
+// Progress is how far the handling of one inbound event got: whether it
+// reached the agent stage, and whether anything was said in its thread.
+// The gateway puts one in the context of each event it journals; the
+// agent stage and its outbox report to it. A nil *Progress ignores every
+// call.
+type Progress struct {
+	mu       sync.Mutex
+	reached  bool
+	answered bool
+	onAnswer func()
+}
+
+// NewProgress returns a Progress that calls onAnswer (may be nil) once,
+// when the first message is posted for the event.
+func NewProgress(onAnswer func()) *Progress { return &Progress{onAnswer: onAnswer} }
+
+// Reach records that the event reached the agent stage.
+func (p *Progress) Reach() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.reached = true
+	p.mu.Unlock()
+}
+
+// Answer records that a message was posted for the event; the first call
+// runs onAnswer before it returns.
+func (p *Progress) Answer() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	first := !p.answered
+	p.answered = true
+	p.mu.Unlock()
+	if first && p.onAnswer != nil {
+		p.onAnswer()
+	}
+}
+
+// State reports whether the event reached the agent and was answered.
+func (p *Progress) State() (reached, answered bool) {
+	if p == nil {
+		return false, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reached, p.answered
+}
+
+type progressKey struct{}
+
+// NewContextWithProgress returns ctx carrying p.
+func NewContextWithProgress(ctx context.Context, p *Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, p)
+}
+
+// ProgressFromContext returns the Progress in ctx, or nil.
+func ProgressFromContext(ctx context.Context) *Progress {
+	p, _ := ctx.Value(progressKey{}).(*Progress)
+	return p
+}
