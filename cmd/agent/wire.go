@@ -69,6 +69,7 @@ type service struct {
 	chat     chatAPI
 	onDrop   func(ev *pipeline.Event, reason string)
 	skills   *tools.Skills
+	journal  journal
 	gateway  *gateway.Gateway
 	started  time.Time
 
@@ -217,7 +218,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log}
 	s.onDrop = d.onDrop
 	s.handler = s.chain(engine, gate, commands, chat)
-	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{OnHandled: d.onHandled})
+	s.journal = journal{store: s.store, redact: s.redactor.Redact, outcomes: s.metrics.InboxEvents, log: s.log}
+	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{OnHandled: d.onHandled,
+		Inbox: s.journal, OnStart: s.resume})
 	return s, nil
 }
 

@@ -83,6 +83,15 @@ type Metrics struct {
 	// the confinement Bash and tool servers run under (landlock_abi "0":
 	// none; net "deny-unenforced": asked for but the kernel cannot).
 	SandboxInfo *prometheus.GaugeVec
+
+	// InboxEvents is agent_inbox_events_total{outcome}: journaled events by
+	// how they ended (answered, failed, dropped) and what the start after
+	// a crash did with them (resumed, poisoned: given up after crashing
+	// the runtime twice).
+	InboxEvents *prometheus.CounterVec
+	// DeliveryFailures is agent_chat_delivery_failures_total{error}: posts
+	// and edits the platform did not take after the retries, by its error.
+	DeliveryFailures *prometheus.CounterVec
 }
 
 // New returns the instruments registered on a fresh registry, never the
@@ -154,6 +163,14 @@ func New() *Metrics {
 			Name: "agent_sandbox_info",
 			Help: "The sandbox of Bash and tool servers: mode, Landlock ABI enforced (0 for none), network policy and process bound.",
 		}, []string{"mode", "landlock_abi", "net", "pids"}),
+		InboxEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_inbox_events_total",
+			Help: "Journaled chat events, by outcome: answered, failed, dropped, resumed after a crash, poisoned.",
+		}, []string{"outcome"}),
+		DeliveryFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_chat_delivery_failures_total",
+			Help: "Posts and edits the chat platform did not take after retries, by its error.",
+		}, []string{"error"}),
 	}
 	// MustRegister cannot fail here: the registry is fresh and every name
 	// above is distinct and valid; a failure would be a programming error
@@ -166,8 +183,11 @@ func New() *Metrics {
 		m.Turns, m.TurnDuration, m.StopGuard,
 		m.ToolCalls, m.ToolDuration,
 		m.ModelRequests, m.ModelTokens, m.ModelDuration,
-		m.Approvals, m.SandboxInfo,
+		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures,
 	)
+	for _, o := range []string{"answered", "failed", "dropped", "resumed", "poisoned"} {
+		m.InboxEvents.WithLabelValues(o)
+	}
 	for _, r := range pipeline.DropReasons {
 		m.Drops.WithLabelValues(r)
 	}

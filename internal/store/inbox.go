@@ -13,6 +13,9 @@ import (
 const (
 	InboxReceived = "received"
 	InboxRunning  = "running"
+	// InboxAnswering is set just before the first post: a crash then
+	// leaves unknown whether the post went out.
+	InboxAnswering = "answering"
 	InboxAnswered = "answered"
 	InboxFailed   = "failed"
 	InboxDropped  = "dropped"
@@ -25,6 +28,9 @@ type InboxEntry struct {
 	ChannelID string
 	ThreadTS  string
 	UserID    string
+	// MsgKey is channel:ts of a message ("" otherwise): a channel mention
+	// arrives twice, as two events with one key.
+	MsgKey string
 	// Event is the pipeline event as JSON, enough to run it again.
 	Event    json.RawMessage
 	State    string
@@ -46,9 +52,9 @@ func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err
 	now := s.now().UnixMilli()
 	err = s.write(ctx, func(ctx context.Context) error {
 		res, err := s.db.ExecContext(ctx, `INSERT INTO inbox
-			(event_id, kind, channel_id, thread_ts, user_id, event, state, received_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, string(e.Event), InboxReceived, now, now)
+			(event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, received_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, e.MsgKey, string(e.Event), InboxReceived, now, now)
 		if err != nil {
 			return err
 		}
@@ -81,6 +87,20 @@ func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attemp
 	return attempts, nil
 }
 
+// InboxAnswering marks a running event as about to post its first
+// answer.
+func (s *Store) InboxAnswering(ctx context.Context, eventID string) error {
+	err := s.write(ctx, func(ctx context.Context) error {
+		_, err := s.db.ExecContext(ctx, `UPDATE inbox SET state = ?, updated_at = ? WHERE event_id = ? AND state IN (?, ?)`,
+			InboxAnswering, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("inbox answering %s: %w", eventID, err)
+	}
+	return nil
+}
+
 // InboxFinish moves the event to a final state (answered, failed or
 // dropped) with an error text for failed. A final state is kept: an event
 // already answered stays answered whatever comes after.
@@ -92,8 +112,8 @@ func (s *Store) InboxFinish(ctx context.Context, eventID, state, errText string)
 	}
 	err := s.write(ctx, func(ctx context.Context) error {
 		_, err := s.db.ExecContext(ctx, `UPDATE inbox SET state = ?, error = ?, updated_at = ?
-			WHERE event_id = ? AND state IN (?, ?)`,
-			state, errText, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning)
+			WHERE event_id = ? AND state IN (?, ?, ?)`,
+			state, errText, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning, InboxAnswering)
 		return err
 	})
 	if err != nil {
@@ -105,7 +125,7 @@ func (s *Store) InboxFinish(ctx context.Context, eventID, state, errText string)
 // InboxList returns the inbox's events in a state ("" for all), oldest
 // first, at most limit (0: no limit).
 func (s *Store) InboxList(ctx context.Context, state string, limit int) ([]InboxEntry, error) {
-	q := `SELECT event_id, kind, channel_id, thread_ts, user_id, event, state, attempts, trace_id, error, received_at, updated_at
+	q := `SELECT event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, attempts, trace_id, error, received_at, updated_at
 		FROM inbox`
 	var args []any
 	if state != "" {
@@ -126,7 +146,7 @@ func (s *Store) InboxList(ctx context.Context, state string, limit int) ([]Inbox
 		var e InboxEntry
 		var event string
 		var received, updated int64
-		if err := rows.Scan(&e.EventID, &e.Kind, &e.ChannelID, &e.ThreadTS, &e.UserID, &event, &e.State,
+		if err := rows.Scan(&e.EventID, &e.Kind, &e.ChannelID, &e.ThreadTS, &e.UserID, &e.MsgKey, &event, &e.State,
 			&e.Attempts, &e.TraceID, &e.Error, &received, &updated); err != nil {
 			return nil, fmt.Errorf("inbox list: %w", err)
 		}
@@ -140,18 +160,17 @@ func (s *Store) InboxList(ctx context.Context, state string, limit int) ([]Inbox
 	return out, nil
 }
 
-// InboxUnfinished returns the events a crash left received or running,
-// oldest first.
+// InboxUnfinished returns the events a crash left received, running or
+// answering, oldest first.
 func (s *Store) InboxUnfinished(ctx context.Context) ([]InboxEntry, error) {
-	recv, err := s.InboxList(ctx, InboxReceived, 0)
-	if err != nil {
-		return nil, err
+	var all []InboxEntry
+	for _, state := range []string{InboxReceived, InboxRunning, InboxAnswering} {
+		some, err := s.InboxList(ctx, state, 0)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, some...)
 	}
-	run, err := s.InboxList(ctx, InboxRunning, 0)
-	if err != nil {
-		return nil, err
-	}
-	all := append(run, recv...)
 	// Oldest first across both states.
 	for i := 1; i < len(all); i++ {
 		for j := i; j > 0 && all[j].ReceivedAt.Before(all[j-1].ReceivedAt); j-- {
@@ -159,6 +178,21 @@ func (s *Store) InboxUnfinished(ctx context.Context) ([]InboxEntry, error) {
 		}
 	}
 	return all, nil
+}
+
+// InboxAnsweredKey reports whether an event with the message key msgKey
+// was answered (its twin, when a mention arrived twice).
+func (s *Store) InboxAnsweredKey(ctx context.Context, msgKey string) (bool, error) {
+	if msgKey == "" {
+		return false, nil
+	}
+	var ok bool
+	err := s.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM inbox WHERE msg_key = ? AND state = ?)",
+		msgKey, InboxAnswered).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("inbox answered key: %w", err)
+	}
+	return ok, nil
 }
 
 // PruneInbox deletes the final events last updated before the given time.

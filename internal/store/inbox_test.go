@@ -10,7 +10,8 @@ func TestInboxLifecycle(t *testing.T) {
 	s, clk := newTestStore(t)
 	ctx := t.Context()
 	entry := func(id string) InboxEntry {
-		return InboxEntry{EventID: id, Kind: "message", ChannelID: "D1", ThreadTS: "1.1", UserID: "U1", Event: json.RawMessage(`{"id":"` + id + `"}`)}
+		return InboxEntry{EventID: id, Kind: "message", ChannelID: "D1", ThreadTS: "1.1", UserID: "U1", MsgKey: "D1:" + id,
+			Event: json.RawMessage(`{"id":"` + id + `"}`)}
 	}
 	for i, want := range []bool{true, false} {
 		if fresh, err := s.InboxReceive(ctx, entry("e1")); err != nil || fresh != want {
@@ -33,6 +34,12 @@ func TestInboxLifecycle(t *testing.T) {
 	if err != nil || len(un) != 2 || un[0].EventID != "e1" || un[0].State != InboxRunning || un[0].Attempts != 2 || un[0].TraceID != "trace-1" || un[1].State != InboxReceived {
 		t.Fatalf("unfinished = %+v, %v", un, err)
 	}
+	if err := s.InboxAnswering(ctx, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	if un, _ := s.InboxUnfinished(ctx); len(un) != 2 || un[0].State != InboxAnswering {
+		t.Fatalf("unfinished after answering: %+v", un)
+	}
 	if err := s.InboxFinish(ctx, "e1", InboxAnswered, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +60,11 @@ func TestInboxLifecycle(t *testing.T) {
 	all, err := s.InboxList(ctx, "", 0)
 	if err != nil || len(all) != 2 || all[0].State != InboxAnswered || all[1].State != InboxFailed || all[1].Error != "boom" {
 		t.Fatalf("list = %+v, %v", all, err)
+	}
+	for key, want := range map[string]bool{"D1:e1": true, "D1:e2": false, "": false} {
+		if ok, err := s.InboxAnsweredKey(ctx, key); err != nil || ok != want {
+			t.Errorf("answered key %q = %v, %v", key, ok, err)
+		}
 	}
 	if un, _ := s.InboxUnfinished(ctx); len(un) != 0 {
 		t.Fatalf("unfinished after finishing: %+v", un)

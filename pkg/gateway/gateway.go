@@ -44,6 +44,8 @@ type Inbox interface {
 	Receive(ctx context.Context, ev *pipeline.Event) error
 	// Start records that ev runs (another attempt) under traceID.
 	Start(ctx context.Context, ev *pipeline.Event, traceID string) error
+	// Answering records that ev's first answer is about to be posted.
+	Answering(ctx context.Context, ev *pipeline.Event) error
 	// Finish records ev's final state: store.InboxAnswered, InboxFailed or
 	// InboxDropped, with the error of a failure.
 	Finish(ctx context.Context, ev *pipeline.Event, state string, cause error)
@@ -259,8 +261,14 @@ func (g *Gateway) handle(ev *pipeline.Event) {
 			g.log.ErrorContext(ctx, "inbox: start not recorded", "event_id", ev.ID, "err", err)
 		}
 		// The first message posted settles the event at once: a crash
-		// after it must not answer twice.
-		progress = pipeline.NewProgress(func() { inbox.Finish(context.WithoutCancel(ctx), ev, InboxAnswered, nil) })
+		// after it must not answer twice. Just before it, the event is
+		// marked answering: a crash in between cannot tell whether the
+		// post went out, and the next start says so instead of guessing.
+		progress = pipeline.NewProgress(func() {
+			if err := inbox.Answering(context.WithoutCancel(ctx), ev); err != nil {
+				g.log.ErrorContext(ctx, "inbox: answering not recorded", "event_id", ev.ID, "err", err)
+			}
+		}, func() { inbox.Finish(context.WithoutCancel(ctx), ev, InboxAnswered, nil) })
 		ctx = pipeline.NewContextWithProgress(ctx, progress)
 	}
 	err := g.handler.Handle(ctx, ev)

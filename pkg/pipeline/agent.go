@@ -142,6 +142,9 @@ func (o *outbox) Update(ctx context.Context, ts, markdown string) error {
 func (o *outbox) send(ctx context.Context, op ReplyOp, ts, text string, markdown bool) (string, error) {
 	ev := &Event{Kind: KindReply, ChannelID: o.channel, ThreadTS: o.thread, Text: text,
 		Reply: &Reply{Op: op, TS: ts, Markdown: markdown}}
+	if op == ReplyPost {
+		o.progress.Answering()
+	}
 	if err := o.next.Handle(ctx, ev); err != nil {
 		return "", err
 	}

@@ -11,15 +11,35 @@ import (
 // agent stage and its outbox report to it. A nil *Progress ignores every
 // call.
 type Progress struct {
-	mu       sync.Mutex
-	reached  bool
-	answered bool
-	onAnswer func()
+	mu          sync.Mutex
+	reached     bool
+	answering   bool
+	answered    bool
+	onAnswering func()
+	onAnswer    func()
 }
 
-// NewProgress returns a Progress that calls onAnswer (may be nil) once,
-// when the first message is posted for the event.
-func NewProgress(onAnswer func()) *Progress { return &Progress{onAnswer: onAnswer} }
+// NewProgress returns a Progress that calls onAnswering once, just before
+// the first message is posted for the event, and onAnswer once, when it
+// was; either may be nil.
+func NewProgress(onAnswering, onAnswer func()) *Progress {
+	return &Progress{onAnswering: onAnswering, onAnswer: onAnswer}
+}
+
+// Answering records that the first message is about to be posted; the
+// first call runs onAnswering before it returns.
+func (p *Progress) Answering() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	first := !p.answering
+	p.answering = true
+	p.mu.Unlock()
+	if first && p.onAnswering != nil {
+		p.onAnswering()
+	}
+}
 
 // Reach records that the event reached the agent stage.
 func (p *Progress) Reach() {

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Lines posted for events a crash cut short.
+const (
+	// msgResumed tells the user the runtime restarted while working on
+	// their message and goes on with it.
+	msgResumed = "I was restarted while working on this — picking it up again."
+	// msgPoisoned ends an event whose turn crashed the runtime twice.
+	msgPoisoned = "I couldn't finish this (the runtime failed twice); the operator has the details."
+	// msgMaybeAnswered ends an event whose first answer was being posted
+	// when the runtime stopped: posting it again could answer twice.
+	msgMaybeAnswered = "I was restarted just as I was answering this. If you don't see my answer above, please ask again."
+)
+
+// poisonAttempts is how many runs of an event may end in a crash before
+// it is given up: a third try would most likely crash again.
+const poisonAttempts = 2
+
+// inboxKeep is how long settled inbox rows are kept for `agent inbox`.
+const inboxKeep = 7 * 24 * time.Hour
+
+// journal is the gateway's Inbox over the store. The copy it keeps is
+// redacted like everything else the runtime stores.
+type journal struct {
+	store    *store.Store
+	redact   func(string) string
+	outcomes *prometheus.CounterVec // agent_inbox_events_total{outcome}
+	log      *slog.Logger
+}
+
+var _ gateway.Inbox = journal{}
+
+// msgKey is channel:ts of a message, "" for a command.
+func msgKey(ev *pipeline.Event) string {
+	if ev.Kind != pipeline.KindMessage || ev.TS == "" {
+		return ""
+	}
+	return ev.ChannelID + ":" + ev.TS
+}
+
+// Receive implements gateway.Inbox.
+func (j journal) Receive(ctx context.Context, ev *pipeline.Event) error {
+	cp := *ev
+	cp.Text = j.redact(cp.Text)
+	if cp.Command != nil {
+		c := *cp.Command
+		c.Args = j.redact(c.Args)
+		cp.Command = &c
+	}
+	data, err := json.Marshal(&cp)
+	if err != nil {
+		return fmt.Errorf("inbox: encode event: %w", err)
+	}
+	_, err = j.store.InboxReceive(ctx, store.InboxEntry{EventID: ev.ID, Kind: ev.Kind.String(), ChannelID: ev.ChannelID,
+		ThreadTS: ev.RootTS(), UserID: ev.UserID, MsgKey: msgKey(ev), Event: data})
+	return err
+}
+
+// Answering implements gateway.Inbox.
+func (j journal) Answering(ctx context.Context, ev *pipeline.Event) error {
+	return j.store.InboxAnswering(ctx, ev.ID)
+}
+
+// Start implements gateway.Inbox.
+func (j journal) Start(ctx context.Context, ev *pipeline.Event, traceID string) error {
+	_, err := j.store.InboxStart(ctx, ev.ID, traceID)
+	return err
+}
+
+// Finish implements gateway.Inbox.
+func (j journal) Finish(ctx context.Context, ev *pipeline.Event, state string, cause error) {
+	text := ""
+	if cause != nil {
+		text = cause.Error()
+	}
+	if err := j.store.InboxFinish(ctx, ev.ID, state, text); err != nil {
+		j.log.ErrorContext(ctx, "inbox: final state not recorded", "event_id", ev.ID, "state", state, "err", err)
+		return
+	}
+	j.outcomes.WithLabelValues(state).Inc()
+}
+
+// resume runs again what the last run left unfinished, once the gateway
+// takes events: each event gets a line in its thread saying so and runs
+// from the persisted history; one whose runs crashed the runtime twice is
+// given up with a line saying that instead. Of a mention's two events only
+// one runs, and none when the other was answered.
+func (s *service) resume(deliver func(*pipeline.Event)) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if n, err := s.store.PruneInbox(ctx, time.Now().Add(-inboxKeep)); err != nil {
+		s.log.WarnContext(ctx, "inbox: prune", "err", err)
+	} else if n > 0 {
+		s.log.DebugContext(ctx, "inbox: pruned settled events", "count", n)
+	}
+	entries, err := s.store.InboxUnfinished(ctx)
+	if err != nil {
+		s.log.ErrorContext(ctx, "inbox: unfinished events not read; they are not resumed", "err", err)
+		return
+	}
+	j := s.journal
+	seen := map[string]bool{}
+	for _, e := range entries {
+		var ev pipeline.Event
+		if err := json.Unmarshal(e.Event, &ev); err != nil {
+			s.log.ErrorContext(ctx, "inbox: event not decodable; given up", "event_id", e.EventID, "err", err)
+			j.Finish(ctx, &pipeline.Event{ID: e.EventID}, store.InboxFailed, fmt.Errorf("not decodable: %w", err))
+			continue
+		}
+		if e.MsgKey != "" {
+			twin, err := s.store.InboxAnsweredKey(ctx, e.MsgKey)
+			if err != nil {
+				s.log.ErrorContext(ctx, "inbox: twin check", "event_id", e.EventID, "err", err)
+			}
+			if twin || seen[e.MsgKey] {
+				j.Finish(ctx, &ev, store.InboxDropped, nil)
+				continue
+			}
+			seen[e.MsgKey] = true
+		}
+		thread := pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: ev.RootTS()}
+		if e.State == store.InboxAnswering {
+			s.log.WarnContext(ctx, "inbox: stopped while posting an answer; told the thread", "event_id", e.EventID,
+				"channel_id", e.ChannelID, "thread_ts", e.ThreadTS, "trace_id", e.TraceID)
+			thread.Text = msgMaybeAnswered
+			if _, err := s.chat.Post(ctx, thread); err != nil {
+				s.log.ErrorContext(ctx, "inbox: line not posted", "event_id", e.EventID, "err", err)
+			}
+			j.Finish(ctx, &ev, store.InboxAnswered, nil)
+			continue
+		}
+		if e.Attempts >= poisonAttempts {
+			s.log.ErrorContext(ctx, "inbox: event crashed the runtime twice; given up", "event_id", e.EventID,
+				"channel_id", e.ChannelID, "thread_ts", e.ThreadTS, "attempts", e.Attempts, "trace_id", e.TraceID)
+			thread.Text = msgPoisoned
+			if _, err := s.chat.Post(ctx, thread); err != nil {
+				s.log.ErrorContext(ctx, "inbox: poison line not posted", "event_id", e.EventID, "err", err)
+			}
+			j.Finish(ctx, &ev, store.InboxFailed, fmt.Errorf("the runtime crashed during %d runs (last trace %s)", e.Attempts, e.TraceID))
+			s.metrics.InboxEvents.WithLabelValues("poisoned").Inc()
+			continue
+		}
+		s.log.InfoContext(ctx, "inbox: resuming an event left unfinished", "event_id", e.EventID,
+			"channel_id", e.ChannelID, "thread_ts", e.ThreadTS, "attempts", e.Attempts, "trace_id", e.TraceID)
+		thread.Text = msgResumed
+		if _, err := s.chat.Post(ctx, thread); err != nil {
+			s.log.WarnContext(ctx, "inbox: resume line not posted", "event_id", e.EventID, "err", err)
+		}
+		s.metrics.InboxEvents.WithLabelValues("resumed").Inc()
+		ev.Resumed = true
+		deliver(&ev)
+	}
+}
