@@ -16,9 +16,9 @@ const (
 	// InboxAnswering is set just before the first post: a crash then
 	// leaves unknown whether the post went out.
 	InboxAnswering = "answering"
-	InboxAnswered = "answered"
-	InboxFailed   = "failed"
-	InboxDropped  = "dropped"
+	InboxAnswered  = "answered"
+	InboxFailed    = "failed"
+	InboxDropped   = "dropped"
 )
 
 // InboxEntry is one event of the durable inbox.
