@@ -108,6 +108,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			c.installDepsCommand(),
 			c.simCommand(),
 			c.auditCommand(),
+			c.inboxCommand(),
 			c.versionCommand(),
 		},
 		Exec: func(context.Context, []string) error { return flag.ErrHelp },
