@@ -153,8 +153,10 @@ func TestChaosKillMidTurn(t *testing.T) {
 			t.Errorf("failed event %s has no trace id", r.EventID)
 		}
 	}
-	t.Logf("%d kills, %d messages in %v: %d resume lines, %d given up after two crashes, %d cut off mid-post, %d side effects repeated after the model was told",
-		chaosIterations, len(threads), time.Since(started).Round(time.Millisecond), resumed, poisoned, maybe, effectsTwice)
+	logs, _ := os.ReadFile(c.logs)
+	readBack := strings.Count(string(logs), "the answer had landed before the stop")
+	t.Logf("%d kills, %d messages in %v: %d resume lines, %d given up after two crashes, %d answers cut off mid-post read back from the thread, %d told as maybe answered, %d side effects repeated after the model was told",
+		chaosIterations, len(threads), time.Since(started).Round(time.Millisecond), resumed, poisoned, readBack, maybe, effectsTwice)
 }
 
 // chaos runs the binary and plays the model.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -22,7 +23,8 @@ const (
 	// msgPoisoned ends an event whose turn crashed the runtime twice.
 	msgPoisoned = "I couldn't finish this (the runtime failed twice); the operator has the details."
 	// msgMaybeAnswered ends an event whose first answer was being posted
-	// when the runtime stopped: posting it again could answer twice.
+	// when the runtime stopped, when the thread cannot be read to know
+	// whether it landed: posting it again could answer twice.
 	msgMaybeAnswered = "I was restarted just as I was answering this. If you don't see my answer above, please ask again."
 )
 
@@ -94,6 +96,22 @@ func (j journal) Finish(ctx context.Context, ev *pipeline.Event, state string, c
 	j.outcomes.WithLabelValues(state).Inc()
 }
 
+// deliveryChecker is a chat API that can read back whether the answer to
+// an event is in its thread.
+type deliveryChecker interface {
+	Delivered(ctx context.Context, channelID, threadTS, eventID string) (bool, error)
+}
+
+// answerLanded reports whether an answer to ev is in its thread; an error
+// when the chat API cannot tell.
+func (s *service) answerLanded(ctx context.Context, ev *pipeline.Event) (bool, error) {
+	dc, ok := s.chat.(deliveryChecker)
+	if !ok {
+		return false, errors.New("the chat API cannot read a thread back")
+	}
+	return dc.Delivered(ctx, ev.ChannelID, ev.RootTS(), ev.ID)
+}
+
 // resume runs again what the last run left unfinished, once the gateway
 // takes events: each event gets a line in its thread saying so and runs
 // from the persisted history; one whose runs crashed the runtime twice is
@@ -134,14 +152,26 @@ func (s *service) resume(deliver func(*pipeline.Event)) {
 		}
 		thread := pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: ev.RootTS()}
 		if e.State == store.InboxAnswering {
-			s.log.WarnContext(ctx, "inbox: stopped while posting an answer; told the thread", "event_id", e.EventID,
-				"channel_id", e.ChannelID, "thread_ts", e.ThreadTS, "trace_id", e.TraceID)
-			thread.Text = msgMaybeAnswered
-			if _, err := s.chat.Post(ctx, thread); err != nil {
-				s.log.ErrorContext(ctx, "inbox: line not posted", "event_id", e.EventID, "err", err)
+			// The first answer was being posted: read the thread to
+			// know whether it landed.
+			landed, err := s.answerLanded(ctx, &ev)
+			switch {
+			case err == nil && landed:
+				s.log.InfoContext(ctx, "inbox: the answer had landed before the stop", "event_id", e.EventID,
+					"channel_id", e.ChannelID, "thread_ts", e.ThreadTS, "trace_id", e.TraceID)
+				j.Finish(ctx, &ev, store.InboxAnswered, nil)
+				continue
+			case err != nil:
+				s.log.WarnContext(ctx, "inbox: stopped while posting an answer, which may not have landed; told the thread",
+					"event_id", e.EventID, "channel_id", e.ChannelID, "thread_ts", e.ThreadTS, "trace_id", e.TraceID, "err", err)
+				thread.Text = msgMaybeAnswered
+				if _, err := s.chat.Post(ctx, thread); err != nil {
+					s.log.ErrorContext(ctx, "inbox: line not posted", "event_id", e.EventID, "err", err)
+				}
+				j.Finish(ctx, &ev, store.InboxAnswered, nil)
+				continue
 			}
-			j.Finish(ctx, &ev, store.InboxAnswered, nil)
-			continue
+			// It did not land: the turn is resumed like any other.
 		}
 		if e.Attempts >= poisonAttempts {
 			s.log.ErrorContext(ctx, "inbox: event crashed the runtime twice; given up", "event_id", e.EventID,

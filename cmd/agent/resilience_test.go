@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,4 +107,69 @@ func (h *harness) expectNotice(channel, thread, text string) fake.Post {
 		h.t.Fatalf("no %q in %s/%s: %v\nposts: %+v\nlogs:\n%s", text, channel, thread, err, h.slack.Posts(), h.logs)
 	}
 	return p
+}
+
+// A reply the platform refuses is not silent: it is logged with the
+// platform's error, counted, and the model is told it was not delivered
+// (so the history keeps it as undelivered); a failure that may pass is
+// retried and the answer lands once.
+func TestDeliveryFailuresAreToldAndCounted(t *testing.T) {
+	h := newHarness(t, testSoul)
+	n := 0
+	h.model.Respond = func(req fake.AnthropicRequest) fake.AnthropicResponse {
+		msgs := req.ParsedMessages()
+		last := msgs[len(msgs)-1].Content
+		n++
+		id := "toolu_" + strconv.Itoa(n)
+		switch {
+		case last[len(last)-1].Type != "tool_result":
+			if strings.Contains(req.LastUserText(), "one") {
+				return fake.ToolUse(id, "mcp__agent_chat__reply", map[string]string{"text": "first answer"})
+			}
+			return fake.ToolUse(id, "mcp__agent_chat__reply", map[string]string{"text": "second answer"})
+		case strings.Contains(last[len(last)-1].ResultText(), "not delivered"):
+			// Told that its words were not seen, and why: it says less.
+			return fake.ToolUse(id, "mcp__agent_chat__reply", map[string]string{"text": "short answer"})
+		}
+		return fake.TextReply("")
+	}
+	h.slack.Fail("chat.postMessage", "msg_too_long")
+	h.start()
+	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "one"})
+	h.expectReply("D0MGR", "100.1", "short answer")
+	if !strings.Contains(h.logs.String(), `"msg":"chat: message not delivered","method":"chat.postMessage","channel_id":"D0MGR","error":"msg_too_long"`) {
+		t.Errorf("the platform's error is not logged:\n%s", h.logs)
+	}
+	reqs := h.model.Requests()
+	if told := string(reqs[1].Messages); !strings.Contains(told, "not delivered") || !strings.Contains(told, "msg_too_long") {
+		t.Errorf("the model was not told why: %s", told)
+	}
+	// A server error before the post is retried: one answer.
+	h.slack.Fail("chat.postMessage", "http:503")
+	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.2", Text: "two"})
+	h.expectReply("D0MGR", "100.2", "second answer")
+	_, metrics := h.get("/metrics")
+	if !strings.Contains(metrics, `agent_chat_delivery_failures_total{error="msg_too_long"} 1`) {
+		t.Errorf("delivery failure not counted:\n%s", grepLines(metrics, "agent_chat_delivery"))
+	}
+	count := 0
+	for _, p := range h.slack.Posts() {
+		if p.Text == "second answer" {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("the retried answer was posted %d times", count)
+	}
+}
+
+// grepLines returns the lines of text that contain s.
+func grepLines(text, s string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -181,6 +181,11 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	registry := tools.NewRegistry()
 	registry.Add(s.builtins.Tools()...)
 	s.chat = chat
+	if o, ok := chat.(interface {
+		OnDeliveryFailure(func(gateway.DeliveryFailure))
+	}); ok {
+		o.OnDeliveryFailure(func(f gateway.DeliveryFailure) { s.metrics.DeliveryFailures.WithLabelValues(f.Error).Inc() })
+	}
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied,
 		Uploader: chat, Resolve: s.resolveInWorkspace}
 	registry.Add(chatTools.Tools()...)

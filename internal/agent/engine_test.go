@@ -595,8 +595,9 @@ func TestOutboxFailureIsAToolError(t *testing.T) {
 	if len(res) != 1 || !res[0].IsError {
 		t.Errorf("tool results = %+v, want one is_error result", res)
 	}
-	if !strings.Contains(e.logs.String(), "channel_not_found") {
-		t.Error("the outbox error is not logged")
+	// The model is told its words were not seen, and why.
+	if got := res[0].ResultText(); !strings.Contains(got, "not delivered") || !strings.Contains(got, "channel_not_found") {
+		t.Errorf("tool result %q does not say the reply was not delivered and why", got)
 	}
 	// A failed post is not a reply: the stop guard still applies.
 	if got := testutil.ToFloat64(e.stopGuard); got != 1 {
@@ -1239,5 +1240,73 @@ func TestRedactionBackToModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A turn resumed after a crash goes on from the stored history: the
+// user's message is not stored twice, a recorded tool result is replayed
+// and not run again, and a call whose result was never recorded gets a
+// result saying it was interrupted, so that the model checks before
+// repeating it.
+func TestResumedTurnAnswersInterruptedCalls(t *testing.T) {
+	runs := 0
+	counting := lookupTool()
+	counting.Call = func(context.Context, json.RawMessage) (tools.Result, error) {
+		runs++
+		return tools.Result{Text: "ran"}, nil
+	}
+	e := newEnv(t, config{extra: []tools.Tool{counting}})
+	turn, out := e.turn(t, "1.0", "do it", pipeline.RoleManager)
+	turn.Event.ID = "Ev1"
+	sid := turn.Session.ID()
+	// What the crashed run left: the message, two parallel calls, the
+	// result of the first.
+	rows := []store.Message{
+		{SessionID: sid, Role: "user", EventID: "Ev1", Content: json.RawMessage(`[{"type":"text","text":"<@` + senderID + `> (manager): do it"}]`)},
+		{SessionID: sid, Role: "assistant", Content: json.RawMessage(`[{"type":"tool_use","id":"toolu_a","name":"lookup","input":{}},{"type":"tool_use","id":"toolu_b","name":"lookup","input":{}}]`)},
+		{SessionID: sid, Role: "user", Content: json.RawMessage(`[{"type":"tool_result","tool_use_id":"toolu_a","content":"recorded","is_error":false}]`)},
+	}
+	if err := e.store.AppendMessages(t.Context(), sid, rows...); err != nil {
+		t.Fatal(err)
+	}
+	turn.Event.Resumed = true
+	e.fake.Enqueue(reply("checked, all done"), fake.TextReply("Done."))
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	if runs != 0 {
+		t.Errorf("the tool ran %d times on resume", runs)
+	}
+	if got := out.Posts(); !equal(got, []string{"checked, all done"}) {
+		t.Errorf("posts = %q", got)
+	}
+	reqs := e.fake.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	msgs := reqs[0].ParsedMessages()
+	var results []string
+	users := 0
+	for _, m := range msgs {
+		for _, c := range m.Content {
+			switch {
+			case c.Type == "tool_result":
+				results = append(results, fmt.Sprintf("%s:%v:%s", c.ToolUseID, c.IsError, c.ResultText()))
+			case c.Type == "text" && strings.Contains(c.Text, "do it"):
+				users++
+			}
+		}
+	}
+	if users != 1 {
+		t.Errorf("the user's message is %d times in the request", users)
+	}
+	if len(results) != 2 || results[0] != "toolu_a:false:recorded" || !strings.HasPrefix(results[1], "toolu_b:true:[runtime] This call was interrupted") {
+		t.Errorf("tool results = %q", results)
+	}
+	// The interrupted result is stored: the next turn sees it too.
+	want := []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result", "user:tool_result",
+		"assistant:tool_use", "user:tool_result", "assistant:text"}
+	if got := e.history(t, sid); !equal(got, want) {
+		t.Errorf("history = %q, want %q", got, want)
 	}
 }

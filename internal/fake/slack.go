@@ -33,8 +33,10 @@ const (
 // auth.test, apps.connections.open, chat.postMessage, chat.update,
 // chat.postEphemeral, assistant.threads.setStatus, files.getUploadURLExternal
 // (its upload URL lives on the fake) and files.completeUploadExternal,
-// users.info; files registered with AddFile or uploaded are served at their
-// url_private_download (Bearer bot token required). Socket Mode is served at
+// users.info and conversations.replies (the bot's posts of a thread, with
+// their metadata); files registered with AddFile or uploaded are served at
+// their url_private_download (Bearer bot token required). Fail queues
+// one-time failures (error codes, HTTP statuses, hang-ups). Socket Mode is served at
 // the address apps.connections.open returns: the fake sends hello, pings,
 // sends the envelopes of Send and records the acks.
 //
@@ -87,6 +89,7 @@ type Slack struct {
 	pending    map[string]*slackPendingUpload // by file id
 	files      map[string][]byte              // file id → content served for download
 	messages   map[string]bool                // channel+"/"+ts of the bot's posts
+	faults     map[string][]string            // by method: one-time failures of the next calls (Fail)
 	socket     slackSocket
 	wg         sync.WaitGroup // socket goroutines
 }
@@ -320,6 +323,31 @@ func (s *Slack) cfg() slackConfig {
 	}
 }
 
+// Fail queues faults for the next calls of a Web API method, one per
+// call, in order: an error code ("not_in_channel") is answered as
+// {"ok":false,"error":code}; "http:503" answers that HTTP status without
+// doing the call; "http:503:landed" does the call and then answers the
+// status (the platform failed after posting); "hangup" closes the
+// connection without an answer.
+func (s *Slack) Fail(method string, faults ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.faults == nil {
+		s.faults = map[string][]string{}
+	}
+	s.faults[method] = append(s.faults[method], faults...)
+}
+
+// nextFault pops the next fault queued for method; s.mu must be held.
+func (s *Slack) nextFault(method string) string {
+	q := s.faults[method]
+	if len(q) == 0 {
+		return ""
+	}
+	s.faults[method] = q[1:]
+	return q[0]
+}
+
 // nextTS returns a fresh message ts: 1700000000.000100, .000200, ...; s.mu
 // must be held.
 func (s *Slack) nextTS() string {
@@ -374,6 +402,15 @@ func slackBase(r *http.Request) string {
 func slackWriteJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+func slackWriteStatus(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "text/plain")
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "0") // the client's shortest wait
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(http.StatusText(status)))
 }
 
 func slackWriteError(w http.ResponseWriter, code string) {

@@ -40,6 +40,7 @@ var slackMethods = map[string]slackMethod{
 	"files.getUploadURLExternal":   (*Slack).getUploadURL,
 	"files.completeUploadExternal": (*Slack).completeUpload,
 	"users.info":                   (*Slack).usersInfo,
+	"conversations.replies":        (*Slack).conversationsReplies,
 }
 
 func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method string) {
@@ -47,6 +48,10 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 	s.mu.Lock()
 	s.calls = append(s.calls, method)
 	c := &slackCall{method: method, token: token, params: params, base: slackBase(r), cfg: s.cfg()}
+	fault := ""
+	if err == nil && token == c.cfg.botToken {
+		fault = s.nextFault(method)
+	}
 	s.notify()
 	s.mu.Unlock()
 
@@ -70,7 +75,38 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 		slackWriteError(w, code)
 		return
 	}
+	status, landed := 0, false
+	switch {
+	case fault == "":
+	case fault == "hangup":
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		http.Error(w, "hangup", http.StatusBadGateway)
+		return
+	case strings.HasPrefix(fault, "http:"):
+		code, rest, _ := strings.Cut(strings.TrimPrefix(fault, "http:"), ":")
+		status, _ = strconv.Atoi(code)
+		if status == 0 {
+			s.failf("fake slack: bad fault %q", fault)
+			status = http.StatusInternalServerError
+		}
+		if landed = rest == "landed"; !landed {
+			slackWriteStatus(w, status)
+			return
+		}
+	default:
+		slackWriteError(w, fault)
+		return
+	}
 	answer, code, after := handler(s, c)
+	if status != 0 {
+		slackWriteStatus(w, status)
+		return
+	}
 	if code != "" {
 		slackWriteError(w, code)
 		return
@@ -360,6 +396,40 @@ func (s *Slack) completeUpload(c *slackCall) (map[string]any, string, func()) {
 	}
 	s.notify()
 	return map[string]any{"files": out}, "", nil
+}
+
+// conversationsReplies answers the bot's posts in a thread (the root
+// first when the bot posted it), oldest first, with their metadata when
+// include_all_metadata is set. The fake keeps no user messages: only the
+// bot's posts are in its threads.
+func (s *Slack) conversationsReplies(c *slackCall) (map[string]any, string, func()) {
+	channel, root := c.params.Get("channel"), c.params.Get("ts")
+	if channel == "" {
+		return nil, "channel_not_found", nil
+	}
+	if root == "" {
+		return nil, "thread_not_found", nil
+	}
+	meta := c.params.Get("include_all_metadata") == "1" || c.params.Get("include_all_metadata") == "true"
+	s.mu.Lock()
+	var msgs []map[string]any
+	for _, p := range s.posts {
+		if p.Channel != channel || (p.ThreadTS != root && p.TS != root) {
+			continue
+		}
+		m := map[string]any{"type": "message", "text": p.Text, "user": c.cfg.botUserID, "bot_id": c.cfg.botID,
+			"ts": p.TS, "thread_ts": root}
+		if md := p.Params.Get("metadata"); meta && md != "" {
+			m["metadata"] = json.RawMessage(md)
+		}
+		msgs = append(msgs, m)
+	}
+	s.mu.Unlock()
+	if msgs == nil {
+		msgs = []map[string]any{}
+	}
+	return map[string]any{"messages": msgs, "has_more": false,
+		"response_metadata": map[string]any{"next_cursor": ""}}, "", nil
 }
 
 func (s *Slack) usersInfo(c *slackCall) (map[string]any, string, func()) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -23,9 +24,11 @@ var ErrFileTooLarge = errors.New("file too large")
 // error code ("chat.postMessage: channel_not_found") and never contain the
 // token.
 type SlackChat struct {
-	api      *slack.Client
-	botToken string
-	log      *slog.Logger
+	api       *slack.Client
+	botToken  string
+	log       *slog.Logger
+	onFailure func(DeliveryFailure)
+	backoff   time.Duration // first wait between tries; 0 means deliveryBackoff
 }
 
 var _ pipeline.Poster = (*SlackChat)(nil)
@@ -44,7 +47,11 @@ func NewSlackChat(client *slack.Client, botToken string, log *slog.Logger) *Slac
 
 // Post posts m (chat.postMessage) in its thread, or at top level when
 // ThreadTS is empty, and returns the new message's ts. A card is rendered
-// as Block Kit; the text stays as the notification fallback.
+// as Block Kit; the text stays as the notification fallback. A post that
+// answers an event carries the event's id as message metadata. A failure
+// that may pass is retried with backoff; one that leaves unknown whether
+// the post landed is retried only when the thread shows it did not. A post
+// that failed for good is an *UndeliveredError, logged and reported.
 func (c *SlackChat) Post(ctx context.Context, m pipeline.Message) (string, error) {
 	if m.ChannelID == "" {
 		return "", errors.New("chat.postMessage: no channel")
@@ -53,9 +60,22 @@ func (c *SlackChat) Post(ctx context.Context, m pipeline.Message) (string, error
 	if m.ThreadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(m.ThreadTS))
 	}
-	_, ts, err := c.api.PostMessageContext(ctx, m.ChannelID, opts...)
+	var landed func() (bool, error)
+	if m.For != "" {
+		opts = append(opts, slack.MsgOptionMetadata(slack.SlackMetadata{EventType: replyMetaType,
+			EventPayload: map[string]any{replyMetaEvent: m.For}}))
+		if m.ThreadTS != "" {
+			landed = func() (bool, error) { return c.landed(ctx, m) }
+		}
+	}
+	var ts string
+	err := c.deliver(ctx, "chat.postMessage", m.ChannelID, func() error {
+		var err error
+		_, ts, err = c.api.PostMessageContext(ctx, m.ChannelID, opts...)
+		return err
+	}, landed)
 	if err != nil {
-		return "", c.wrap("chat.postMessage", err)
+		return "", err
 	}
 	c.log.DebugContext(ctx, "chat message posted", "channel_id", m.ChannelID, "thread_ts", m.ThreadTS, "ts", ts,
 		"card", m.Card != nil)
@@ -68,8 +88,13 @@ func (c *SlackChat) Update(ctx context.Context, ts string, m pipeline.Message) e
 	if m.ChannelID == "" || ts == "" {
 		return errors.New("chat.update: no channel or ts")
 	}
-	if _, _, _, err := c.api.UpdateMessageContext(ctx, m.ChannelID, ts, messageOptions(m)...); err != nil {
-		return c.wrap("chat.update", err)
+	// An edit is idempotent: an ambiguous failure is retried like any other.
+	err := c.deliver(ctx, "chat.update", m.ChannelID, func() error {
+		_, _, _, err := c.api.UpdateMessageContext(ctx, m.ChannelID, ts, messageOptions(m)...)
+		return err
+	}, func() (bool, error) { return false, nil })
+	if err != nil {
+		return err
 	}
 	c.log.DebugContext(ctx, "chat message updated", "channel_id", m.ChannelID, "ts", ts, "card", m.Card != nil)
 	return nil

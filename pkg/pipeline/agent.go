@@ -83,7 +83,7 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 			a, _ := AccessFromContext(ctx)
 			progress := ProgressFromContext(ctx)
 			progress.Reach()
-			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), progress: progress}
+			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), event: ev.ID, progress: progress}
 			var err error
 			switch ev.Kind {
 			case KindAction:
@@ -127,6 +127,7 @@ type outbox struct {
 	next     Handler
 	channel  string
 	thread   string
+	event    string    // the id of the event answered
 	progress *Progress // told of every message posted
 }
 
@@ -141,7 +142,7 @@ func (o *outbox) Update(ctx context.Context, ts, markdown string) error {
 
 func (o *outbox) send(ctx context.Context, op ReplyOp, ts, text string, markdown bool) (string, error) {
 	ev := &Event{Kind: KindReply, ChannelID: o.channel, ThreadTS: o.thread, Text: text,
-		Reply: &Reply{Op: op, TS: ts, Markdown: markdown}}
+		Reply: &Reply{Op: op, TS: ts, Markdown: markdown, For: o.event}}
 	if op == ReplyPost {
 		o.progress.Answering()
 	}

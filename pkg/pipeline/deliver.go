@@ -32,7 +32,7 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 			return p.Update(ctx, ev.Reply.TS, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: parts[0]})
 		case ReplyPost:
 			for i, part := range parts {
-				ts, err := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part})
+				ts, err := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part, For: ev.Reply.For})
 				if err != nil {
 					return fmt.Errorf("deliver part %d of %d: %w", i+1, len(parts), err)
 				}

@@ -124,6 +124,8 @@ type Reply struct {
 	// Markdown is true while Text is still the agent's markdown; the markup
 	// stage converts it to the platform dialect and clears it.
 	Markdown bool
+	// For is the id of the inbound event this reply answers (Message.For).
+	For string
 }
 
 // RootTS is the ts of the thread's root message: ThreadTS, or TS for a

@@ -10,6 +10,10 @@ type Message struct {
 	ThreadTS  string // the thread's root; "" posts at top level
 	Text      string // in the platform's markup dialect (already converted)
 	Card      *Card  // optional interactive card
+	// For is the id of the inbound event this post answers ("" for none).
+	// The platform keeps it with the message (as message metadata), so
+	// that after a crash the runtime can tell whether the answer landed.
+	For string
 }
 
 // Card actions (the action_id of each button).

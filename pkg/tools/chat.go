@@ -176,7 +176,7 @@ func (c *ChatServer) reply(ctx context.Context, input json.RawMessage) (Result, 
 	}
 	ts, err := t.Out.Post(ctx, c.Redactor.Redact(in.Text))
 	if err != nil {
-		return Result{}, err
+		return undelivered(ctx, "posted", err)
 	}
 	if c.Replied != nil {
 		c.Replied(ctx)
@@ -200,7 +200,20 @@ func (c *ChatServer) edit(ctx context.Context, input json.RawMessage) (Result, e
 		return Errorf("no chat thread to edit in"), nil
 	}
 	if err := t.Out.Update(ctx, in.TS, c.Redactor.Redact(in.Text)); err != nil {
-		return Result{}, err
+		return undelivered(ctx, "edited", err)
 	}
 	return Result{Text: "edited " + in.TS}, nil
+}
+
+// undelivered is the result of a post or an edit the platform did not
+// take: an error result that names the platform's reason, so that the
+// model knows its words were not seen (and the history keeps them as
+// undelivered). The chat client's errors name the method and the
+// platform's error code, never a token. A cancelled turn is an error of
+// the call itself.
+func undelivered(ctx context.Context, what string, err error) (Result, error) {
+	if ctx.Err() != nil {
+		return Result{}, err
+	}
+	return Errorf("not delivered: the message was not %s (%v)", what, err), nil
 }
