@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -87,5 +88,22 @@ func TestHistoryKeepsEventID(t *testing.T) {
 	h, err := s.History(ctx, sess)
 	if err != nil || len(h) != 2 || h[0].EventID != "ev1" || h[1].EventID != "" {
 		t.Fatalf("history: %+v %v", h, err)
+	}
+}
+
+// BenchmarkInboxReceive is the write on the ack path: one event recorded
+// before its envelope is acknowledged.
+func BenchmarkInboxReceive(b *testing.B) {
+	s, _ := newTestStore(b)
+	ctx := b.Context()
+	event := json.RawMessage(`{"ID":"Ev","Kind":1,"ChannelID":"D0MGR","ChannelType":"im","UserID":"U0MGR","TS":"1700000000.000100","Text":"can you summarise the last deploy and tell me what failed?"}`)
+	i := 0
+	for b.Loop() {
+		i++
+		id := "Ev" + strconv.Itoa(i)
+		if _, err := s.InboxReceive(ctx, InboxEntry{EventID: id, Kind: "message", ChannelID: "D0MGR", ThreadTS: "1.1",
+			UserID: "U0MGR", MsgKey: "D0MGR:" + id, Event: event}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
