@@ -109,15 +109,69 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			c.simCommand(),
 			c.auditCommand(),
 			c.inboxCommand(),
+			c.doctorCommand(),
 			c.versionCommand(),
 		},
-		Exec: func(context.Context, []string) error { return flag.ErrHelp },
+	}
+	root.Exec = func(_ context.Context, rest []string) error {
+		if len(rest) == 0 {
+			fmt.Fprintln(stderr, ffcli.DefaultUsageFunc(root))
+			return &exitError{code: 2, err: errors.New("no command given")}
+		}
+		return &exitError{code: 2, err: unknownCommand(rest[0], root.Subcommands)}
 	}
 	setOutput(root, stderr)
 	if err := root.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		// An unknown or malformed flag: the flag package printed the
+		// usage; the error says which.
+		return &exitError{code: 2, err: err}
 	}
 	return root.Run(ctx)
+}
+
+// unknownCommand is the error for a command that is not one, naming the
+// nearest one when it is close (a typo).
+func unknownCommand(name string, cmds []*ffcli.Command) error {
+	best, dist := "", 3 // at most two edits away
+	for _, c := range cmds {
+		if d := editDistance(name, c.Name); d < dist {
+			best, dist = c.Name, d
+		}
+	}
+	if best != "" {
+		return fmt.Errorf("unknown command %q (did you mean %q?); see agent --help", name, best)
+	}
+	return fmt.Errorf("unknown command %q; see agent --help", name)
+}
+
+// editDistance is the Levenshtein distance of a and b, transpositions
+// counted as one edit ("strat" is one edit from "start").
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
 }
 
 // setOutput sends every command's usage to w.

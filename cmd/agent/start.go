@@ -43,7 +43,8 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 				client := gateway.NewSlackClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, httpClient)
 				return gateway.NewSocketMode(client, log), gateway.NewSlackChat(client, cfg.BotToken, log)
 			}
-			deps := serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform}
+			deps := serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform,
+				preflight: func(ctx context.Context, log *slog.Logger) error { return preflight(ctx, cfg, log) }}
 			if name != "dev" {
 				svc, err := newService(ctx, cfg, deps)
 				if err != nil {

@@ -87,6 +87,9 @@ type serviceDeps struct {
 	platform platform
 	// model replaces the Messages API client (the simulator's stub).
 	model agent.Model
+	// preflight, when set, checks the credentials with the platform and
+	// the provider before the service connects (`agent start`, `dev`).
+	preflight func(ctx context.Context, log *slog.Logger) error
 	// onHandled and onDrop observe the gateway (the simulator's waits).
 	onHandled func(ev *pipeline.Event, err error)
 	onDrop    func(ev *pipeline.Event, reason string)
@@ -138,6 +141,11 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	s.redactor = redact.New(cfg.Secrets(), patterns)
 
+	if d.preflight != nil {
+		if err := d.preflight(ctx, s.log); err != nil {
+			return nil, err
+		}
+	}
 	if s.self, err = chat.AuthTest(ctx); err != nil {
 		return nil, fmt.Errorf("chat auth.test: %w", err)
 	}

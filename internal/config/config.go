@@ -176,10 +176,29 @@ func (c *Config) ValidateService() error {
 		return errors.New("missing env CHAT_BOT_TOKEN")
 	case c.AppToken == "":
 		return errors.New("missing env CHAT_APP_TOKEN")
-	case strings.HasPrefix(c.BotToken, "xapp-") || strings.HasPrefix(c.AppToken, "xoxb-"):
-		return errors.New("CHAT_BOT_TOKEN and CHAT_APP_TOKEN look swapped: the bot token starts with xoxb-, the app token with xapp-")
+	}
+	if err := c.ValidateTokens(); err != nil {
+		return err
 	}
 	return c.ValidateModel()
+}
+
+// ValidateTokens checks the chat tokens' shapes: each says what it is by
+// its prefix (xoxb- bot, xapp- app-level, xoxp- user), so a token in the
+// wrong variable is named without asking the platform.
+func (c *Config) ValidateTokens() error {
+	bot, app := c.BotToken, c.AppToken
+	switch {
+	case strings.HasPrefix(bot, "xapp-") && strings.HasPrefix(app, "xoxb-"):
+		return errors.New("CHAT_BOT_TOKEN looks like an app-level token (xapp-…) and CHAT_APP_TOKEN like a bot token (xoxb-…): the two are swapped")
+	case strings.HasPrefix(bot, "xapp-"):
+		return errors.New("CHAT_BOT_TOKEN looks like an app-level token (xapp-…): set it to the Bot User OAuth Token (xoxb-…) of OAuth & Permissions")
+	case strings.HasPrefix(bot, "xoxp-"):
+		return errors.New("CHAT_BOT_TOKEN looks like a user token (xoxp-…): set it to the Bot User OAuth Token (xoxb-…) of OAuth & Permissions")
+	case strings.HasPrefix(app, "xoxb-") || strings.HasPrefix(app, "xoxp-"):
+		return errors.New("CHAT_APP_TOKEN looks like an OAuth token (" + app[:5] + "…): set it to an app-level token (xapp-…) with connections:write, from Basic Information → App-Level Tokens")
+	}
+	return nil
 }
 
 // ValidateModel checks the model provider settings.

@@ -17,7 +17,8 @@ import (
 const AnthropicDefaultText = "ok"
 
 // Anthropic is an in-process fake of the Anthropic Messages API: it answers
-// POST /v1/messages (streaming and not) and POST /v1/messages/count_tokens in
+// GET /v1/models (one model, for credential checks), POST /v1/messages
+// (streaming and not) and POST /v1/messages/count_tokens in
 // the wire format of the real API, records every request, and fails T on
 // anything the real API would reject or the fake does not know: an unknown
 // path or method, a missing credential, invalid JSON, or messages that break
@@ -48,6 +49,8 @@ type Anthropic struct {
 	closed  chan struct{} // closed by Close: releases gated responses
 	seq     int
 	srv     *httptest.Server
+
+	modelsCalls int // GET /v1/models, not among reqs
 }
 
 // NewAnthropic returns an Anthropic fake reporting to t, served by a started
@@ -187,6 +190,10 @@ const anthMaxBody = 32 << 20
 
 // ServeHTTP answers one request as the Messages API would.
 func (a *Anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/models" && r.Method == http.MethodGet {
+		a.serveModels(w, r)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, anthMaxBody+1))
 	req := AnthropicRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	if err == nil && len(body) <= anthMaxBody {
@@ -416,4 +423,31 @@ func anthStatusOf(typ string) int {
 	default:
 		return http.StatusInternalServerError
 	}
+}
+
+// serveModels answers GET /v1/models (the credential check at start and in
+// `agent doctor`) with one model, or the credential's refusal. It is not
+// one of Requests: tests count model calls.
+func (a *Anthropic) serveModels(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	a.modelsCalls++
+	a.mu.Unlock()
+	reqID := "req_fake_models"
+	w.Header().Set("request-id", reqID)
+	if status, typ, msg, bug := a.checkAuth(r.Header); status != 0 {
+		if bug {
+			a.failf("%s %s: %s", r.Method, r.URL.Path, msg)
+		}
+		anthWriteError(w, reqID, status, typ, msg)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"data":[{"type":"model","id":"claude-test","display_name":"Claude Test","created_at":"2025-01-01T00:00:00Z"}],"has_more":false,"first_id":"claude-test","last_id":"claude-test"}`)
+}
+
+// ModelsCalls is how many times GET /v1/models was called.
+func (a *Anthropic) ModelsCalls() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.modelsCalls
 }

@@ -71,6 +71,9 @@ type Slack struct {
 	// Errors maps a Web API method to the error code it answers
 	// ({"ok":false,"error":code}) instead of succeeding.
 	Errors map[string]string
+	// Scopes, when set, are the bot token's granted scopes: every Web API
+	// answer carries them in X-OAuth-Scopes, as the platform's do.
+	Scopes []string
 	// PingInterval is how often the fake pings each socket; default 5 s,
 	// well inside slack-go's 30 s dead-connection interval.
 	PingInterval time.Duration
@@ -300,6 +303,7 @@ type slackConfig struct {
 	authError                                           string
 	echo                                                bool
 	errors                                              map[string]string
+	scopes                                              []string
 	ping                                                time.Duration
 }
 
@@ -319,7 +323,7 @@ func (s *Slack) cfg() slackConfig {
 		botToken: or(s.BotToken, DefaultBotToken), appToken: or(s.AppToken, DefaultAppToken),
 		botUserID: or(s.BotUserID, DefaultBotUserID), botID: or(s.BotID, DefaultBotID),
 		teamID: or(s.TeamID, DefaultTeamID), appID: or(s.AppID, DefaultAppID),
-		authError: s.AuthError, echo: s.EchoPosts, errors: maps.Clone(s.Errors), ping: ping,
+		authError: s.AuthError, echo: s.EchoPosts, errors: maps.Clone(s.Errors), scopes: slices.Clone(s.Scopes), ping: ping,
 	}
 }
 

@@ -55,6 +55,9 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 	s.notify()
 	s.mu.Unlock()
 
+	if c.cfg.scopes != nil && token == c.cfg.botToken {
+		w.Header().Set("X-OAuth-Scopes", strings.Join(c.cfg.scopes, ","))
+	}
 	handler, ok := slackMethods[method]
 	switch {
 	case !ok:

@@ -81,8 +81,8 @@ func isNotFound(err error) bool {
 // calls share. apiURL is the Web API base (CHAT_API_URL; "" means the
 // platform's own); a missing final "/" is added, as slack-go needs it.
 // httpClient nil means a client with a 60 s timeout. Calls answered 429 are
-// retried after the platform's Retry-After.
-func NewSlackClient(botToken, appToken, apiURL string, httpClient *http.Client) *slack.Client {
+// retried after the platform's Retry-After. opts are applied last.
+func NewSlackClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
 	if apiURL == "" {
 		apiURL = slack.APIURL
 	}
@@ -92,13 +92,13 @@ func NewSlackClient(botToken, appToken, apiURL string, httpClient *http.Client) 
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: slackHTTPTimeout}
 	}
-	return slack.New(botToken,
+	return slack.New(botToken, append([]slack.Option{
 		slack.OptionAppLevelToken(appToken),
 		slack.OptionAPIURL(apiURL),
 		slack.OptionHTTPClient(httpClient),
 		// After OptionHTTPClient: it wraps the client set there.
 		slack.OptionRetry(slackRetries),
-	)
+	}, opts...)...)
 }
 
 // SocketMode is the production Transport: the platform's Socket Mode through

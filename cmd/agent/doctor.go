@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+	"github.com/slack-go/slack"
+
+	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/pkg/gateway"
+)
+
+// checkTimeout bounds each network check of the startup diagnosis.
+const checkTimeout = 15 * time.Second
+
+// finding is the outcome of one startup check: a line that names the
+// variable concerned and, when something is wrong, how to fix it.
+type finding struct {
+	ok      bool
+	warning bool // not checked: the service may still run (a provider unreachable)
+	text    string
+}
+
+// diagnose checks what the service was given, before it connects: the
+// chat tokens' shapes, the bot token and its scopes (auth.test and its
+// X-OAuth-Scopes), the app token and socket mode (apps.connections.open),
+// the model credential (the provider's models list), and whether the
+// database can be written. A check that cannot run because an earlier one
+// failed is left out.
+func diagnose(ctx context.Context, cfg *config.Config) []finding {
+	var out []finding
+	add := func(ok bool, format string, args ...any) {
+		out = append(out, finding{ok: ok, text: fmt.Sprintf(format, args...)})
+	}
+	if err := cfg.ValidateService(); err != nil {
+		add(false, "%v", err)
+		if cfg.BotToken == "" || cfg.AppToken == "" || cfg.ValidateTokens() != nil {
+			return append(out, diagnoseDB(cfg))
+		}
+	}
+	out = append(out, diagnoseChat(ctx, cfg)...)
+	if cfg.ValidateModel() == nil {
+		out = append(out, diagnoseModel(ctx, cfg))
+	}
+	return append(out, diagnoseDB(cfg))
+}
+
+// diagnoseChat asks the platform about both tokens.
+func diagnoseChat(ctx context.Context, cfg *config.Config) []finding {
+	var mu sync.Mutex
+	scopes, seen := "", false
+	client := gateway.NewSlackClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, &http.Client{Timeout: checkTimeout},
+		slack.OptionOnResponseHeaders(func(path string, h http.Header) {
+			if strings.HasSuffix(path, "auth.test") {
+				mu.Lock()
+				scopes, seen = h.Get("X-OAuth-Scopes"), h.Get("X-OAuth-Scopes") != ""
+				mu.Unlock()
+			}
+		}))
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	var out []finding
+	resp, err := client.AuthTestContext(ctx)
+	switch {
+	case err != nil && !isPlatformAnswer(err):
+		out = append(out, finding{warning: true, text: "CHAT_BOT_TOKEN not checked: the chat platform did not answer (" + err.Error() + "); check CHAT_API_URL and the network"})
+	case err != nil:
+		out = append(out, finding{text: "CHAT_BOT_TOKEN is not accepted by the platform (auth.test: " + slackCode(err) +
+			"): copy the Bot User OAuth Token (xoxb-…) of OAuth & Permissions again, or reinstall the app"})
+	default:
+		mu.Lock()
+		granted, known := scopes, seen
+		mu.Unlock()
+		if missing := missingScopes(granted); known && len(missing) > 0 {
+			out = append(out, finding{text: fmt.Sprintf("CHAT_BOT_TOKEN lacks the scopes %s: add them to the app (`agent manifest` prints its manifest) and reinstall it to the workspace",
+				strings.Join(missing, ", "))})
+		} else {
+			out = append(out, finding{ok: true, text: fmt.Sprintf("CHAT_BOT_TOKEN: bot %s in workspace %s", resp.UserID, resp.TeamID)})
+		}
+	}
+	if _, _, err := client.StartSocketModeContext(ctx); err != nil {
+		code := slackCode(err)
+		switch {
+		case !isPlatformAnswer(err):
+			out = append(out, finding{warning: true, text: "CHAT_APP_TOKEN not checked: the chat platform did not answer (" + err.Error() + ")"})
+			return out
+		}
+		switch code {
+		case "missing_scope":
+			out = append(out, finding{text: "CHAT_APP_TOKEN lacks the connections:write scope: create an app-level token with it (Basic Information → App-Level Tokens)"})
+		case "invalid_auth", "not_authed", "token_revoked", "account_inactive", "not_allowed_token_type":
+			out = append(out, finding{text: "CHAT_APP_TOKEN is not accepted by the platform (apps.connections.open: " + code +
+				"): copy the app-level token (xapp-…) of Basic Information → App-Level Tokens again"})
+		default:
+			out = append(out, finding{text: "CHAT_APP_TOKEN cannot open a socket (apps.connections.open: " + code +
+				"): turn Socket Mode on in the app's settings, and give the app-level token connections:write"})
+		}
+	} else {
+		out = append(out, finding{ok: true, text: "CHAT_APP_TOKEN: socket mode on"})
+	}
+	return out
+}
+
+// missingScopes are the manifest's bot scopes that granted (the
+// comma-separated X-OAuth-Scopes) lacks, in the manifest's order.
+func missingScopes(granted string) []string {
+	have := map[string]bool{}
+	for s := range strings.SplitSeq(granted, ",") {
+		have[strings.TrimSpace(s)] = true
+	}
+	var missing []string
+	for _, s := range botScopes {
+		if !have[s] {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// isPlatformAnswer reports whether err is the platform's answer (an error
+// code, a rate limit), not a failure to reach it.
+func isPlatformAnswer(err error) bool {
+	var se slack.SlackErrorResponse
+	var rl *slack.RateLimitedError
+	return errors.As(err, &se) || errors.As(err, &rl)
+}
+
+// slackCode is the platform's error code in err, or its text.
+func slackCode(err error) string {
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		return "rate limited"
+	}
+	return err.Error()
+}
+
+// diagnoseModel asks the provider whether it takes the credential.
+func diagnoseModel(ctx context.Context, cfg *config.Config) finding {
+	name := "LLM_API_KEY"
+	if cfg.OAuthToken != "" {
+		name = "LLM_OAUTH_TOKEN"
+	}
+	client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.Model,
+		HTTPClient: &http.Client{Timeout: checkTimeout}}, nil, nil, nil)
+	if err != nil {
+		return finding{text: fmt.Sprintf("%s: %v", name, err)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	err = client.CheckAuth(ctx)
+	var le *llm.Error
+	switch {
+	case err == nil:
+		return finding{ok: true, text: name + ": accepted by the model provider"}
+	case errors.Is(err, llm.ErrAuth) && errors.As(err, &le):
+		return finding{text: fmt.Sprintf("%s is refused by the model provider (%d %s): set a valid key", name, le.Status, le.Type)}
+	case errors.Is(err, llm.ErrUnavailable):
+		return finding{warning: true, text: fmt.Sprintf("%s not checked: the model provider did not answer (%v)", name, err)}
+	}
+	return finding{warning: true, text: fmt.Sprintf("%s not checked: %v", name, err)}
+}
+
+// diagnoseDB checks that the database (or the folder it will be made in)
+// can be written.
+func diagnoseDB(cfg *config.Config) finding {
+	path := cfg.DBPath
+	if _, err := os.Stat(path); err == nil {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return finding{text: fmt.Sprintf("AGENT_DB_PATH %s is not writable (%v): fix its owner or mode", path, unwrapPath(err))}
+		}
+		f.Close()
+		return finding{ok: true, text: "AGENT_DB_PATH " + path + ": writable"}
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return finding{text: fmt.Sprintf("AGENT_DB_PATH %s: its folder cannot be made (%v)", path, unwrapPath(err))}
+	}
+	f, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		return finding{text: fmt.Sprintf("AGENT_DB_PATH %s: its folder %s is not writable (%v): fix its owner or mode", path, dir, unwrapPath(err))}
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return finding{ok: true, text: "AGENT_DB_PATH " + path + ": writable (not created yet)"}
+}
+
+// unwrapPath drops the path an *os.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// preflight runs the diagnosis before the service connects: every finding
+// that stops it is an error line (one per finding); a check that could not
+// be made is logged as a warning and the start goes on (the connection
+// itself will tell).
+func preflight(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	var failed []string
+	for _, f := range diagnose(ctx, cfg) {
+		switch {
+		case f.ok:
+		case f.warning:
+			log.WarnContext(ctx, "startup check: "+f.text)
+		default:
+			failed = append(failed, f.text)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(failed, "\n"))
+}
+
+// doctorCommand is `agent doctor`: the startup checks, one line each,
+// exit 0 when all pass.
+func (c *cli) doctorCommand() *ffcli.Command {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	cfg, finish := c.configFlags(fs, "text")
+	return &ffcli.Command{
+		Name:       "doctor",
+		ShortUsage: "agent doctor [flags]",
+		ShortHelp:  "check the tokens, their scopes, socket mode, the model key and the database; exit 1 on a problem",
+		LongHelp: "Runs the checks `agent start` runs before it connects, and prints one line per check: " +
+			"ok or FAIL, naming the variable and the fix. Asks the chat platform " +
+			"(auth.test, apps.connections.open) and the model provider (its models list).",
+		FlagSet: fs,
+		Exec: func(ctx context.Context, _ []string) error {
+			if err := finish(); err != nil {
+				return err
+			}
+			// A check that could not be made fails the doctor: it is
+			// there to tell.
+			findings := diagnose(ctx, cfg)
+			failed := slices.ContainsFunc(findings, func(f finding) bool { return !f.ok })
+			for _, f := range findings {
+				mark := "ok  "
+				if !f.ok {
+					mark = "FAIL"
+				}
+				fmt.Fprintf(c.stdout, "%s  %s\n", mark, f.text)
+			}
+			if failed {
+				return quietError{code: 1}
+			}
+			return nil
+		},
+	}
+}
