@@ -502,6 +502,7 @@ func (s *service) run(ctx context.Context) error {
 			Started:      s.started,
 			Gatherer:     s.metrics.Registry,
 			Logger:       s.log,
+			Pprof:        s.cfg.Pprof == "1",
 		})
 		wg.Add(1)
 		go func() {

@@ -96,6 +96,7 @@ func TestStartupErrors(t *testing.T) {
 		{"user token as bot token", nil, map[string]string{"CHAT_BOT_TOKEN": "xoxp-1"}, "CHAT_BOT_TOKEN looks like a user token (xoxp-…)"},
 		{"bot token as app token", nil, map[string]string{"CHAT_APP_TOKEN": "xoxb-2"}, "CHAT_APP_TOKEN looks like an OAuth token (xoxb-…): set it to an app-level token (xapp-…) with connections:write"},
 		{"bad mode", nil, map[string]string{"AGENT_DEFAULT_MODE": "yolo"}, `AGENT_DEFAULT_MODE: unknown permission mode "yolo"`},
+		{"bad pprof", nil, map[string]string{"AGENT_PPROF": "yes"}, `AGENT_PPROF: unknown value "yes" (want 1 or 0)`},
 		{"ok", nil, nil, ""},
 		{"oauth only", []string{"LLM_API_KEY"}, map[string]string{"LLM_OAUTH_TOKEN": "sk-ant-oat"}, ""},
 	}

@@ -32,6 +32,10 @@ type Deps struct {
 	// Logger receives panics, check failures and, at debug level, one line
 	// per request.
 	Logger *slog.Logger
+	// Pprof serves the Go runtime's profiles under /debug/pprof/ (CPU,
+	// heap, goroutines, ...). Off by default: a profile shows the
+	// process's internals to whoever reaches the port.
+	Pprof bool
 }
 
 // checkTimeout bounds a health or readiness check. Probes (Kubernetes,

@@ -286,3 +286,29 @@ func TestRequestLogIsDebug(t *testing.T) {
 		t.Errorf("info logger got request lines: %s", logs.String())
 	}
 }
+
+// The Go profiles are served only when asked for (AGENT_PPROF=1).
+func TestPprofOnlyWhenOn(t *testing.T) {
+	off := New(deps())
+	if a := do(t, off, http.MethodGet, "/debug/pprof/"); a.status != http.StatusNotFound {
+		t.Errorf("pprof off: /debug/pprof/ answered %d", a.status)
+	}
+	d := deps()
+	d.Pprof = true
+	on := New(d)
+	for path, want := range map[string]string{
+		"/debug/pprof/":                  "goroutine",
+		"/debug/pprof/heap?debug=1":      "heap profile",
+		"/debug/pprof/goroutine?debug=1": "goroutine profile",
+	} {
+		if a := do(t, on, http.MethodGet, path); a.status != http.StatusOK || !strings.Contains(a.body, want) {
+			t.Errorf("pprof on: %s answered %d, body lacks %q", path, a.status, want)
+		}
+	}
+	if a := do(t, on, http.MethodGet, "/debug/pprof/profile?seconds=1"); a.status != http.StatusOK || len(a.body) == 0 {
+		t.Errorf("CPU profile: %d, %d bytes", a.status, len(a.body))
+	}
+	if a := do(t, on, http.MethodGet, "/healthz"); a.status != http.StatusOK {
+		t.Errorf("healthz with pprof on: %d", a.status)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 )
 
 // addRoutes lists every route of the service. Each answers GET and HEAD;
@@ -13,6 +14,10 @@ func addRoutes(r chi.Router, d Deps) {
 	get(r, "/healthz", handleHealthz(d))
 	get(r, "/readyz", handleReadyz(d))
 	get(r, "/metrics", handleMetrics(d))
+	if d.Pprof {
+		// chi's Profiler serves net/http/pprof's handlers under its mount.
+		r.Mount("/debug", middleware.Profiler())
+	}
 }
 
 // get routes GET and HEAD on pattern to h (net/http drops the body of a
