@@ -2,8 +2,9 @@ package redact
 
 import (
 	"regexp"
-	"sort"
 	"strings"
+
+	"github.com/persona-runtime/agent/internal/secret"
 )
 
 // Pattern is an operator-defined pattern and what it stands for.
@@ -23,41 +24,30 @@ var builtin = []Pattern{
 
 // Redactor redacts text. It is safe for concurrent use.
 type Redactor struct {
-	secrets  []string // exact values, longest first
+	secrets  *secret.Set // exact values, raw and encoded
 	patterns []Pattern
 	// quick lists substrings one of which must occur for any builtin or
 	// secret to match, so clean text costs a few Index calls.
 	quick []string
 }
 
-// minSecret is the shortest credential value redacted verbatim: shorter
-// values would hit ordinary words (an unset or test value like "x").
-const minSecret = 8
-
 // New returns a Redactor for the given credential values and the
 // operator's patterns.
 func New(secrets []string, patterns []Pattern) *Redactor {
-	r := &Redactor{quick: []string{"xox", "xapp-", "sk-ant-", "hooks.slack.com"}}
-	for _, s := range secrets {
-		if len(s) >= minSecret {
-			r.secrets = append(r.secrets, s)
-		}
-	}
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	// Values shorter than secret.MinLen would hit ordinary words (an unset
+	// or test value like "x"); the Set leaves them out.
+	r := &Redactor{quick: []string{"xox", "xapp-", "sk-ant-", "hooks.slack.com"}, secrets: secret.New(secrets...)}
 	r.patterns = append(r.patterns, patterns...)
 	return r
 }
 
-// Redact replaces every secret in text by "[redacted: <description>]".
+// Redact replaces every secret in text by "[redacted: <description>]": the
+// credential values also when base64-, hex- or URL-encoded.
 func (r *Redactor) Redact(text string) string {
 	if text == "" {
 		return text
 	}
-	for _, s := range r.secrets {
-		if strings.Contains(text, s) {
-			text = strings.ReplaceAll(text, s, "[redacted: credential]")
-		}
-	}
+	text = r.secrets.Replace(text, "[redacted: credential]")
 	hit := false
 	for _, q := range r.quick {
 		if strings.Contains(text, q) {

@@ -15,6 +15,8 @@ func TestRedact(t *testing.T) {
 	}{
 		{"clean text untouched", "hello <@U123> how are you?", "hello <@U123> how are you?"},
 		{"credential value", "key is my-very-secret-api-key!", "key is [redacted: credential]!"},
+		{"credential in hex", "dump: 6d792d766572792d7365637265742d6170692d6b6579 end", "dump: [redacted: credential] end"},
+		{"credential in base64", "b64: bXktdmVyeS1zZWNyZXQtYXBpLWtleQ== end", "b64: [redacted: credential] end"},
 		{"short values are not secrets", "a short story", "a short story"},
 		{"bot token format", "use xoxb-1234-5678-abcdefghij please", "use [redacted: chat token] please"},
 		{"app token format", "xapp-1-A0123-456-abcdef0123", "[redacted: chat app token]"},

@@ -3,6 +3,8 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,6 +83,13 @@ func TestLoggerScrubsSecrets(t *testing.T) {
 		log  func(l *slog.Logger)
 	}{
 		{"message", func(l *slog.Logger) { l.Info("token is " + secret) }},
+		{"base64 in a message", func(l *slog.Logger) {
+			l.Info("output: " + base64.StdEncoding.EncodeToString([]byte("TOKEN="+secret)))
+		}},
+		{"wrapped hex attr", func(l *slog.Logger) {
+			h := hex.EncodeToString([]byte(secret))
+			l.Info("m", "out", h[:20]+"\n"+h[20:])
+		}},
 		{"string attr", func(l *slog.Logger) { l.Info("m", "token", secret) }},
 		{"error attr", func(l *slog.Logger) { l.Info("m", "err", fmt.Errorf("auth.test: %w", errors.New("bad token "+secret))) }},
 		{"nested group", func(l *slog.Logger) { l.Info("m", slog.Group("a", slog.Group("b", "token", "x"+secret+"y"))) }},

@@ -1,71 +1,47 @@
 package telemetry
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
-	"strings"
+
+	secretset "github.com/persona-runtime/agent/internal/secret"
 )
 
 // Redacted replaces every secret value in log output.
 const Redacted = "[redacted]"
 
-// minSecret is the shortest secret scrubbed: shorter values (an unset or
-// placeholder value such as "x" or "test") would blank out ordinary words.
-// Real tokens are tens of characters long; internal/redact uses the same
-// bound.
-const minSecret = 8
-
-// scrubber replaces secret values. A nil *scrubber scrubs nothing.
+// scrubber replaces secret values, raw and base64-, hex- or URL-encoded
+// (internal/secret; values shorter than secretset.MinLen are left out: an
+// unset or placeholder value such as "x" would blank out ordinary words).
+// A nil *scrubber scrubs nothing.
 type scrubber struct {
-	secrets  []string // distinct, longest first
-	replacer *strings.Replacer
+	set *secretset.Set
 }
 
-// newScrubber returns a scrubber for the secrets of at least minSecret
-// bytes, or nil when there are none.
+// newScrubber returns a scrubber for the secrets, or nil when none is long
+// enough to look for.
 func newScrubber(secrets []string) *scrubber {
-	seen := map[string]bool{}
-	var kept []string
-	for _, s := range secrets {
-		if len(s) >= minSecret && !seen[s] {
-			seen[s] = true
-			kept = append(kept, s)
-		}
-	}
-	if len(kept) == 0 {
+	set := secretset.New(secrets...)
+	if set.Empty() {
 		return nil
 	}
-	// Longest first: strings.Replacer tries the old strings in argument
-	// order at each position, so a secret that contains another one is
-	// replaced whole.
-	sort.SliceStable(kept, func(i, j int) bool { return len(kept[i]) > len(kept[j]) })
-	pairs := make([]string, 0, 2*len(kept))
-	for _, s := range kept {
-		pairs = append(pairs, s, Redacted)
-	}
-	return &scrubber{secrets: kept, replacer: strings.NewReplacer(pairs...)}
+	return &scrubber{set: set}
 }
 
 func (s *scrubber) contains(text string) bool {
-	if s == nil {
-		return false
-	}
-	for _, v := range s.secrets {
-		if strings.Contains(text, v) {
-			return true
-		}
-	}
-	return false
+	return s != nil && s.set.Contains(text)
+}
+
+func (s *scrubber) replace(text string) string {
+	return s.set.Replace(text, Redacted)
 }
 
 func (s *scrubber) string(text string) string {
 	if !s.contains(text) {
 		return text
 	}
-	return s.replacer.Replace(text)
+	return s.replace(text)
 }
 
 func (s *scrubber) attrs(as []slog.Attr) []slog.Attr {
@@ -92,7 +68,7 @@ func (s *scrubber) value(v slog.Value) slog.Value {
 	switch v.Kind() {
 	case slog.KindString:
 		if str := v.String(); s.contains(str) {
-			return slog.StringValue(s.replacer.Replace(str))
+			return slog.StringValue(s.replace(str))
 		}
 	case slog.KindGroup:
 		return slog.GroupValue(s.attrs(v.Group())...)
@@ -104,11 +80,11 @@ func (s *scrubber) value(v slog.Value) slog.Value {
 		x := v.Any()
 		if err, ok := x.(error); ok {
 			if text := err.Error(); s.contains(text) {
-				return slog.StringValue(s.replacer.Replace(text))
+				return slog.StringValue(s.replace(text))
 			}
 		}
 		if text := fmt.Sprintf("%+v", x); s.contains(text) {
-			return slog.StringValue(s.replacer.Replace(text))
+			return slog.StringValue(s.replace(text))
 		}
 	}
 	return v
@@ -125,17 +101,11 @@ type scrubWriter struct {
 }
 
 func (sw scrubWriter) Write(p []byte) (int, error) {
-	dirty := false
-	for _, v := range sw.s.secrets {
-		if bytes.Contains(p, []byte(v)) {
-			dirty = true
-			break
-		}
-	}
-	if !dirty {
+	text := string(p)
+	if !sw.s.contains(text) {
 		return sw.w.Write(p)
 	}
-	if _, err := io.WriteString(sw.w, sw.s.replacer.Replace(string(p))); err != nil {
+	if _, err := io.WriteString(sw.w, sw.s.replace(text)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/secret"
 )
 
 // bashDrainGrace is how long Bash keeps reading output after the command's
@@ -83,7 +84,7 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 	if err != nil {
 		return Errorf("start command: %s", fsErrText(err))
 	}
-	out := &bashCapture{half: b.maxOutput / 2, slack: b.maxSecret}
+	out := &bashCapture{half: b.maxOutput / 2, slack: b.window()}
 	captured := make(chan struct{})
 	go func() {
 		defer close(captured)
@@ -206,43 +207,54 @@ func (c *bashCapture) text(b *Builtins) string {
 }
 
 // secretEnd moves the cut at (buf[:at] is kept) past any secret it would
-// split.
+// split, in any of its encodings.
 func (b *Builtins) secretEnd(buf []byte, at int) int {
-	for moved := true; moved; {
-		moved = false
-		for _, s := range b.secrets {
-			if i := bashStraddle(buf, s, at); i >= 0 {
-				at, moved = i+len(s), true
-			}
+	for {
+		sp, ok := b.straddle(buf, at)
+		if !ok {
+			return at
 		}
+		at = sp[1]
 	}
-	return at
 }
 
 // secretStart moves the cut at (buf[at:] is kept) before any secret it
-// would split.
+// would split, in any of its encodings.
 func (b *Builtins) secretStart(buf []byte, at int) int {
-	for moved := true; moved; {
-		moved = false
-		for _, s := range b.secrets {
-			if i := bashStraddle(buf, s, at); i >= 0 {
-				at, moved = i, true
-			}
+	for {
+		sp, ok := b.straddle(buf, at)
+		if !ok {
+			return at
 		}
+		at = sp[0]
 	}
-	return at
 }
 
-// bashStraddle returns where an occurrence of s in buf spanning the cut at
-// (starting before it, ending after it) starts, or -1.
-func bashStraddle(buf []byte, s string, at int) int {
-	from := max(0, at-len(s)+1)
-	to := min(len(buf), at+len(s)-1)
-	if from >= at || to <= at {
-		return -1
+// straddle returns the range of buf showing a secret (raw or encoded) that
+// spans the cut at: starting before it, ending after it.
+func (b *Builtins) straddle(buf []byte, at int) ([2]int, bool) {
+	w := b.window()
+	from, to := max(0, at-w), min(len(buf), at+w)
+	win := string(buf[from:to])
+	for _, sp := range b.set.Spans(win) {
+		if from+sp[0] < at && from+sp[1] > at {
+			return [2]int{from + sp[0], from + sp[1]}, true
+		}
 	}
-	if i := bytes.Index(buf[from:to], []byte(s)); i >= 0 {
-		return from + i
+	for _, s := range b.secrets {
+		if len(s) >= secret.MinLen {
+			continue
+		}
+		for i := 0; ; {
+			j := strings.Index(win[i:], s)
+			if j < 0 {
+				break
+			}
+			if a := from + i + j; a < at && a+len(s) > at {
+				return [2]int{a, a + len(s)}, true
+			}
+			i += j + 1
+		}
 	}
-	return -1
+	return [2]int{}, false
 }

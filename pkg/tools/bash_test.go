@@ -207,3 +207,38 @@ func TestBashScrubsSecretsAcrossTheCut(t *testing.T) {
 		})
 	}
 }
+
+// A command that prints a secret encoded — base64 (wrapped), hex, xxd -p,
+// od — shows only the redaction marker, also when the output is cut in
+// the middle of the encoded run.
+func TestBashScrubsEncodedSecrets(t *testing.T) {
+	const token = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"
+	e := newBtEnv(t, func(o *tools.BuiltinOptions) {
+		o.MaxOutput = 200
+		o.Secrets = []string{token}
+	})
+	btWrite(t, filepath.Join(e.ws, "tok"), "token="+token+"\n")
+	for name, command := range map[string]string{
+		"base64":          "base64 tok",
+		"base64 -w 20":    "base64 -w 20 tok",
+		"base64 url-safe": "base64 tok | tr '+/' '-_'",
+		"hex":             "od -An -tx1 tok",
+		"xxd -p":          "od -An -tx1 -v tok | tr -d ' \\n'; echo",
+		"cut in the run":  "head -c 60 /dev/zero | tr '\\0' a; base64 -w 0 tok; head -c 5000 /dev/zero | tr '\\0' b",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := e.call(t, "Bash", map[string]any{"command": command})
+			if res.IsError {
+				t.Fatalf("Bash: %+v", res)
+			}
+			if !strings.Contains(res.Text, "[redacted]") {
+				t.Errorf("no redaction in %q", res.Text)
+			}
+			for _, part := range []string{"eG94Yi0x", "xoxb", "786f78622d"} { // base64 and hex of "xoxb-"
+				if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(res.Text, "\n", ""), " ", ""), part) {
+					t.Errorf("output holds %q: %q", part, res.Text)
+				}
+			}
+		})
+	}
+}

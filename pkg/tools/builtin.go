@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/secret"
 )
 
 // Names of the built-in tools: the well-known coding-agent tools
@@ -90,9 +92,9 @@ type Builtins struct {
 	skills     string // resolved
 	knowledge  string // resolved
 	deny       []string
-	secrets    []string // longest first
-	scrubber   *strings.Replacer
-	maxSecret  int
+	secrets    []string    // longest first
+	set        *secret.Set // the secrets, raw and encoded (MinLen bytes and more)
+	short      *strings.Replacer
 	timeout    time.Duration
 	maxOutput  int
 	env        []string
@@ -164,7 +166,9 @@ func NewBuiltins(o BuiltinOptions) (*Builtins, error) {
 }
 
 // setSecrets keeps the non-empty secrets, longest first so that a secret
-// containing another is scrubbed whole.
+// containing another is scrubbed whole. Secrets of secret.MinLen bytes or
+// more are also found base64-, hex- or URL-encoded; shorter ones (test or
+// placeholder values) only as they are.
 func (b *Builtins) setSecrets(secrets []string) {
 	seen := map[string]bool{}
 	for _, s := range secrets {
@@ -174,13 +178,15 @@ func (b *Builtins) setSecrets(secrets []string) {
 		}
 	}
 	sort.Slice(b.secrets, func(i, j int) bool { return len(b.secrets[i]) > len(b.secrets[j]) })
-	pairs := make([]string, 0, 2*len(b.secrets))
+	b.set = secret.New(b.secrets...)
+	var pairs []string
 	for _, s := range b.secrets {
-		pairs = append(pairs, s, builtinRedacted)
-		b.maxSecret = max(b.maxSecret, len(s))
+		if len(s) < secret.MinLen {
+			pairs = append(pairs, s, builtinRedacted)
+		}
 	}
 	if len(pairs) > 0 {
-		b.scrubber = strings.NewReplacer(pairs...)
+		b.short = strings.NewReplacer(pairs...)
 	}
 }
 
@@ -209,12 +215,23 @@ next:
 	return out
 }
 
-// scrub replaces every secret value in s.
+// scrub replaces every secret value in s, in any of its encodings.
 func (b *Builtins) scrub(s string) string {
-	if b.scrubber == nil {
-		return s
+	s = b.set.Replace(s, builtinRedacted)
+	if b.short != nil {
+		s = b.short.Replace(s)
 	}
-	return b.scrubber.Replace(s)
+	return s
+}
+
+// window is how much output must be kept around a cut so that no secret,
+// encoded and wrapped, is cut in two unseen.
+func (b *Builtins) window() int {
+	w := b.set.Window()
+	for _, s := range b.secrets {
+		w = max(w, len(s))
+	}
+	return w
 }
 
 // Workspace returns the workspace of the thread threadKey, creating it

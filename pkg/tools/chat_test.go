@@ -157,7 +157,9 @@ func TestEditUpdatesRedacted(t *testing.T) {
 	}
 }
 
-func TestOutboxErrorsPropagate(t *testing.T) {
+// A post or an edit the platform refused is a tool error the model reads,
+// naming the platform's reason: its words were not seen.
+func TestOutboxErrorsAreToldToTheModel(t *testing.T) {
 	boom := errors.New("channel_not_found")
 	tests := []struct {
 		name  string
@@ -172,9 +174,9 @@ func TestOutboxErrorsPropagate(t *testing.T) {
 			e := newChatEnv(t)
 			e.out.PostFn = func(context.Context, string) (string, error) { return "", boom }
 			e.out.UpdateFn = func(context.Context, string, string) error { return boom }
-			_, err := e.reg.Call(e.ctx, tt.tool, json.RawMessage(tt.input))
-			if !errors.Is(err, boom) {
-				t.Errorf("Call error = %v, want %v", err, boom)
+			res, err := e.reg.Call(e.ctx, tt.tool, json.RawMessage(tt.input))
+			if err != nil || !res.IsError || !strings.Contains(res.Text, "not delivered") || !strings.Contains(res.Text, "channel_not_found") {
+				t.Errorf("Call = %+v, %v; want an error result saying not delivered (channel_not_found)", res, err)
 			}
 			if e.replied != 0 {
 				t.Errorf("Replied called %d times after a failed post", e.replied)
