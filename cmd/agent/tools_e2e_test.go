@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +156,35 @@ func TestUploadAndAttachments(t *testing.T) {
 	}
 	if string(up.Content) != "report body\n" || up.ThreadTS != "100.1" || up.Title != "Report" {
 		t.Fatalf("upload = %+v", up)
+	}
+}
+
+// An uploaded file's text is redacted like a reply, the credential in any
+// encoding; a binary file that shows one is not uploaded at all.
+func TestUploadRedactsCredentials(t *testing.T) {
+	h := newHarness(t, rulesSoul)
+	h.env["AGENT_DEFAULT_MODE"] = "bypass"
+	encoded := base64.StdEncoding.EncodeToString([]byte("BOT=" + fake.DefaultBotToken))
+	h.script(
+		use("t1", "Write", map[string]string{"file_path": "dump.txt", "content": "env dump: " + encoded + "\n"}),
+		use("t2", "mcp__agent_chat__upload", map[string]string{"path": "dump.txt"}),
+		use("t3", "Bash", map[string]string{"command": `printf '\377\376%s' ` + fake.DefaultBotToken + ` > blob.bin`}),
+		use("t4", "mcp__agent_chat__upload", map[string]string{"path": "blob.bin"}),
+		say("r1"),
+	)
+	h.start()
+	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "dump it"})
+	h.expectReply("D0MGR", "100.1", "blob.bin holds a credential; it is not uploaded")
+	up, err := h.slack.WaitForUpload(h.ctx(), func(u fake.Upload) bool { return u.Filename == "dump.txt" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(up.Content), encoded[8:24]) || !strings.Contains(string(up.Content), "[redacted: credential]") {
+		t.Fatalf("uploaded content = %q", up.Content)
+	}
+	for _, u := range h.slack.Uploads() {
+		if u.Filename == "blob.bin" {
+			t.Fatal("the binary file with a credential was uploaded")
+		}
 	}
 }

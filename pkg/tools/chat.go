@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -119,6 +120,14 @@ func (c *ChatServer) upload(ctx context.Context, input json.RawMessage) (Result,
 	content, err := os.ReadFile(path)
 	if err != nil {
 		return Errorf("cannot read %s: %v", in.Path, err), nil
+	}
+	// The file's text is redacted like any reply; a binary file that shows
+	// a credential is not sent at all (redacting it would corrupt it).
+	if red := c.Redactor.Redact(string(content)); red != string(content) {
+		if !utf8.Valid(content) {
+			return Errorf("%s holds a credential; it is not uploaded", in.Path), nil
+		}
+		content = []byte(red)
 	}
 	name := filepath.Base(path)
 	title := in.Title
