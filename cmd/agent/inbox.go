@@ -133,6 +133,11 @@ func (s *service) resume(deliver func(*pipeline.Event)) {
 	j := s.journal
 	seen := map[string]bool{}
 	for _, e := range entries {
+		// Events received by this run are its own: the transport delivers
+		// while this runs.
+		if !e.ReceivedAt.Before(s.started.Truncate(time.Millisecond)) {
+			continue
+		}
 		var ev pipeline.Event
 		if err := json.Unmarshal(e.Event, &ev); err != nil {
 			s.log.ErrorContext(ctx, "inbox: event not decodable; given up", "event_id", e.EventID, "err", err)

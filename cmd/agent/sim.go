@@ -22,7 +22,7 @@ import (
 func (c *cli) simCommand() *ffcli.Command {
 	return &ffcli.Command{
 		Name:        "sim",
-		ShortUsage:  "agent sim [--fixture] [--stub|--real] [--soul PATH] | agent sim run [--real] [--verbose] [--soul PATH] [FILES...]",
+		ShortUsage:  "agent sim [--fixture] [--stub|--real] [--soul PATH] | agent sim run [--real] [--verbose] [--update] [--soul PATH] [FILES...]",
 		ShortHelp:   "the offline simulator: the production gateway on an in-memory chat",
 		FlagSet:     c.simREPLFlags(),
 		Subcommands: []*ffcli.Command{c.simRunCommand()},
@@ -46,13 +46,17 @@ func (c *cli) simRunCommand() *ffcli.Command {
 	fs := flag.NewFlagSet("sim run", flag.ContinueOnError)
 	real := fs.Bool("real", false, "use the configured model instead of the stub agent")
 	verbose := fs.Bool("verbose", false, "print the transcript of each scenario")
+	update := fs.Bool("update", false, "rewrite each scenario's golden transcript (<name>.golden) from this run")
 	soulPath := fs.String("soul", "", "run the scenarios against this SOUL.md instead of the sim world")
 	cfg, finish := c.configFlags(fs, "text")
 	return &ffcli.Command{
 		Name:       "run",
-		ShortUsage: "agent sim run [--real] [--verbose] [--soul PATH] [FILES...]",
+		ShortUsage: "agent sim run [--real] [--verbose] [--update] [--soul PATH] [FILES...]",
 		ShortHelp:  "run scenario transcripts; one line per file and a summary",
-		FlagSet:    fs,
+		LongHelp: "Each scenario's whole transcript is compared with its golden file (<name>.golden beside the YAML); " +
+			"a difference fails the scenario with a unified diff. --update rewrites the golden files. With --real " +
+			"(a live model, not deterministic) the golden files are not compared.",
+		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if err := finish(); err != nil {
 				return err
@@ -78,6 +82,13 @@ func (c *cli) simRunCommand() *ffcli.Command {
 				}
 				model = client
 			}
+			golden := goldenCheck
+			switch {
+			case *real:
+				golden = goldenSkip
+			case *update:
+				golden = goldenUpdate
+			}
 			results := make([]simResult, len(files))
 			sem := make(chan struct{}, simParallel)
 			var wg sync.WaitGroup
@@ -87,7 +98,7 @@ func (c *cli) simRunCommand() *ffcli.Command {
 					defer wg.Done()
 					sem <- struct{}{}
 					defer func() { <-sem }()
-					results[i] = runFile(ctx, f, soul, model, *verbose)
+					results[i] = runFile(ctx, f, soul, model, *verbose, golden)
 				}()
 			}
 			wg.Wait()
@@ -95,7 +106,11 @@ func (c *cli) simRunCommand() *ffcli.Command {
 			for _, r := range results {
 				if r.err == nil {
 					passed++
-					fmt.Fprintf(c.stdout, "PASS %s\n", r.file)
+					if r.note != "" {
+						fmt.Fprintf(c.stdout, "PASS %s (%s)\n", r.file, r.note)
+					} else {
+						fmt.Fprintf(c.stdout, "PASS %s\n", r.file)
+					}
 				} else {
 					fmt.Fprintf(c.stdout, "FAIL %s: %v\n", r.file, r.err)
 				}
@@ -115,10 +130,20 @@ func (c *cli) simRunCommand() *ffcli.Command {
 type simResult struct {
 	file       string
 	err        error
+	note       string // "no golden file", "updated <name>.golden", "golden file not compared"
 	transcript string
 }
 
-func runFile(ctx context.Context, file string, soul []byte, model agent.Model, verbose bool) simResult {
+// goldenMode is what `sim run` does with the golden transcripts.
+type goldenMode int
+
+const (
+	goldenCheck  goldenMode = iota // compare; a difference fails
+	goldenUpdate                   // rewrite
+	goldenSkip                     // a live model: not deterministic
+)
+
+func runFile(ctx context.Context, file string, soul []byte, model agent.Model, verbose bool, golden goldenMode) simResult {
 	r := simResult{file: file}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -135,9 +160,18 @@ func runFile(ctx context.Context, file string, soul []byte, model agent.Model, v
 	if verbose {
 		w = &tr
 	}
-	r.err = runScenario(ctx, sc, soul, model, w)
+	got, err := runScenario(ctx, sc, soul, model, w)
+	r.err = err
 	if errors.Is(r.err, context.Canceled) {
 		r.err = errors.New("interrupted")
+	}
+	if r.err == nil {
+		switch golden {
+		case goldenSkip:
+			r.note = "golden file not compared: a live model"
+		default:
+			r.note, r.err = checkGolden(file, got, golden == goldenUpdate)
+		}
 	}
 	r.transcript = tr.String()
 	return r

@@ -25,6 +25,70 @@ func TestSimRunShippedScenarios(t *testing.T) {
 	if n := strings.Count(out, "PASS "); n != len(files) {
 		t.Fatalf("%d PASS lines for %d files", n, len(files))
 	}
+	// Every shipped scenario has its golden transcript, and it was compared.
+	for _, f := range files {
+		if _, err := os.Stat(goldenPath(f)); err != nil {
+			t.Errorf("%s has no golden file: %v", filepath.Base(f), err)
+		}
+	}
+	if strings.Contains(out, "no golden file") || strings.Contains(out, "updated") {
+		t.Errorf("golden files not compared:\n%s", out)
+	}
+}
+
+// A change in what the bot says fails the scenario with a diff naming the
+// line; --update rewrites the golden file, after which it passes; a
+// scenario without a golden file passes on its steps and says so.
+func TestSimRunGoldenTranscripts(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../sim/scenarios/dm-manager-reply.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "dm.yaml")
+	if err := os.WriteFile(file, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runCLI(t, nil, "sim", "run", file)
+	if code != 0 || !strings.Contains(out, "PASS "+file+" (no golden file)") {
+		t.Fatalf("without a golden file: exit %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, nil, "sim", "run", "--update", file)
+	if code != 0 || !strings.Contains(out, "PASS "+file+" (updated dm.golden)") {
+		t.Fatalf("--update: exit %d\n%s", code, out)
+	}
+	golden, err := os.ReadFile(goldenPath(file))
+	if err != nil || !strings.Contains(string(golden), "< t1 m2 post: ack: done") {
+		t.Fatalf("golden file %q, %v", golden, err)
+	}
+	shipped, _ := os.ReadFile("../../sim/scenarios/dm-manager-reply.golden")
+	if string(golden) != string(shipped) {
+		t.Errorf("the same scenario renders differently:\n%s\nvs shipped:\n%s", golden, shipped)
+	}
+	// Someone changes the reply: the golden file says what it was.
+	edited := strings.Replace(string(golden), "post: ack: done", "post: ack: finished", 1)
+	if err := os.WriteFile(goldenPath(file), []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = runCLI(t, nil, "sim", "run", file)
+	for _, want := range []string{
+		"FAIL " + file + ": transcript differs from dm.golden (agent sim run --update rewrites it):",
+		"    --- dm.golden", "    +++ this run", "    -< t1 m2 post: ack: finished", "    +< t1 m2 post: ack: done",
+		"0/1 transcripts passed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if _, _, code = runCLI(t, nil, "sim", "run", "--update", file); code != 0 {
+		t.Fatal("--update failed")
+	}
+	if out, _, code = runCLI(t, nil, "sim", "run", file); code != 0 || !strings.Contains(out, "PASS "+file+"\n") {
+		t.Errorf("after --update: exit %d\n%s", code, out)
+	}
 }
 
 func TestSimRunReportsFailures(t *testing.T) {

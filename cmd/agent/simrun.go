@@ -36,10 +36,12 @@ type simWorld struct {
 	stub  *stub.Model
 	home  string
 
-	mu      sync.Mutex
-	pending map[string]bool   // injected event ids not handled yet
-	drops   map[string]string // event id → drop reason
-	seq     int
+	mu       sync.Mutex
+	pending  map[string]bool   // injected event ids not handled yet
+	drops    map[string]string // event id → drop reason
+	injected []injected        // every injected event, in order
+	seq      int
+	tools    toolLog // the tool calls, for the golden transcript
 	// progress is closed and replaced whenever an event is handled.
 	progress chan struct{}
 
@@ -116,6 +118,9 @@ func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return w.mem, w.mem },
 		onHandled: w.handled,
 		onDrop:    w.dropped,
+		onToolCall: func(name, input, result, outcome string) {
+			w.tools.add(len(w.mem.Messages()), toolLine(name, input, result, outcome))
+		},
 	})
 	if err != nil {
 		w.cleanup()
@@ -158,6 +163,7 @@ func (w *simWorld) inject(ev *pipeline.Event) error {
 		ev.ID = "action:" + ev.ID
 	}
 	w.pending[ev.ID] = true
+	w.injected = append(w.injected, injected{id: ev.ID, typ: ev.Type})
 	w.mu.Unlock()
 	return w.mem.Inject(ev)
 }
@@ -180,6 +186,25 @@ func (w *simWorld) settle(ctx context.Context, cardsBefore int) error {
 		case <-progress:
 		case <-ctx.Done():
 			return errors.New("the service did not settle in time")
+		}
+	}
+}
+
+// waitHandled waits until the event id was handled.
+func (w *simWorld) waitHandled(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	for {
+		w.mu.Lock()
+		pending, progress := w.pending[id], w.progress
+		w.mu.Unlock()
+		if !pending {
+			return nil
+		}
+		select {
+		case <-progress:
+		case <-ctx.Done():
+			return errors.New("the click was not handled in time")
 		}
 	}
 }
@@ -211,26 +236,35 @@ func (w *simWorld) cleanup() {
 	}
 }
 
-// runScenario runs one scenario and returns nil when every step passed, or
-// an error saying which step failed, what was expected and what was seen.
-func runScenario(ctx context.Context, sc *sim.Scenario, soul []byte, model agent.Model, transcript io.Writer) error {
+// runScenario runs one scenario and returns its golden transcript, and nil
+// when every step passed or an error saying which step failed, what was
+// expected and what was seen.
+func runScenario(ctx context.Context, sc *sim.Scenario, soul []byte, model agent.Model, transcript io.Writer) (string, error) {
 	if soul == nil {
 		soul = sim.DefaultWorld().Merge(sc.Soul).SoulMD()
 	}
 	w, err := startSim(ctx, simOptions{soul: soul, behaviour: sc.AgentBehavior, model: model})
 	if err != nil {
-		return fmt.Errorf("start: %w", err)
+		return "", fmt.Errorf("start: %w", err)
 	}
 	defer w.close()
 	r := &scenarioRun{w: w, sc: sc, threads: map[string]string{}}
 	for i, st := range sc.Steps {
 		if err := r.step(ctx, st); err != nil {
 			r.dump(transcript)
-			return fmt.Errorf("step %d (%s): %w", i+1, st.Kind, err)
+			return r.renderGolden(), fmt.Errorf("step %d (%s): %w", i+1, st.Kind, err)
+		}
+	}
+	// Let the last turn end (its final model call comes after its reply),
+	// so that the transcript is whole.
+	// A turn waiting on a card stays as it is.
+	if unresolvedCards(w.mem.Cards()) == 0 {
+		if err := w.settle(ctx, 0); err != nil {
+			return r.renderGolden(), err
 		}
 	}
 	r.dump(transcript)
-	return nil
+	return r.renderGolden(), nil
 }
 
 // scenarioRun is the state of one scenario: its threads and its last send.
@@ -370,6 +404,11 @@ func (r *scenarioRun) click(ctx context.Context, st sim.Step) error {
 		ev := &pipeline.Event{Kind: pipeline.KindAction, Type: "block_actions", UserID: user, ChannelID: c.ChannelID,
 			ThreadTS: c.ThreadTS, TS: c.TS, Action: &pipeline.Action{ActionID: st.Action, Value: c.Card.ID, MessageTS: c.TS}}
 		if err := r.w.inject(ev); err != nil {
+			return err
+		}
+		// The click itself first (a refused one changes no card), then
+		// what it set going.
+		if err := r.w.waitHandled(ctx, ev.ID); err != nil {
 			return err
 		}
 		return r.w.settle(ctx, before)

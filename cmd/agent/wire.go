@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,9 @@ type serviceDeps struct {
 	// preflight, when set, checks the credentials with the platform and
 	// the provider before the service connects (`agent start`, `dev`).
 	preflight func(ctx context.Context, log *slog.Logger) error
+	// onToolCall observes every tool call, its input and result redacted
+	// (the simulator's transcripts).
+	onToolCall func(name, input, result, outcome string)
 	// onHandled and onDrop observe the gateway (the simulator's waits).
 	onHandled func(ev *pipeline.Event, err error)
 	onDrop    func(ev *pipeline.Event, reason string)
@@ -221,6 +225,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
+		OnToolCall: s.toolObserver(d.onToolCall),
 	})
 	if err != nil {
 		return nil, err
@@ -536,4 +541,15 @@ func (s *service) close(ctx context.Context) {
 		}
 	}
 	s.closers = nil
+}
+
+// toolObserver adapts f (nil: none) to the engine's OnToolCall, redacting
+// what it is shown.
+func (s *service) toolObserver(f func(name, input, result, outcome string)) func(string, json.RawMessage, tools.Result, string) {
+	if f == nil {
+		return nil
+	}
+	return func(name string, input json.RawMessage, res tools.Result, outcome string) {
+		f(name, s.redactor.Redact(string(input)), s.redactor.Redact(res.Text), outcome)
+	}
 }

@@ -139,6 +139,9 @@ func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res
 		}
 		span.SetAttributes(attribute.String("outcome", outcome))
 		span.End()
+		if e.o.OnToolCall != nil {
+			e.o.OnToolCall(u.Name, u.Input, res, outcome)
+		}
 		label := u.Name
 		if outcome == "unknown" {
 			label = "unknown" // the model's invented names must not make series

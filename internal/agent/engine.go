@@ -94,6 +94,11 @@ type Options struct {
 	Metrics Metrics
 	Log     *slog.Logger
 	Now     func() time.Time
+	// OnToolCall, when set, is told of every tool call once it ended: the
+	// tool, its input as the model gave it, its result (already scrubbed of
+	// the runtime's secrets) and its outcome (ok, refused, error, aborted,
+	// unknown). The simulator's transcripts use it.
+	OnToolCall func(name string, input json.RawMessage, res tools.Result, outcome string)
 }
 
 // Engine runs agent turns. It implements pipeline.Agent.
