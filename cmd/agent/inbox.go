@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway"
@@ -72,14 +75,34 @@ func (j journal) Receive(ctx context.Context, ev *pipeline.Event) error {
 	return err
 }
 
+// storeSpan opens the span of a store write on an event's path, with the
+// tracer of the event's own span.
+func storeSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	return trace.SpanFromContext(ctx).TracerProvider().Tracer("store").Start(ctx, name)
+}
+
+// endSpan records err on span and ends it.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
 // Answering implements gateway.Inbox.
 func (j journal) Answering(ctx context.Context, ev *pipeline.Event) error {
-	return j.store.InboxAnswering(ctx, ev.ID)
+	ctx, span := storeSpan(ctx, "store.inbox_answering")
+	err := j.store.InboxAnswering(ctx, ev.ID)
+	endSpan(span, err)
+	return err
 }
 
 // Start implements gateway.Inbox.
 func (j journal) Start(ctx context.Context, ev *pipeline.Event, traceID string) error {
+	ctx, span := storeSpan(ctx, "store.inbox_start")
 	_, err := j.store.InboxStart(ctx, ev.ID, traceID)
+	endSpan(span, err)
 	return err
 }
 
@@ -89,7 +112,11 @@ func (j journal) Finish(ctx context.Context, ev *pipeline.Event, state string, c
 	if cause != nil {
 		text = cause.Error()
 	}
-	if err := j.store.InboxFinish(ctx, ev.ID, state, text); err != nil {
+	ctx, span := storeSpan(ctx, "store.inbox_finish")
+	span.SetAttributes(attribute.String("inbox.state", state))
+	err := j.store.InboxFinish(ctx, ev.ID, state, text)
+	endSpan(span, err)
+	if err != nil {
 		j.log.ErrorContext(ctx, "inbox: final state not recorded", "event_id", ev.ID, "state", state, "err", err)
 		return
 	}

@@ -13,16 +13,19 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/telemetry"
 )
 
 // simCommand is `agent sim` (the REPL) with its subcommand `run`.
 func (c *cli) simCommand() *ffcli.Command {
 	return &ffcli.Command{
 		Name:        "sim",
-		ShortUsage:  "agent sim [--fixture] [--stub|--real] [--soul PATH] | agent sim run [--real] [--verbose] [--update] [--soul PATH] [FILES...]",
+		ShortUsage:  "agent sim [--fixture] [--stub|--real] [--soul PATH] | agent sim run [--real] [--verbose] [--update] [--trace] [--soul PATH] [FILES...]",
 		ShortHelp:   "the offline simulator: the production gateway on an in-memory chat",
 		FlagSet:     c.simREPLFlags(),
 		Subcommands: []*ffcli.Command{c.simRunCommand()},
@@ -46,12 +49,13 @@ func (c *cli) simRunCommand() *ffcli.Command {
 	fs := flag.NewFlagSet("sim run", flag.ContinueOnError)
 	real := fs.Bool("real", false, "use the configured model instead of the stub agent")
 	verbose := fs.Bool("verbose", false, "print the transcript of each scenario")
+	traces := fs.Bool("trace", false, "print each event's span tree after the scenario's line")
 	update := fs.Bool("update", false, "rewrite each scenario's golden transcript (<name>.golden) from this run")
 	soulPath := fs.String("soul", "", "run the scenarios against this SOUL.md instead of the sim world")
 	cfg, finish := c.configFlags(fs, "text")
 	return &ffcli.Command{
 		Name:       "run",
-		ShortUsage: "agent sim run [--real] [--verbose] [--update] [--soul PATH] [FILES...]",
+		ShortUsage: "agent sim run [--real] [--verbose] [--update] [--trace] [--soul PATH] [FILES...]",
 		ShortHelp:  "run scenario transcripts; one line per file and a summary",
 		LongHelp: "Each scenario's whole transcript is compared with its golden file (<name>.golden beside the YAML); " +
 			"a difference fails the scenario with a unified diff. --update rewrites the golden files. With --real " +
@@ -98,7 +102,7 @@ func (c *cli) simRunCommand() *ffcli.Command {
 					defer wg.Done()
 					sem <- struct{}{}
 					defer func() { <-sem }()
-					results[i] = runFile(ctx, f, soul, model, *verbose, golden)
+					results[i] = runFile(ctx, f, soul, model, *verbose, golden, *traces)
 				}()
 			}
 			wg.Wait()
@@ -117,6 +121,9 @@ func (c *cli) simRunCommand() *ffcli.Command {
 				if *verbose {
 					io.WriteString(c.stdout, r.transcript)
 				}
+				if *traces {
+					io.WriteString(c.stdout, r.traces)
+				}
 			}
 			fmt.Fprintf(c.stdout, "%d/%d transcripts passed\n", passed, len(files))
 			if passed != len(files) {
@@ -132,6 +139,7 @@ type simResult struct {
 	err        error
 	note       string // "no golden file", "updated <name>.golden", "golden file not compared"
 	transcript string
+	traces     string // --trace: the span trees, indented
 }
 
 // goldenMode is what `sim run` does with the golden transcripts.
@@ -143,7 +151,7 @@ const (
 	goldenSkip                     // a live model: not deterministic
 )
 
-func runFile(ctx context.Context, file string, soul []byte, model agent.Model, verbose bool, golden goldenMode) simResult {
+func runFile(ctx context.Context, file string, soul []byte, model agent.Model, verbose bool, golden goldenMode, traces bool) simResult {
 	r := simResult{file: file}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -160,7 +168,13 @@ func runFile(ctx context.Context, file string, soul []byte, model agent.Model, v
 	if verbose {
 		w = &tr
 	}
-	got, err := runScenario(ctx, sc, soul, model, w)
+	var spans []sdktrace.SpanProcessor
+	var trees strings.Builder
+	if traces {
+		spans = append(spans, telemetry.NewTreePrinter(&indented{w: &trees, prefix: "    "}))
+	}
+	got, err := runScenario(ctx, sc, soul, model, w, spans...)
+	r.traces = trees.String()
 	r.err = err
 	if errors.Is(r.err, context.Canceled) {
 		r.err = errors.New("interrupted")
@@ -175,4 +189,18 @@ func runFile(ctx context.Context, file string, soul []byte, model agent.Model, v
 	}
 	r.transcript = tr.String()
 	return r
+}
+
+// indented writes each line it is given with prefix in front.
+type indented struct {
+	w      io.Writer
+	prefix string
+}
+
+func (i *indented) Write(p []byte) (int, error) {
+	text := strings.TrimSuffix(string(p), "\n")
+	if _, err := io.WriteString(i.w, i.prefix+strings.ReplaceAll(text, "\n", "\n"+i.prefix)+"\n"); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

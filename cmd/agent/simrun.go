@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/sim"
@@ -59,6 +61,7 @@ type simOptions struct {
 	log       io.Writer      // the service's logs (text); nil discards them
 	getenv    func(string) string
 	observer  func(gateway.SimMessage)
+	spans     []sdktrace.SpanProcessor // --trace
 }
 
 // startSim boots the service on the in-memory platform.
@@ -114,7 +117,7 @@ func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
 		w.stub, w.model = m, m
 	}
 	svc, err := newService(ctx, cfg, serviceDeps{
-		stderr: logw, getenv: getenv, model: w.model,
+		stderr: logw, getenv: getenv, model: w.model, spans: o.spans,
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return w.mem, w.mem },
 		onHandled: w.handled,
 		onDrop:    w.dropped,
@@ -239,11 +242,12 @@ func (w *simWorld) cleanup() {
 // runScenario runs one scenario and returns its golden transcript, and nil
 // when every step passed or an error saying which step failed, what was
 // expected and what was seen.
-func runScenario(ctx context.Context, sc *sim.Scenario, soul []byte, model agent.Model, transcript io.Writer) (string, error) {
+func runScenario(ctx context.Context, sc *sim.Scenario, soul []byte, model agent.Model, transcript io.Writer,
+	spans ...sdktrace.SpanProcessor) (string, error) {
 	if soul == nil {
 		soul = sim.DefaultWorld().Merge(sc.Soul).SoulMD()
 	}
-	w, err := startSim(ctx, simOptions{soul: soul, behaviour: sc.AgentBehavior, model: model})
+	w, err := startSim(ctx, simOptions{soul: soul, behaviour: sc.AgentBehavior, model: model, spans: spans})
 	if err != nil {
 		return "", fmt.Errorf("start: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/persona-runtime/agent/internal/telemetry"
 	"github.com/persona-runtime/agent/pkg/gateway"
 )
 
@@ -25,9 +26,15 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 		format, help = "text", "run the service with file watching: a change to SOUL.md, mcp.json or agent.json restarts it (text logs)"
 	}
 	cfg, finish := c.configFlags(fs, format)
+	var traces *bool
+	usage := "agent " + name + " [flags]"
+	if name == "dev" {
+		traces = fs.Bool("trace", false, "print each event's span tree on stderr (durations, stages, model calls, tools)")
+		usage = "agent dev [--trace] [flags]"
+	}
 	return &ffcli.Command{
 		Name:       name,
-		ShortUsage: "agent " + name + " [flags]",
+		ShortUsage: usage,
 		ShortHelp:  help,
 		LongHelp:   "Settings come from flags, the environment and .env files (~/.agent/.env, ./.env, $AGENT_HOME/.env; later files win, the environment wins over files, flags win over everything).",
 		FlagSet:    fs,
@@ -45,6 +52,9 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 			}
 			deps := serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform,
 				preflight: func(ctx context.Context, log *slog.Logger) error { return preflight(ctx, cfg, log) }}
+			if traces != nil && *traces {
+				deps.spans = append(deps.spans, telemetry.NewTreePrinter(c.stderr))
+			}
 			if name != "dev" {
 				svc, err := newService(ctx, cfg, deps)
 				if err != nil {

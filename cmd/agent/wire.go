@@ -91,6 +91,8 @@ type serviceDeps struct {
 	// preflight, when set, checks the credentials with the platform and
 	// the provider before the service connects (`agent start`, `dev`).
 	preflight func(ctx context.Context, log *slog.Logger) error
+	// spans are span processors added to the tracer provider (--trace).
+	spans []sdktrace.SpanProcessor
 	// onToolCall observes every tool call, its input and result redacted
 	// (the simulator's transcripts).
 	onToolCall func(name, input, result, outcome string)
@@ -113,7 +115,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), cfg.Secrets()...)
 	transport, chat := d.platform(s.log)
 
-	tp, shutdown, err := telemetry.Setup(ctx, Name, Version, d.getenv)
+	tp, shutdown, err := telemetry.Setup(ctx, Name, Version, d.getenv, d.stderr, d.spans...)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}

@@ -431,7 +431,12 @@ func (e *Engine) persistEvent(ctx context.Context, sid, eventID string, msgs ...
 	}
 	// The history must be written even when the turn is being cancelled,
 	// so that what happened is not lost.
-	if err := e.o.History.AppendMessages(context.WithoutCancel(ctx), sid, rows...); err != nil {
+	ctx, span := e.o.Tracer.Start(context.WithoutCancel(ctx), "store.append_messages",
+		trace.WithAttributes(attribute.Int("store.rows", len(rows))))
+	defer span.End()
+	if err := e.o.History.AppendMessages(ctx, sid, rows...); err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
 		return fmt.Errorf("save history: %w", err)
 	}
 	return nil

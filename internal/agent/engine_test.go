@@ -978,7 +978,7 @@ func TestSpans(t *testing.T) {
 	if tool.Parent().SpanID() != root.SpanContext().SpanID() {
 		t.Error("the tool span is not a child of agent.turn")
 	}
-	if _, ok := byName["llm.messages"]; !ok {
+	if _, ok := byName["llm.request"]; !ok {
 		t.Error("no llm.messages span")
 	}
 	want := map[attribute.Key]string{"session_id": turn.Session.ID(), "outcome": "ok"}

@@ -12,6 +12,10 @@ import (
 
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Chat is what the gate needs of the chat platform.
@@ -126,8 +130,22 @@ func (o Outcome) Text() string {
 // decision, the persona's approval timeout (0 waits forever) or the end of
 // ctx (an aborted turn), whichever comes first. The card is updated with the
 // outcome in every case.
-func (g *Gate) Ask(ctx context.Context, r Request) (Outcome, error) {
+func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 	id := g.o.NewID()
+	// The span of the wait, with the tracer of the turn's own spans.
+	ctx, span := trace.SpanFromContext(ctx).TracerProvider().Tracer("approval").Start(ctx, "approval.wait",
+		trace.WithAttributes(attribute.String("approval.id", id), attribute.String("approval.category", r.Category),
+			attribute.String("approval.digest", r.Digest)))
+	defer func() {
+		switch {
+		case err != nil:
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		default:
+			span.SetAttributes(attribute.String("approval.outcome", out.State), attribute.String("approval.decided_by", out.By))
+		}
+		span.End()
+	}()
 	a := store.Approval{ID: id, ThreadKey: r.ThreadKey, ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Category: r.Category,
 		Tool: r.Tool, Summary: r.Summary, Digest: r.Digest, RequestedBy: r.RequestedBy}
 	if err := g.o.Store.CreateApproval(ctx, a); err != nil {

@@ -373,7 +373,7 @@ func TestSendSpan(t *testing.T) {
 		t.Fatal(err)
 	}
 	span := onlySpan(t, e.spans)
-	if span.Name() != "llm.messages" || span.Status().Code == codes.Error {
+	if span.Name() != "llm.request" || span.Status().Code == codes.Error {
 		t.Errorf("span %q status %+v", span.Name(), span.Status())
 	}
 	want := map[attribute.Key]string{

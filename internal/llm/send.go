@@ -29,7 +29,7 @@ func (c *Client) Send(ctx context.Context, params anthropic.MessageNewParams) (*
 		params.Model = anthropic.Model(c.model)
 	}
 	start := time.Now()
-	ctx, span := c.tracer.Start(ctx, "llm.messages",
+	ctx, span := c.tracer.Start(ctx, "llm.request",
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			attribute.String("gen_ai.provider.name", "anthropic"),

@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/persona-runtime/agent/internal/agent"
 )
@@ -135,8 +138,22 @@ func postedTS(result string) string {
 
 // Send answers one request of the engine's tool loop: the next step of the
 // behaviour's script, given the tool results of this turn so far.
-func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (*anthropic.Message, error) {
+func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (msg *anthropic.Message, err error) {
 	m.calls.Add(1)
+	// The span a model call has, so that a sim run's traces read like the
+	// service's.
+	_, span := trace.SpanFromContext(ctx).TracerProvider().Tracer("stub").Start(ctx, "llm.request",
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+			attribute.String("gen_ai.provider.name", "stub"), attribute.String("gen_ai.operation.name", "chat"),
+			attribute.String("gen_ai.request.model", "stub:"+m.Behaviour())))
+	defer func() {
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		} else if msg != nil {
+			span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(msg.StopReason)}))
+		}
+		span.End()
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"path"
 	"strings"
@@ -33,9 +34,14 @@ const tracesPath = "/v1/traces"
 // timeout, compression, certificates) reach it. Other samplers, protocols
 // and OTEL_RESOURCE_ATTRIBUTES are not supported.
 //
+// OTEL_TRACES_EXPORTER=console prints each trace to stderr as a tree
+// (TreePrinter) instead; procs are further span processors (the tree of
+// `--trace`).
+//
 // Setup sets no otel globals. shutdown flushes the pending spans within
 // ctx's deadline and may be called more than once.
-func Setup(ctx context.Context, service, version string, getenv func(string) string) (tp *sdktrace.TracerProvider, shutdown func(context.Context) error, err error) {
+func Setup(ctx context.Context, service, version string, getenv func(string) string, stderr io.Writer,
+	procs ...sdktrace.SpanProcessor) (tp *sdktrace.TracerProvider, shutdown func(context.Context) error, err error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -53,6 +59,18 @@ func Setup(ctx context.Context, service, version string, getenv func(string) str
 	opts := []sdktrace.TracerProviderOption{
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithResource(res),
+	}
+	for _, p := range procs {
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
+	}
+	exporter := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")))
+	switch exporter {
+	case "", "otlp", "none", "console":
+	default:
+		return nil, nil, fmt.Errorf("OTEL_TRACES_EXPORTER: unsupported exporter %q (want otlp, console or none)", exporter)
+	}
+	if exporter == "console" && stderr != nil && !strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		opts = append(opts, sdktrace.WithSpanProcessor(NewTreePrinter(stderr)))
 	}
 	endpoint, err := tracesEndpoint(getenv)
 	if err != nil {
@@ -81,7 +99,8 @@ func tracesEndpoint(getenv func(string) string) (string, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return "", nil
 	}
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")), "none") {
+	switch strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER"))) {
+	case "none", "console":
 		return "", nil
 	}
 	if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")); v != "" {

@@ -51,7 +51,7 @@ func TestSetupWithoutEndpoint(t *testing.T) {
 			if err != nil || endpoint != "" {
 				t.Fatalf("tracesEndpoint = %q, %v; want no exporter", endpoint, err)
 			}
-			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(tt.vars))
+			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(tt.vars), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestSetupWithoutEndpoint(t *testing.T) {
 }
 
 func TestSetupNilGetenv(t *testing.T) {
-	tp, shutdown, err := Setup(context.Background(), "agent", "dev", nil)
+	tp, shutdown, err := Setup(context.Background(), "agent", "dev", nil, nil)
 	if err != nil || tp == nil {
 		t.Fatalf("Setup = %v, %v", tp, err)
 	}
@@ -88,7 +88,7 @@ func TestSetupResource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(map[string]string{"OTEL_SERVICE_NAME": tt.override}))
+			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(map[string]string{"OTEL_SERVICE_NAME": tt.override}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func TestTracesEndpoint(t *testing.T) {
 }
 
 func TestSetupBadEndpoint(t *testing.T) {
-	_, _, err := Setup(context.Background(), "agent", "dev", env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}))
+	_, _, err := Setup(context.Background(), "agent", "dev", env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}), nil)
 	if err == nil {
 		t.Fatal("Setup accepted an endpoint without scheme")
 	}
@@ -151,7 +151,7 @@ func TestSetupExportsToEndpoint(t *testing.T) {
 			if key == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" {
 				value += "/v1/traces"
 			}
-			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(map[string]string{key: value}))
+			tp, shutdown, err := Setup(context.Background(), "agent", "v1.2.3", env(map[string]string{key: value}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -249,7 +249,9 @@ func (g *Gateway) handle(ev *pipeline.Event) {
 	defer cancel()
 	ctx, span := g.tracer.Start(ctx, "chat.event", trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attribute.String("event_id", ev.ID), attribute.String("kind", ev.Kind.String()),
-			attribute.String("channel_id", ev.ChannelID), attribute.Bool("resumed", ev.Resumed)))
+			attribute.String("channel_id", ev.ChannelID), attribute.Bool("resumed", ev.Resumed),
+			attribute.String("messaging.system", "slack"), attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.destination.name", ev.ChannelID), attribute.String("messaging.message.id", ev.ID)))
 	defer span.End()
 	inbox := g.cfg.Inbox
 	if inbox == nil || !Journaled(ev) {

@@ -3,6 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Poster posts and edits messages on the chat platform.
@@ -23,17 +27,30 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 		if ev.Kind != KindReply || ev.Reply == nil {
 			return fmt.Errorf("deliver: a %s event reached the end of the chain", ev.Kind)
 		}
+		ctx, span := trace.SpanFromContext(ctx).TracerProvider().Tracer("chat").Start(ctx, chatSpan(ev.Reply.Op),
+			trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("messaging.system", "slack"),
+				attribute.String("messaging.destination.name", ev.ChannelID)))
+		defer span.End()
 		parts := split(ev.Text)
+		span.SetAttributes(attribute.Int("chat.parts", len(parts)), attribute.Int("chat.text_bytes", len(ev.Text)))
 		if len(parts) == 0 {
 			parts = []string{ev.Text}
 		}
 		switch ev.Reply.Op {
 		case ReplyUpdate:
-			return p.Update(ctx, ev.Reply.TS, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: parts[0]})
+			err := p.Update(ctx, ev.Reply.TS, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: parts[0]})
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+			return err
 		case ReplyPost:
 			for i, part := range parts {
 				ts, err := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part, For: ev.Reply.For})
 				if err != nil {
+					span.RecordError(err)
+					span.SetStatus(codes.Error, err.Error())
 					return fmt.Errorf("deliver part %d of %d: %w", i+1, len(parts), err)
 				}
 				if i == 0 {
@@ -44,4 +61,12 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 		}
 		return fmt.Errorf("deliver: unknown reply op %d", ev.Reply.Op)
 	})
+}
+
+// chatSpan is the span name of a reply's delivery: chat.post or chat.update.
+func chatSpan(op ReplyOp) string {
+	if op == ReplyUpdate {
+		return "chat.update"
+	}
+	return "chat.post"
 }

@@ -71,6 +71,9 @@ func (o *observer) end(span trace.Span, began time.Time, outcome, reason string,
 		if reason != "" {
 			span.SetAttributes(attribute.String("reason", reason))
 		}
+		if outcome == OutcomeDrop {
+			span.AddEvent("dropped", trace.WithAttributes(attribute.String("reason", reason)))
+		}
 	}
 	span.End()
 	if c := o.outcomes[outcome]; c != nil {
