@@ -133,8 +133,31 @@ func TestIngestEndToEnd(t *testing.T) {
 	if out, stderr, code := runCLI(t, map[string]string{"AGENT_HOME": h.home, "AGENT_GIT_AUTHOR": "Test <t@example.com>"}, "install-deps"); code != 0 {
 		t.Fatalf("install-deps: exit %d\n%s\n%s", code, out, stderr)
 	}
-	h.model.Respond = func(fake.AnthropicRequest) fake.AnthropicResponse {
-		return fake.TextReply(`{"files":[{"path":"wiki/deploys.md","content":"# Deploys\n\nNo deploys on Fridays.\n"}],"delete":[]}`)
+	// The sub-agent reads a raw file, writes a page by its relative path,
+	// and tries README.md, which is refused: the refusal is its tool result.
+	var refusal string
+	h.model.Respond = func(r fake.AnthropicRequest) fake.AnthropicResponse {
+		res, isErr, ok := lastResult(r)
+		steps := 0
+		for _, m := range r.ParsedMessages() {
+			for _, c := range m.Content {
+				if c.Type == "tool_result" {
+					steps++
+				}
+			}
+		}
+		switch {
+		case !ok && steps == 0:
+			return fake.ToolUse("t1", "Read", map[string]string{"file_path": "raw/2026-11-20.md"})
+		case steps == 1:
+			return fake.ToolUse("t2", "Write", map[string]string{"file_path": "wiki/deploys.md", "content": "# Deploys\n\nNo deploys on Fridays.\n"})
+		case steps == 2:
+			return fake.ToolUse("t3", "Write", map[string]string{"file_path": "README.md", "content": "# pwned\n"})
+		}
+		if isErr {
+			refusal = res
+		}
+		return fake.TextReply("Wrote wiki/deploys.md.")
 	}
 	h.start()
 
@@ -158,5 +181,21 @@ func TestIngestEndToEnd(t *testing.T) {
 	lock, err := deps.LoadLock(filepath.Join(h.home, "agent.lock"))
 	if err != nil || lock.AgentKnowledge == nil || lock.AgentKnowledge.WikiSHA != head {
 		t.Fatalf("agent.lock wiki_sha = %+v, %v; want %s", lock.AgentKnowledge, err, head)
+	}
+	if !strings.Contains(refusal, "README.md cannot be written") {
+		t.Errorf("the refused write's tool result = %q", refusal)
+	}
+	if got := gitRun(t, "", "--git-dir", bare, "show", "main:README.md"); strings.Contains(got, "pwned") {
+		t.Fatalf("README.md was written: %s", got)
+	}
+
+	// A failing model is not silence: the thread hears why.
+	h.model.Respond = func(fake.AnthropicRequest) fake.AnthropicResponse {
+		return fake.APIError(400, "invalid_request_error", "prompt is too long")
+	}
+	h.slack.Send("slash_commands", fake.SlashCommand{Command: "/ingest", User: "U0MGR", Channel: "C0TEAM"}.Payload(), 0)
+	p = h.expectNotice("C0TEAM", "", "ingest failed")
+	if !strings.HasPrefix(p.Text, "ingest failed: model call: ") || !strings.Contains(p.Text, "prompt is too long") {
+		t.Fatalf("failure line %q", p.Text)
 	}
 }

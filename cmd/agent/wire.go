@@ -213,7 +213,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 			return nil, fmt.Errorf("AGENT_SKILLS_REPO: %w", err)
 		}
 	}
-	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log}
+	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log, KBLock: s.store}
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
 	if err := s.mountMCP(ctx, registry, d.getenv, confiner); err != nil {

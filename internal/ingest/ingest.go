@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -163,11 +164,10 @@ func (in *Ingester) run(ctx context.Context, ak deps.KBEntry, dir, userID string
 		return "", err
 	}
 	if len(src.raw) > 0 {
-		ans, err := in.synthesise(ctx, ak.Label, src)
-		if err != nil {
-			return "", err
-		}
-		if err := applyAnswer(ctx, dir, ans, log); err != nil {
+		src.changedFirst(in.changedRaw(ctx, co, log))
+		if err := in.synthesise(ctx, ak.Label, dir, src, log); err != nil {
+			// Nothing half-done stays behind for the next commit.
+			in.discardWiki(ctx, co, log)
 			return "", err
 		}
 	}
@@ -204,6 +204,48 @@ func (in *Ingester) run(ctx context.Context, ak deps.KBEntry, dir, userID string
 		return "", err
 	}
 	return fmt.Sprintf("ingested %d raw file(s); %d wiki pages changed; pushed %s", len(src.raw), changed, publish.Short(head)), nil
+}
+
+// changedRaw are the raw files new or changed since the wiki was last
+// synthesised (the lockfile's wiki_sha), committed or not; nil when that
+// cannot be told (then no file is put first).
+func (in *Ingester) changedRaw(ctx context.Context, co publish.Checkout, log *slog.Logger) map[string]bool {
+	lock, err := deps.LoadLock(filepath.Join(in.Home, deps.LockFile))
+	if err != nil || lock.AgentKnowledge == nil || lock.AgentKnowledge.WikiSHA == "" {
+		return nil
+	}
+	changed := map[string]bool{}
+	for _, args := range [][]string{
+		{"diff", "--name-only", "--no-renames", lock.AgentKnowledge.WikiSHA, "--", "raw"},
+		{"ls-files", "--others", "--exclude-standard", "--", "raw"},
+	} {
+		out, err := in.gitIn(ctx, co.Dir, args...)
+		if err != nil {
+			log.InfoContext(ctx, "ingest: changed raw files not known", "err", err)
+			return nil
+		}
+		for _, f := range strings.Fields(out) {
+			changed[f] = true
+		}
+	}
+	return changed
+}
+
+// discardWiki puts wiki/ back as committed after a failed synthesis.
+func (in *Ingester) discardWiki(ctx context.Context, co publish.Checkout, log *slog.Logger) {
+	ctx = context.WithoutCancel(ctx)
+	for _, args := range [][]string{{"checkout", "--", "wiki"}, {"clean", "-fdq", "--", "wiki"}} {
+		if _, err := in.gitIn(ctx, co.Dir, args...); err != nil {
+			log.InfoContext(ctx, "ingest: wiki/ not restored", "err", err)
+		}
+	}
+}
+
+func (in *Ingester) gitIn(ctx context.Context, dir string, args ...string) (string, error) {
+	if in.Git != nil {
+		return in.Git(ctx, dir, args...)
+	}
+	return deps.ExecGit(ctx, dir, args...)
 }
 
 // heartbeat writes the job's heartbeat every Heartbeat until stop is

@@ -1,11 +1,10 @@
 package ingest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -24,48 +23,85 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-type page struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
-// answerJSON is a model answer writing files and deleting paths.
-func answerJSON(t *testing.T, files []page, del []string) string {
+// toolMessage is a model answer calling one tool.
+func toolMessage(t *testing.T, id, name string, input any) *anthropic.Message {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"files": files, "delete": del})
+	in, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	raw := fmt.Sprintf(`{"id":"msg_%s","type":"message","role":"assistant","model":"test-model","stop_reason":"tool_use",`+
+		`"content":[{"type":"tool_use","id":%q,"name":%q,"input":%s}],"usage":{"input_tokens":1,"output_tokens":1}}`, id, id, name, in)
+	var m anthropic.Message
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		t.Fatal(err)
+	}
+	return &m
 }
 
+// script is a model that answers with steps in order, then "done." with
+// no tool call; it records the tool results it is sent.
+func script(steps ...*anthropic.Message) (modelFunc, *[]string) {
+	var mu sync.Mutex
+	var results []string
+	i := 0
+	return func(_ context.Context, p anthropic.MessageNewParams) (*anthropic.Message, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if n := len(p.Messages); n > 0 {
+			for _, b := range p.Messages[n-1].Content {
+				if r := b.OfToolResult; r != nil {
+					text := ""
+					for _, c := range r.Content {
+						if c.OfText != nil {
+							text += c.OfText.Text
+						}
+					}
+					results = append(results, fmt.Sprintf("%v %s", r.IsError.Value, text))
+				}
+			}
+		}
+		if i >= len(steps) {
+			return textMessage("done."), nil
+		}
+		i++
+		return steps[i-1], nil
+	}, &results
+}
+
+func write(path, content string) map[string]string {
+	return map[string]string{"file_path": path, "content": content}
+}
+
+// The sub-agent reads a raw file, writes wiki pages by relative path, is
+// refused README.md (its tool result says so), and the ingest commits,
+// pushes and records wiki_sha; a second ingest lists the raw files changed
+// since first.
 func TestIngestEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	e := newKBEnv(t)
 	f, client := newClient(t)
-	answer := answerJSON(t, []page{
-		{"wiki/deploys.md", "# Deploys\nOn Tuesdays; roll back to the previous image tag.\n"},
-		{"wiki/old.md", "# Old page\nRefreshed.\n"},
-	}, []string{"wiki/gone.md"})
-	f.Enqueue(fake.TextReply("Here it is:\n```json\n" + answer + "\n```\n"))
+	f.Enqueue(
+		fake.ToolUse("t1", "Read", map[string]string{"file_path": "raw/a.md"}),
+		fake.ToolUse("t2", "Write", write("wiki/deploys.md", "# Deploys\nOn Tuesdays; roll back to the previous image tag.\n")),
+		fake.ToolUse("t3", "Write", write(filepath.Join(e.kb, "wiki", "old.md"), "# Old page\nRefreshed.\n")),
+		fake.ToolUse("t4", "Write", write("README.md", "# pwned\n")),
+		fake.TextReply("Wrote wiki/deploys.md and refreshed wiki/old.md."),
+	)
 	out := &outbox{}
-
 	if err := e.ingester(client).Ingest(ctx, "", "U0MGR", out); err != nil {
 		t.Fatal(err)
 	}
 	head := e.remoteHead()
-	want := "ingested 2 raw file(s); 3 wiki pages changed; pushed " + head[:7]
+	want := "ingested 2 raw file(s); 2 wiki pages changed; pushed " + head[:7]
 	if got := out.all(); len(got) != 1 || got[0] != want {
 		t.Fatalf("replies = %q, want %q", got, want)
-	}
-	if local := gitT(t, e.kb, "rev-parse", "HEAD"); local != head {
-		t.Errorf("checkout HEAD %s, remote main %s", local, head)
 	}
 	if s := gitT(t, "", "--git-dir", e.bare, "show", "main:wiki/deploys.md"); !strings.HasPrefix(s, "# Deploys") {
 		t.Errorf("pushed wiki/deploys.md = %q", s)
 	}
-	if files := gitT(t, "", "--git-dir", e.bare, "ls-tree", "-r", "--name-only", "main", "wiki/"); files != "wiki/deploys.md\nwiki/intact.md\nwiki/old.md" {
-		t.Errorf("pushed wiki/ = %q", files)
+	if s := gitT(t, "", "--git-dir", e.bare, "show", "main:README.md"); s != "# Notes\nThe team's runbooks." {
+		t.Errorf("README.md = %q", s)
 	}
 	if who := gitT(t, "", "--git-dir", e.bare, "log", "-1", "--format=%an <%ae>", "main"); who != author {
 		t.Errorf("commit author = %q, want the Author fallback %q", who, author)
@@ -82,27 +118,59 @@ func TestIngestEndToEnd(t *testing.T) {
 	}
 
 	reqs := f.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("model requests = %d, want 1", len(reqs))
+	if len(reqs) != 5 {
+		t.Fatalf("model requests = %d, want 5", len(reqs))
 	}
-	req := reqs[0]
-	if names := req.ToolNames(); len(names) != 0 {
-		t.Errorf("the sub-query offers tools %v", names)
+	if names := reqs[0].ToolNames(); !reflect.DeepEqual(names, []string{"LS", "Glob", "Grep", "Read", "Write", "Edit"}) {
+		t.Errorf("the sub-agent's tools are %v", names)
 	}
-	if sys := req.SystemText(); !strings.Contains(sys, mandate) || !strings.Contains(sys, `"files"`) {
-		t.Errorf("system prompt lacks the mandate or the answer format: %q", sys)
+	if sys := reqs[0].SystemText(); !strings.Contains(sys, mandate) || !strings.Contains(sys, "Only wiki/<name>.md can be written") {
+		t.Errorf("system prompt lacks the mandate or the rules: %q", sys)
 	}
-	user := req.LastUserText()
-	for _, s := range []string{"The team's runbooks.", `<file path="raw/a.md">`, "Deploys happen on Tuesdays.", "Rollbacks use", "- wiki/old.md: Old page", "- wiki/intact.md: Intact"} {
+	user := reqs[0].LastUserText()
+	for _, s := range []string{"The team's runbooks.", "- raw/a.md (28 bytes)", "- raw/b.md (38 bytes)", "- wiki/old.md: Old page", "- wiki/intact.md: Intact"} {
 		if !strings.Contains(user, s) {
 			t.Errorf("user prompt lacks %q:\n%s", s, user)
 		}
 	}
-	if strings.Contains(user, "not markdown") || strings.Contains(user, "Stale.") {
-		t.Errorf("user prompt holds more than README, raw/*.md and the wiki index:\n%s", user)
+	if strings.Contains(user, "Deploys happen on Tuesdays.") || strings.Contains(user, "not markdown") || strings.Contains(user, "Stale.") {
+		t.Errorf("the prompt holds a file's body, not just the lists:\n%s", user)
+	}
+	if res, isErr, _ := lastToolResult(reqs[1]); isErr || !strings.Contains(res, "Deploys happen on Tuesdays.") {
+		t.Errorf("Read raw/a.md = %q (error %v)", res, isErr)
+	}
+	if res, isErr, _ := lastToolResult(reqs[4]); !isErr || !strings.Contains(res, "README.md cannot be written: only wiki pages wiki/<name>.md may be written") {
+		t.Errorf("Write README.md = %q (error %v)", res, isErr)
+	}
+
+	// New and changed raw files since the last synthesis come first.
+	writeFiles(t, e.kb, map[string]string{"raw/c.md": "New material.\n", "raw/b.md": "Rollbacks changed.\n"})
+	f.Enqueue(fake.TextReply("Nothing to change."))
+	if err := e.ingester(client).Ingest(ctx, "", "U0MGR", &outbox{}); err != nil {
+		t.Fatal(err)
+	}
+	user = f.Requests()[5].LastUserText()
+	if !strings.Contains(user, "Raw files (3; the first 2 are new or changed since the wiki was last synthesised):\n- raw/b.md (19 bytes)\n- raw/c.md (14 bytes)\n- raw/a.md") {
+		t.Errorf("changed raw files not first:\n%s", user)
 	}
 }
 
+// lastToolResult is the text of the last tool_result of a request.
+func lastToolResult(r fake.AnthropicRequest) (string, bool, bool) {
+	msgs := r.ParsedMessages()
+	if len(msgs) == 0 {
+		return "", false, false
+	}
+	for _, c := range msgs[len(msgs)-1].Content {
+		if c.Type == "tool_result" {
+			return c.ResultText(), c.IsError, true
+		}
+	}
+	return "", false, false
+}
+
+// Every path outside wiki/<name>.md is refused as a tool error, reads stay
+// inside the knowledge base, and nothing outside wiki/ changes.
 func TestIngestRefusesPathsOutsideWiki(t *testing.T) {
 	ctx := context.Background()
 	e := newKBEnv(t)
@@ -114,24 +182,34 @@ func TestIngestRefusesPathsOutsideWiki(t *testing.T) {
 	gitT(t, e.kb, "-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "--quiet", "-m", "link")
 	homeBefore := tree(t, e.home)
 	evil := "# pwned\n"
-	answer := answerJSON(t, []page{
-		{"../SOUL.md", evil}, {"../../SOUL.md", evil}, {"raw/x.md", evil}, {"raw/a.md", evil},
-		{"wiki/../README.md", evil}, {"/etc/x.md", evil}, {filepath.Join(e.home, "SOUL.md"), evil},
-		{"wiki/sub/x.md", evil}, {"wiki/x.txt", evil}, {"wiki/.hidden.md", evil}, {`wiki\..\README.md`, evil},
-		{"./wiki/y.md", evil}, {"wiki/link.md", evil}, {"wiki/ok.md", "# OK\n"},
-	}, []string{"../SOUL.md", "raw/a.md", "README.md", "wiki/../README.md"})
-	m := modelFunc(func(context.Context, anthropic.MessageNewParams) (*anthropic.Message, error) {
-		return textMessage(answer), nil
-	})
-	var logs bytes.Buffer
-	in := e.ingester(m)
-	in.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	var steps []*anthropic.Message
+	bad := []string{"../SOUL.md", "../../SOUL.md", "raw/x.md", "raw/a.md", "wiki/../README.md", "/etc/x.md",
+		filepath.Join(e.home, "SOUL.md"), "wiki/sub/x.md", "wiki/x.txt", "wiki/.hidden.md", `wiki\..\README.md`,
+		"wiki/link.md", ".git/config"}
+	for i, p := range bad {
+		steps = append(steps, toolMessage(t, fmt.Sprint("w", i), "Write", write(p, evil)))
+	}
+	steps = append(steps,
+		toolMessage(t, "e1", "Edit", map[string]string{"file_path": "raw/a.md", "old_string": "Deploys", "new_string": "pwned"}),
+		toolMessage(t, "r1", "Read", map[string]string{"file_path": "../../SOUL.md"}),
+		toolMessage(t, "r2", "Read", map[string]string{"file_path": "wiki/link.md"}),
+		toolMessage(t, "r3", "Read", map[string]string{"file_path": ".git/config"}),
+		toolMessage(t, "g1", "Grep", map[string]string{"pattern": "Persona", "path": ".."}),
+		toolMessage(t, "ok", "Write", write("./wiki/ok.md", "# OK\n")),
+	)
+	m, results := script(steps...)
 	out := &outbox{}
-	if err := in.Ingest(ctx, "notes", "U0MGR", out); err != nil {
+	if err := e.ingester(m).Ingest(ctx, "notes", "U0MGR", out); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(logs.String(), "refused a page"); n != 17 {
-		t.Errorf("refused %d paths, want 17:\n%s", n, logs.String())
+	refused := 0
+	for _, r := range *results {
+		if strings.HasPrefix(r, "true ") {
+			refused++
+		}
+	}
+	if want := len(bad) + 5; refused != want || len(*results) != want+1 || !strings.HasPrefix((*results)[want], "false wrote wiki/ok.md") {
+		t.Errorf("%d refusals, want %d: %q", refused, want, *results)
 	}
 	if got := out.all(); len(got) != 1 || !strings.HasPrefix(got[0], "ingested 2 raw file(s); 1 wiki pages changed; pushed ") {
 		t.Fatalf("replies = %q", got)
@@ -213,9 +291,9 @@ func TestIngestConcurrentRunsOneAtATime(t *testing.T) {
 	e := newKBEnv(t)
 	f, client := newClient(t)
 	gate := make(chan struct{})
-	resp := fake.TextReply(answerJSON(t, []page{{"wiki/new.md", "# New\n"}}, nil))
+	resp := fake.ToolUse("t1", "Write", write("wiki/new.md", "# New\n"))
 	resp.Gate = gate
-	f.Enqueue(resp)
+	f.Enqueue(resp, fake.TextReply("done."))
 	in := e.ingester(client)
 
 	first, done := &outbox{}, make(chan error, 1)
@@ -237,8 +315,8 @@ func TestIngestConcurrentRunsOneAtATime(t *testing.T) {
 	if got := first.all(); len(got) != 1 || got[0] != "ingested 2 raw file(s); 1 wiki pages changed; pushed "+e.remoteHead()[:7] {
 		t.Fatalf("first replies = %q", got)
 	}
-	if n := len(f.Requests()); n != 1 {
-		t.Errorf("model requests = %d, want 1", n)
+	if n := len(f.Requests()); n != 2 {
+		t.Errorf("model requests = %d, want 2", n)
 	}
 }
 
@@ -249,9 +327,7 @@ func TestIngestExpiresStaleJob(t *testing.T) {
 	if _, err := e.store.AcquireIngest(ctx, "notes", "U0CRASH", ingest.DefaultStaleAfter); err != nil {
 		t.Fatal(err)
 	}
-	m := modelFunc(func(context.Context, anthropic.MessageNewParams) (*anthropic.Message, error) {
-		return textMessage(`{"files":[{"path":"wiki/new.md","content":"# New"}]}`), nil
-	})
+	m, _ := script(toolMessage(t, "t1", "Write", write("wiki/new.md", "# New")))
 	in := e.ingester(m)
 	out := &outbox{}
 	if err := in.Ingest(ctx, "", "U1", out); err != nil {
@@ -302,30 +378,38 @@ func TestIngestModelFailure(t *testing.T) {
 	}
 }
 
-func TestIngestBadAnswers(t *testing.T) {
-	for name, text := range map[string]string{"no JSON": "I could not do it.", "bad JSON": `{"files": [`} {
-		t.Run(name, func(t *testing.T) {
-			e := newKBEnv(t)
-			m := modelFunc(func(context.Context, anthropic.MessageNewParams) (*anthropic.Message, error) {
-				return textMessage(text), nil
-			})
-			err := e.ingester(m).Ingest(context.Background(), "", "U0MGR", &outbox{})
-			var ue *pipeline.UserError
-			if !errors.As(err, &ue) || !strings.HasPrefix(ue.Message, "ingest failed: the model's answer") {
-				t.Fatalf("err = %v", err)
-			}
-			if jobs := e.jobs(); len(jobs) != 1 || !strings.Contains(jobs[0], " failed ") {
-				t.Errorf("jobs = %q", jobs)
-			}
-		})
+// A sub-agent that never finishes is stopped at the turn cap: the ingest
+// fails with the reason, the job says so, and what it wrote is discarded.
+func TestIngestTurnCap(t *testing.T) {
+	e := newKBEnv(t)
+	before := tree(t, e.kb)
+	calls := 0
+	m := modelFunc(func(context.Context, anthropic.MessageNewParams) (*anthropic.Message, error) {
+		calls++
+		if calls == 1 {
+			return toolMessage(t, "w", "Write", write("wiki/half.md", "# Half\n")), nil
+		}
+		return toolMessage(t, fmt.Sprint("ls", calls), "LS", map[string]string{}), nil
+	})
+	err := e.ingester(m).Ingest(context.Background(), "", "U0MGR", &outbox{})
+	var ue *pipeline.UserError
+	if !errors.As(err, &ue) || ue.Message != "ingest failed: turn cap reached (30 model calls) before the model was done" {
+		t.Fatalf("err = %v", err)
+	}
+	if calls != 30 {
+		t.Errorf("%d model calls, want 30", calls)
+	}
+	if jobs := e.jobs(); len(jobs) != 1 || jobs[0] != "U0MGR failed turn cap reached (30 model calls) before the model was done" {
+		t.Errorf("jobs = %q", jobs)
+	}
+	if !maps.Equal(before, tree(t, e.kb)) || e.remoteHead() != e.seed {
+		t.Error("a failed ingest left its writes behind or pushed")
 	}
 }
 
 func TestIngestNothingChanged(t *testing.T) {
 	e := newKBEnv(t)
-	m := modelFunc(func(context.Context, anthropic.MessageNewParams) (*anthropic.Message, error) {
-		return textMessage(`{"files":[{"path":"wiki/intact.md","content":"# Intact\nUnchanged.\n"}],"delete":["wiki/never.md"]}`), nil
-	})
+	m, _ := script(toolMessage(t, "t1", "Write", write("wiki/intact.md", "# Intact\nUnchanged.\n")))
 	out := &outbox{}
 	if err := e.ingester(m).Ingest(context.Background(), "", "U0MGR", out); err != nil {
 		t.Fatal(err)
@@ -367,7 +451,7 @@ func TestIngestHeartbeats(t *testing.T) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return textMessage(`{"files":[]}`), nil
+		return textMessage("Nothing to change."), nil
 	})
 	in := e.ingester(m)
 	in.Store, in.Heartbeat = bs, time.Millisecond

@@ -10,21 +10,22 @@ import (
 	"strings"
 )
 
-// maxInputBytes bounds the README and raw files sent in the one model
-// call: about 150k tokens at 4 bytes a token, which leaves room for the
-// answer in a 200k-token context window.
-const maxInputBytes = 600_000
+// maxReadme bounds the README put in the sub-agent's prompt; past it the
+// model reads the file itself.
+const maxReadme = 16 << 10
 
-// sources is what the model reads.
+// sources is what the sub-agent is told up front: the README, the raw
+// files by name and size (the changed ones first), the wiki's index.
 type sources struct {
-	readme string
-	raw    []file      // raw/*.md, by name
-	index  []indexLine // wiki/*.md, by name
+	readme  string
+	raw     []file      // raw/*.md
+	changed int         // how many of raw, first, are new or changed since the last synthesis
+	index   []indexLine // wiki/*.md, by name
 }
 
 type file struct {
-	path    string // relative, slash-separated: raw/a.md
-	content string
+	path string // relative, slash-separated: raw/a.md
+	size int64
 }
 
 type indexLine struct {
@@ -41,25 +42,20 @@ func readSources(dir string) (sources, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return src, err
 	}
+	if len(readme) > maxReadme {
+		readme = readme[:maxReadme] + "\n[cut: Read README.md for the rest]"
+	}
 	src.readme = readme
-	total := len(readme)
 	names, err := filepath.Glob(filepath.Join(dir, "raw", "*.md"))
 	if err != nil {
 		return src, err
 	}
 	for _, name := range names { // Glob sorts
-		content, err := readRegular(name)
-		if errors.Is(err, errNotRegular) {
+		st, err := os.Lstat(name)
+		if err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		if err != nil {
-			return src, err
-		}
-		total += len(content)
-		if total > maxInputBytes {
-			return src, fmt.Errorf("raw/ and README.md hold more than %d bytes, more than one model call takes", maxInputBytes)
-		}
-		src.raw = append(src.raw, file{path: "raw/" + filepath.Base(name), content: content})
+		src.raw = append(src.raw, file{path: "raw/" + filepath.Base(name), size: st.Size()})
 	}
 	pages, err := filepath.Glob(filepath.Join(dir, "wiki", "*.md"))
 	if err != nil {
@@ -104,4 +100,18 @@ func firstHeading(path string) string {
 		}
 	}
 	return ""
+}
+
+// changedFirst moves the raw files in changed (new or modified since the
+// last synthesis) to the front, and counts them.
+func (src *sources) changedFirst(changed map[string]bool) {
+	var first, rest []file
+	for _, f := range src.raw {
+		if changed[f.path] {
+			first = append(first, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	src.raw, src.changed = append(first, rest...), len(first)
 }

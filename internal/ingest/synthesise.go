@@ -2,77 +2,92 @@ package ingest
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 )
 
-// maxAnswerTokens bounds the answer, which holds every page written in
-// full. 32,000 is within the output limit of the current Sonnet and Opus
-// models (64k and 32k); the client streams, so a long answer is no timeout
-// risk.
-const maxAnswerTokens = 32_000
+// maxSteps caps the sub-agent's model calls: reaching it fails the ingest.
+const maxSteps = 30
 
-// instructions follow the mandate in the sub-query's system prompt.
-const instructions = `You maintain the knowledge base %q: a markdown wiki that people and agents navigate by reading files (there is no search index). Its raw/ folder holds captured material; its wiki/ folder holds the pages synthesised from it.
+// maxStepTokens bounds one answer of the sub-agent: a page written in full
+// fits well within it.
+const maxStepTokens = 16_000
+
+// instructions follow the mandate in the sub-agent's system prompt.
+const instructions = `You maintain the knowledge base %q: a markdown wiki that people and agents navigate by reading files (there is no search index). Its raw/ folder holds captured material; its wiki/ folder holds the pages synthesised from it. Your working folder is the knowledge base: relative paths resolve there.
 
 Synthesise the raw material into the wiki: create pages for new topics, and update the pages it makes out of date. Keep to what the material says; do not invent facts. Stay within the mandate above.
 
-Rules:
-- Write only files wiki/<name>.md directly under wiki/, with lowercase hyphenated names.
-- Give each file's complete new content, starting with a "# " title.
-- List only the pages you create or change. You see existing pages by title only, so rewrite one only when the material requires it, and then in full.
-- List in "delete" the pages that are obsolete or merged into others.
+How to work:
+- You get the list of raw files (the new and changed ones first) and the wiki's index, not their contents: read what you need with Read, Grep, Glob and LS.
+- Write pages with Write (whole page) or Edit (a part of one). Only wiki/<name>.md can be written, with a lowercase hyphenated name and a "# " title; anything else is refused.
+- When the wiki is up to date, answer with one short sentence saying what you changed, and no tool call.`
 
-Answer with one JSON object and nothing else:
-{"files":[{"path":"wiki/<name>.md","content":"..."}],"delete":["wiki/<old>.md"]}`
-
-// answer is the model's JSON answer.
-type answer struct {
-	Files []struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
-	} `json:"files"`
-	Delete []string `json:"delete"`
-}
-
-// synthesise runs the one model call of an ingest: no tools, no chat.
-func (in *Ingester) synthesise(ctx context.Context, label string, src sources) (answer, error) {
+// synthesise runs the sub-agent: a tool-use loop over the knowledge base
+// in dir with the file tools, until the model answers without a tool call.
+// No chat tools, no approvals, no shell.
+func (in *Ingester) synthesise(ctx context.Context, label, dir string, src sources, log *slog.Logger) error {
+	kb, err := newKBTools(dir)
+	if err != nil {
+		return err
+	}
 	system := fmt.Sprintf(instructions, label)
 	if m := strings.TrimSpace(in.Mandate); m != "" {
 		system = "You work for a persona whose mandate is:\n" + m + "\n\n" + system
 	}
-	msg, err := in.Model.Send(ctx, anthropic.MessageNewParams{
-		Model:     anthropic.Model(in.Model.Model()),
-		MaxTokens: maxAnswerTokens,
-		System:    []anthropic.TextBlockParam{{Text: system}},
-		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(userPrompt(src)))},
-	})
-	if err != nil {
-		return answer{}, fmt.Errorf("model call: %w", err)
-	}
-	if msg.StopReason == anthropic.StopReasonMaxTokens {
-		return answer{}, fmt.Errorf("the model's answer was cut off at %d tokens", maxAnswerTokens)
-	}
-	var text strings.Builder
-	for _, b := range msg.Content {
-		if b.Type == "text" {
-			text.WriteString(b.Text)
+	msgs := []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(userPrompt(src)))}
+	tools := kb.definitions()
+	for step := 1; step <= maxSteps; step++ {
+		msg, err := in.Model.Send(ctx, anthropic.MessageNewParams{
+			Model:     anthropic.Model(in.Model.Model()),
+			MaxTokens: maxStepTokens,
+			System:    []anthropic.TextBlockParam{{Text: system}},
+			Messages:  msgs,
+			Tools:     tools,
+		})
+		if err != nil {
+			return fmt.Errorf("model call: %w", err)
 		}
+		msgs = append(msgs, msg.ToParam())
+		var results []anthropic.ContentBlockParamUnion
+		for _, b := range msg.Content {
+			if b.Type != "tool_use" {
+				continue
+			}
+			text, isErr := kb.call(b.Name, b.Input)
+			if isErr {
+				log.InfoContext(ctx, "ingest: a tool call was refused", "tool", b.Name, "reason", oneLine(text))
+			}
+			results = append(results, anthropic.NewToolResultBlock(b.ID, text, isErr))
+		}
+		if len(results) == 0 {
+			if msg.StopReason == anthropic.StopReasonMaxTokens {
+				return fmt.Errorf("the model's answer was cut off at %d tokens", maxStepTokens)
+			}
+			return nil
+		}
+		msgs = append(msgs, anthropic.NewUserMessage(results...))
 	}
-	return parseAnswer(text.String())
+	return fmt.Errorf("turn cap reached (%d model calls) before the model was done", maxSteps)
 }
 
-// userPrompt lays out the README, the raw files and the wiki index.
+// userPrompt lists the README, the raw files (changed ones first, with
+// their sizes) and the wiki index: names and titles, never whole files.
 func userPrompt(src sources) string {
 	var b strings.Builder
-	b.WriteString("<file path=\"README.md\">\n" + src.readme + "\n</file>\n\n")
-	fmt.Fprintf(&b, "Raw files (%d):\n", len(src.raw))
+	if src.readme != "" {
+		b.WriteString("<file path=\"README.md\">\n" + src.readme + "\n</file>\n\n")
+	}
+	fmt.Fprintf(&b, "Raw files (%d", len(src.raw))
+	if src.changed > 0 {
+		fmt.Fprintf(&b, "; the first %d are new or changed since the wiki was last synthesised", src.changed)
+	}
+	b.WriteString("):\n")
 	for _, f := range src.raw {
-		fmt.Fprintf(&b, "<file path=%q>\n%s\n</file>\n", f.path, f.content)
+		fmt.Fprintf(&b, "- %s (%d bytes)\n", f.path, f.size)
 	}
 	b.WriteString("\nExisting wiki pages:\n")
 	if len(src.index) == 0 {
@@ -84,16 +99,11 @@ func userPrompt(src sources) string {
 	return b.String()
 }
 
-// parseAnswer decodes the first JSON object of text, so that a ```json
-// fence or a sentence around it does no harm.
-func parseAnswer(text string) (answer, error) {
-	i := strings.IndexByte(text, '{')
-	if i < 0 {
-		return answer{}, errors.New("the model's answer holds no JSON object")
+// oneLine is the first line of s, at most 200 bytes.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
 	}
-	var a answer
-	if err := json.NewDecoder(strings.NewReader(text[i:])).Decode(&a); err != nil {
-		return answer{}, fmt.Errorf("the model's answer is not the JSON asked for: %w", err)
-	}
-	return a, nil
+	return s
 }

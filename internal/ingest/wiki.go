@@ -1,74 +1,13 @@
 package ingest
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-
-	"github.com/persona-runtime/agent/internal/fsutil"
 )
-
-// applyAnswer deletes and writes the wiki pages of a. Paths other than
-// wiki/<name>.md, and pages that are not regular files, are refused with a
-// warning in the log; nothing outside wiki/ is ever touched.
-func applyAnswer(ctx context.Context, dir string, a answer, log *slog.Logger) error {
-	wiki, err := wikiDir(dir)
-	if err != nil {
-		return err
-	}
-	refuse := func(p, why string) {
-		log.WarnContext(ctx, "ingest: refused a page of the model's answer", "path", p, "reason", why)
-	}
-	// Deletions first, so a page both deleted and written is written.
-	for _, p := range a.Delete {
-		name, ok := wikiName(p)
-		if !ok {
-			refuse(p, "not wiki/<name>.md")
-			continue
-		}
-		target := filepath.Join(wiki, name)
-		st, err := os.Lstat(target)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			return err
-		case st.IsDir():
-			refuse(p, "a directory")
-			continue
-		}
-		if err := os.Remove(target); err != nil {
-			return fmt.Errorf("delete %s: %w", p, err)
-		}
-	}
-	for _, f := range a.Files {
-		name, ok := wikiName(f.Path)
-		if !ok {
-			refuse(f.Path, "not wiki/<name>.md")
-			continue
-		}
-		if strings.TrimSpace(f.Content) == "" {
-			refuse(f.Path, "empty content")
-			continue
-		}
-		target := filepath.Join(wiki, name)
-		if st, err := os.Lstat(target); err == nil && !st.Mode().IsRegular() {
-			refuse(f.Path, "not a regular file")
-			continue
-		}
-		content := strings.TrimRight(f.Content, "\n") + "\n"
-		if err := fsutil.WriteFileAtomic(target, []byte(content), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // wikiDir returns the real path of dir/wiki, creating it when missing. It
 // fails when wiki/ is a symlink or resolves outside dir.

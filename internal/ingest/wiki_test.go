@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"reflect"
 	"testing"
 )
 
@@ -35,32 +34,5 @@ func TestWikiName(t *testing.T) {
 				t.Errorf("wikiName(%q) = %q, %v; want %q", tt.path, name, ok, tt.name)
 			}
 		})
-	}
-}
-
-func TestParseAnswer(t *testing.T) {
-	want := answer{Delete: []string{"wiki/old.md"}}
-	want.Files = append(want.Files, struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
-	}{"wiki/a.md", "# A\n```go\nx := 1\n```\n"})
-	body := `{"files":[{"path":"wiki/a.md","content":"# A\n` + "```go\\nx := 1\\n```" + `\n"}],"delete":["wiki/old.md"]}`
-	tests := map[string]string{
-		"bare":            body,
-		"fenced":          "```json\n" + body + "\n```",
-		"prose and fence": "Here is the update.\n\n```json\n" + body + "\n```\nDone.",
-	}
-	for name, text := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := parseAnswer(text)
-			if err != nil || !reflect.DeepEqual(got, want) {
-				t.Errorf("parseAnswer = %+v, %v; want %+v", got, err, want)
-			}
-		})
-	}
-	for _, bad := range []string{"", "no json here", `{"files": [`, `{"files": "x"}`} {
-		if _, err := parseAnswer(bad); err == nil {
-			t.Errorf("parseAnswer(%q) succeeded", bad)
-		}
 	}
 }

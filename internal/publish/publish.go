@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/deps"
 )
 
@@ -36,9 +38,27 @@ type Publisher struct {
 	Author string
 	// Log receives one line per sync and the warnings; nil discards them.
 	Log *slog.Logger
+	// KBLock, when set, is the writable knowledge base's lock that /ingest
+	// holds (the ingest job table): a sync takes it too, so that a sync
+	// and an ingest never work on the checkout or the lockfile at once.
+	KBLock KBLock
 
 	mu sync.Mutex // one sync at a time: they share the cache clone
 }
+
+// KBLock is the per-label lock of a knowledge base (*store.Store).
+type KBLock interface {
+	AcquireIngest(ctx context.Context, label, by string, staleAfter time.Duration) (string, error)
+	FinishIngest(ctx context.Context, jobID, status, reason string) error
+}
+
+// ErrKBBusy is the error of a sync while an ingest holds the knowledge
+// base.
+var ErrKBBusy = errors.New("an /ingest of the knowledge base is running; run sync_manifest again when it has finished")
+
+// kbLockStale is how old the heartbeat of the lock's holder may be before
+// a sync takes the lock over (ingest's own default).
+const kbLockStale = 2 * time.Minute
 
 // Sync is the sync_manifest tool. Runtime-authored skills are the folders
 // skills/<slug> that the manifest does not list as a source or git entry
@@ -69,6 +89,20 @@ func (p *Publisher) Sync(ctx context.Context) (string, error) {
 	m, err := deps.LoadManifest(manifestPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("sync manifest: %w", err)
+	}
+	if m != nil && m.AgentKnowledge != nil && p.KBLock != nil {
+		job, err := p.KBLock.AcquireIngest(ctx, m.AgentKnowledge.Label, "sync_manifest", kbLockStale)
+		if errors.Is(err, store.ErrIngestRunning) {
+			return "", ErrKBBusy
+		}
+		if err != nil {
+			return "", fmt.Errorf("sync manifest: %w", err)
+		}
+		defer func() {
+			if err := p.KBLock.FinishIngest(context.WithoutCancel(ctx), job, store.IngestCompleted, ""); err != nil {
+				p.log().WarnContext(ctx, "sync_manifest: release the knowledge base's lock", "err", err)
+			}
+		}()
 	}
 	lock, err := deps.LoadLock(lockPath)
 	if err != nil {

@@ -2,13 +2,16 @@ package publish_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/publish"
+	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/deps"
 )
 
@@ -276,5 +279,42 @@ func TestOneLineScrubsCredentials(t *testing.T) {
 	got := publish.OneLine(err)
 	if strings.Contains(got, "s3cret") || strings.Contains(got, "\n") || !strings.Contains(got, "https://github.com/acme/notes.git") {
 		t.Errorf("OneLine = %q", got)
+	}
+}
+
+// sync_manifest and /ingest share the knowledge base's lock: a sync while
+// an ingest runs is refused (and changes nothing), and a sync holds the
+// lock while it runs and releases it after.
+func TestSyncSharesTheIngestLock(t *testing.T) {
+	ctx := context.Background()
+	env := newGitEnv(t, true)
+	home := env.home()
+	writeManifest(t, home, &deps.Manifest{AgentKnowledge: &deps.KBEntry{Label: "notes", Git: "git.example.com:acme/notes"}})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "db.sqlite"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p := &publish.Publisher{Home: home, KBLock: st}
+
+	job, err := st.AcquireIngest(ctx, "notes", "U0MGR", time.Hour) // an ingest is running
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Sync(ctx); !errors.Is(err, publish.ErrKBBusy) {
+		t.Fatalf("sync during an ingest: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, deps.LockFile)); !os.IsNotExist(err) {
+		t.Errorf("a refused sync wrote the lockfile: %v", err)
+	}
+	if err := st.FinishIngest(ctx, job, store.IngestCompleted, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Sync(ctx); err != nil {
+		t.Fatalf("sync after the ingest: %v", err)
+	}
+	// Released: the next ingest gets the lock.
+	if _, err := st.AcquireIngest(ctx, "notes", "U0MGR", time.Hour); err != nil {
+		t.Errorf("the sync kept the lock: %v", err)
 	}
 }

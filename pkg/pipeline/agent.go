@@ -96,6 +96,10 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 					if cerr == nil && !handled {
 						cerr = fmt.Errorf("agent: command %v not handled", ev.Command)
 					}
+					// A command that failed says so where it was typed.
+					if cerr != nil && ctx.Err() == nil {
+						cerr = apologise(ctx, out, cerr)
+					}
 					obs.end(span, began, OutcomeDone, "command", cerr)
 					return cerr
 				}
@@ -107,19 +111,26 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 			s, _ := SessionFromContext(ctx)
 			err = agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
 			if err != nil && ctx.Err() == nil {
-				msg := GenericApology
-				var ue *UserError
-				if errors.As(err, &ue) {
-					msg = ue.Message
-				}
-				if _, perr := out.send(ctx, ReplyPost, "", msg, false); perr != nil {
-					err = errors.Join(err, fmt.Errorf("post apology: %w", perr))
-				}
+				err = apologise(ctx, out, err)
 			}
 			obs.end(span, began, OutcomeDone, "", err)
 			return err
 		})
 	}
+}
+
+// apologise posts what went wrong: a UserError's message, or the generic
+// apology; it returns err, joined with the post's own failure.
+func apologise(ctx context.Context, out *outbox, err error) error {
+	msg := GenericApology
+	var ue *UserError
+	if errors.As(err, &ue) {
+		msg = ue.Message
+	}
+	if _, perr := out.send(ctx, ReplyPost, "", msg, false); perr != nil {
+		err = errors.Join(err, fmt.Errorf("post apology: %w", perr))
+	}
+	return err
 }
 
 // outbox turns the agent's words into KindReply events for next.
