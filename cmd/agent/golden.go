@@ -269,7 +269,11 @@ func outboundLine(n *renamer, m gateway.SimMessage) string {
 		if m.Op == gateway.SimUpdate {
 			verb = "edit"
 		}
-		return fmt.Sprintf("< %s %s %s: %s", thread, n.msg(m.TS), verb, indentText(m.Text))
+		line := fmt.Sprintf("< %s %s %s: %s", thread, n.msg(m.TS), verb, indentText(m.Text))
+		if m.Feedback {
+			line += "\n  [feedback buttons: good | bad]"
+		}
+		return line
 	case gateway.SimEphemeral:
 		return fmt.Sprintf("< %s only <@%s> sees: %s", thread, m.To, indentText(m.Text))
 	case gateway.SimStatus:

@@ -110,6 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			c.auditCommand(),
 			c.inboxCommand(),
 			c.doctorCommand(),
+			c.feedbackCommand(),
 			c.versionCommand(),
 		},
 	}

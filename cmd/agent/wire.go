@@ -237,7 +237,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	commands := &commands.Commands{Store: s.store, Engine: engine, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log}
 	s.onDrop = d.onDrop
-	s.handler = s.chain(engine, gate, commands, chat)
+	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
+	s.handler = s.chain(engine, clicks, commands, chat)
 	s.journal = journal{store: s.store, redact: s.redactor.Redact, outcomes: s.metrics.InboxEvents, log: s.log}
 	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{OnHandled: d.onHandled,
 		Inbox: s.journal, OnStart: s.resume})

@@ -211,8 +211,9 @@ type BlockActions struct {
 	Channel     string
 	MessageTS   string // the ts of the message holding the button
 	ThreadTS    string // the thread of that message; "" at top level
-	ActionID    string // "approve", "deny", "always"
+	ActionID    string // "approve", "deny", "always", "feedback"
 	Value       string
+	Type        string // the element's type; default "button" ("feedback_buttons" for feedback)
 	BlockID     string // default "actions"
 	TriggerID   string // default: fresh
 	ResponseURL string // default: a hooks.slack.com address
@@ -244,7 +245,7 @@ func (b BlockActions) Payload() json.RawMessage {
 		"actions": []map[string]any{{
 			"action_id": b.ActionID, "block_id": slackOr(b.BlockID, "actions"),
 			"text":  map[string]any{"type": "plain_text", "text": b.ActionID, "emoji": true},
-			"value": b.Value, "type": "button", "action_ts": slackPayloadTS(),
+			"value": b.Value, "type": slackOr(b.Type, "button"), "action_ts": slackPayloadTS(),
 		}},
 	})
 	return out

@@ -92,6 +92,9 @@ type Metrics struct {
 	// DeliveryFailures is agent_chat_delivery_failures_total{error}: posts
 	// and edits the platform did not take after the retries, by its error.
 	DeliveryFailures *prometheus.CounterVec
+	// Feedback is agent_reply_feedback_total{value}: clicks on the feedback
+	// buttons of final replies, good or bad.
+	Feedback *prometheus.CounterVec
 }
 
 // New returns the instruments registered on a fresh registry, never the
@@ -171,6 +174,10 @@ func New() *Metrics {
 			Name: "agent_chat_delivery_failures_total",
 			Help: "Posts and edits the chat platform did not take after retries, by its error.",
 		}, []string{"error"}),
+		Feedback: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_reply_feedback_total",
+			Help: "Clicks on the feedback buttons of final replies, by value (good, bad).",
+		}, []string{"value"}),
 	}
 	// MustRegister cannot fail here: the registry is fresh and every name
 	// above is distinct and valid; a failure would be a programming error
@@ -183,8 +190,11 @@ func New() *Metrics {
 		m.Turns, m.TurnDuration, m.StopGuard,
 		m.ToolCalls, m.ToolDuration,
 		m.ModelRequests, m.ModelTokens, m.ModelDuration,
-		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures,
+		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures, m.Feedback,
 	)
+	for _, v := range []string{pipeline.FeedbackGood, pipeline.FeedbackBad} {
+		m.Feedback.WithLabelValues(v)
+	}
 	for _, o := range []string{"answered", "failed", "dropped", "resumed", "poisoned"} {
 		m.InboxEvents.WithLabelValues(o)
 	}

@@ -170,3 +170,28 @@ func cardTruncateBytes(s string, n int) string {
 	}
 	return cut
 }
+
+// feedbackBlocks is a final reply with the platform's feedback buttons:
+// the text in sections (cut at line ends to fit a section's limit) and a
+// context_actions block with a feedback_buttons element whose values are
+// pipeline.FeedbackGood and FeedbackBad.
+func feedbackBlocks(text string) []slack.Block {
+	var blocks []slack.Block
+	for rest := text; rest != ""; {
+		part := rest
+		if len(part) > cardSectionMax {
+			part = part[:cardSectionMax]
+			if i := strings.LastIndexByte(part, '\n'); i > cardSectionMax/2 {
+				part = part[:i+1]
+			}
+		}
+		rest = rest[len(part):]
+		if strings.TrimSpace(part) != "" {
+			blocks = append(blocks, slack.NewSectionBlock(cardMrkdwn(part), nil, nil))
+		}
+	}
+	good := slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "Good answer", false, false), pipeline.FeedbackGood)
+	bad := slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "Bad answer", false, false), pipeline.FeedbackBad)
+	return append(blocks, slack.NewContextActionsBlock("feedback",
+		slack.NewFeedbackButtonsBlockElement(pipeline.ActionFeedback, good, bad)))
+}

@@ -96,10 +96,12 @@ type SimMessage struct {
 	To string
 	// Text is the message text, the upload's comment, the status line, or
 	// a command's "/name args".
-	Text   string
-	Card   *pipeline.Card   // a card posted or updated
-	Action *pipeline.Action // an inbound click
-	Files  []SimFile        // an upload's file, an inbound message's attachments
+	Text string
+	Card *pipeline.Card // a card posted or updated
+	// Feedback is set on a post or edit that carries the feedback buttons.
+	Feedback bool
+	Action   *pipeline.Action // an inbound click
+	Files    []SimFile        // an upload's file, an inbound message's attachments
 }
 
 // SimFile is a file in the transcript.
@@ -316,7 +318,7 @@ func (m *Memory) Post(ctx context.Context, msg pipeline.Message) (string, error)
 	m.mu.Lock()
 	m.init()
 	e := SimMessage{Op: SimPost, ChannelID: msg.ChannelID, ThreadTS: msg.ThreadTS, TS: m.nextTSLocked(),
-		UserID: m.bot().UserID, Text: msg.Text, Card: cloneCard(msg.Card)}
+		UserID: m.bot().UserID, Text: msg.Text, Card: cloneCard(msg.Card), Feedback: msg.Feedback}
 	m.keepLocked(e)
 	m.commitAndUnlock(e)
 	return e.TS, nil
@@ -341,7 +343,7 @@ func (m *Memory) Update(ctx context.Context, ts string, msg pipeline.Message) er
 	}
 	cur.Text, cur.Card = msg.Text, cloneCard(msg.Card)
 	e := SimMessage{Op: SimUpdate, ChannelID: cur.ChannelID, ThreadTS: cur.ThreadTS, TS: ts,
-		UserID: m.bot().UserID, Text: msg.Text, Card: cloneCard(msg.Card)}
+		UserID: m.bot().UserID, Text: msg.Text, Card: cloneCard(msg.Card), Feedback: msg.Feedback}
 	m.commitAndUnlock(e)
 	return nil
 }

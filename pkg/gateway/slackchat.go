@@ -109,6 +109,8 @@ func messageOptions(m pipeline.Message) []slack.MsgOption {
 			text = cardFallbackText(m.Card)
 		}
 		opts = append(opts, slack.MsgOptionBlocks(cardBlocks(m.Card)...))
+	} else if m.Feedback && strings.TrimSpace(text) != "" {
+		opts = append(opts, slack.MsgOptionBlocks(feedbackBlocks(text)...))
 	}
 	return append(opts, slack.MsgOptionText(text, false))
 }

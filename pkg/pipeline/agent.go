@@ -113,6 +113,9 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 			if err != nil && ctx.Err() == nil {
 				err = apologise(ctx, out, err)
 			}
+			if err == nil && ctx.Err() == nil {
+				out.askFeedback(ctx)
+			}
 			obs.end(span, began, OutcomeDone, "", err)
 			return err
 		})
@@ -140,6 +143,21 @@ type outbox struct {
 	thread   string
 	event    string    // the id of the event answered
 	progress *Progress // told of every message posted
+
+	// The last message the agent posted or edited (its own words, not a
+	// runtime notice): the turn's final reply gets the feedback buttons.
+	lastTS, lastText string
+}
+
+// askFeedback puts the feedback buttons under the turn's final reply, when
+// it said something. A failure costs the buttons only.
+func (o *outbox) askFeedback(ctx context.Context) {
+	if o.lastTS == "" {
+		return
+	}
+	ev := &Event{Kind: KindReply, ChannelID: o.channel, ThreadTS: o.thread, Text: o.lastText,
+		Reply: &Reply{Op: ReplyUpdate, TS: o.lastTS, Feedback: true, For: o.event}}
+	_ = o.next.Handle(ctx, ev)
 }
 
 func (o *outbox) Post(ctx context.Context, markdown string) (string, error) {
@@ -162,6 +180,9 @@ func (o *outbox) send(ctx context.Context, op ReplyOp, ts, text string, markdown
 	}
 	if op == ReplyPost {
 		o.progress.Answer()
+	}
+	if markdown && ev.Reply.LastTS != "" && (op == ReplyPost || ev.Reply.LastTS == o.lastTS) {
+		o.lastTS, o.lastText = ev.Reply.LastTS, ev.Reply.LastText
 	}
 	return ev.Reply.TS, nil
 }

@@ -39,7 +39,9 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 		}
 		switch ev.Reply.Op {
 		case ReplyUpdate:
-			err := p.Update(ctx, ev.Reply.TS, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: parts[0]})
+			err := p.Update(ctx, ev.Reply.TS, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: parts[0],
+				Feedback: ev.Reply.Feedback})
+			ev.Reply.LastTS, ev.Reply.LastText = ev.Reply.TS, parts[0]
 			if err != nil {
 				span.RecordError(err)
 				span.SetStatus(codes.Error, err.Error())
@@ -47,7 +49,9 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 			return err
 		case ReplyPost:
 			for i, part := range parts {
-				ts, err := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part, For: ev.Reply.For})
+				last := i == len(parts)-1
+				ts, err := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part, For: ev.Reply.For,
+					Feedback: ev.Reply.Feedback && last})
 				if err != nil {
 					span.RecordError(err)
 					span.SetStatus(codes.Error, err.Error())
@@ -56,6 +60,7 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 				if i == 0 {
 					ev.Reply.TS = ts
 				}
+				ev.Reply.LastTS, ev.Reply.LastText = ts, part
 			}
 			return nil
 		}

@@ -126,6 +126,12 @@ type Reply struct {
 	Markdown bool
 	// For is the id of the inbound event this reply answers (Message.For).
 	For string
+	// Feedback asks for the feedback buttons (Message.Feedback).
+	Feedback bool
+	// LastTS and LastText are, after delivery, the ts and the text (in
+	// the platform's dialect) of the last message posted or edited: the
+	// last part of a split post.
+	LastTS, LastText string
 }
 
 // RootTS is the ts of the thread's root message: ThreadTS, or TS for a

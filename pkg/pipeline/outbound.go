@@ -10,6 +10,9 @@ type Message struct {
 	ThreadTS  string // the thread's root; "" posts at top level
 	Text      string // in the platform's markup dialect (already converted)
 	Card      *Card  // optional interactive card
+	// Feedback adds the good/bad feedback buttons under the text (the
+	// final reply of a turn).
+	Feedback bool
 	// For is the id of the inbound event this post answers ("" for none).
 	// The platform keeps it with the message (as message metadata), so
 	// that after a crash the runtime can tell whether the answer landed.
@@ -18,9 +21,18 @@ type Message struct {
 
 // Card actions (the action_id of each button).
 const (
-	ActionApprove = "approve"
-	ActionDeny    = "deny"
-	ActionAlways  = "always"
+	// ActionFeedback is the action_id of the feedback buttons of a final
+	// reply; the click's value is FeedbackGood or FeedbackBad.
+	ActionFeedback = "feedback"
+	ActionApprove  = "approve"
+	ActionDeny     = "deny"
+	ActionAlways   = "always"
+)
+
+// The values of the feedback buttons.
+const (
+	FeedbackGood = "good"
+	FeedbackBad  = "bad"
 )
 
 // Card is an interactive card the bot posts in a thread.

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// What the person who clicked a feedback button is told, only them.
+const (
+	msgFeedbackGood = "Thanks — noted as a good answer."
+	msgFeedbackBad  = "Thanks — noted as a bad answer. Tell me in the thread what went wrong and I'll take it into account."
+)
+
+// feedbackActions takes the clicks on the feedback buttons of final
+// replies and hands every other click to next (the approval gate). A vote
+// is stored (one per person per reply: a second click replaces the
+// first), counted, and acknowledged privately to the clicker. Clicks are
+// never gated and never wait behind a thread's turn (the gateway runs
+// them at once).
+type feedbackActions struct {
+	next  pipeline.Actions
+	store *store.Store
+	chat  chatAPI
+	votes *prometheus.CounterVec // agent_reply_feedback_total{value}
+	log   *slog.Logger
+}
+
+var _ pipeline.Actions = feedbackActions{}
+
+// Click implements pipeline.Actions.
+func (f feedbackActions) Click(ctx context.Context, ev *pipeline.Event, a pipeline.Access) error {
+	if ev.Action == nil || ev.Action.ActionID != pipeline.ActionFeedback {
+		return f.next.Click(ctx, ev, a)
+	}
+	value := ev.Action.Value
+	if value != pipeline.FeedbackGood && value != pipeline.FeedbackBad {
+		return f.chat.PostEphemeral(ctx, ev.ChannelID, ev.ThreadTS, ev.UserID, "That button is not one I know.")
+	}
+	replaced, err := f.store.RecordFeedback(ctx, store.Feedback{ChannelID: ev.ChannelID, MessageTS: ev.Action.MessageTS,
+		ThreadTS: ev.ThreadTS, UserID: ev.UserID, Value: value})
+	if err != nil {
+		return err
+	}
+	f.votes.WithLabelValues(value).Inc()
+	f.log.InfoContext(ctx, "reply feedback", "channel_id", ev.ChannelID, "message_ts", ev.Action.MessageTS,
+		"user_id", ev.UserID, "value", value, "replaced", replaced)
+	msg := msgFeedbackGood
+	if value == pipeline.FeedbackBad {
+		msg = msgFeedbackBad
+	}
+	return f.chat.PostEphemeral(ctx, ev.ChannelID, ev.ThreadTS, ev.UserID, msg)
+}
