@@ -14,7 +14,7 @@ import (
 )
 
 // cardButtons returns the buttons of a posted card: action_id → value.
-func cardButtons(t *testing.T, p fake.Post) map[string]string {
+func cardButtons(t testing.TB, p fake.Post) map[string]string {
 	t.Helper()
 	var blocks []struct {
 		Type     string `json:"type"`

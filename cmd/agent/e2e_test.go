@@ -52,7 +52,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -64,7 +64,7 @@ func freePort(t *testing.T) int {
 
 // harness runs `agent start` against the fakes.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	slack  *fake.Slack
 	model  *fake.Anthropic
 	home   string
@@ -76,7 +76,7 @@ type harness struct {
 	done   chan error
 }
 
-func newHarness(t *testing.T, soul string) *harness {
+func newHarness(t testing.TB, soul string) *harness {
 	t.Helper()
 	h := &harness{t: t, slack: fake.NewSlack(t), model: fake.NewAnthropic(t), home: t.TempDir(), logs: &syncBuffer{}}
 	if soul != "" {

@@ -228,6 +228,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.onToolCall),
+		Stream:     cfg.Stream != "off", StreamHoldback: s.redactor.Window(),
 	})
 	if err != nil {
 		return nil, err

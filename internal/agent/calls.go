@@ -180,7 +180,17 @@ func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res
 	if tools.KindOf(u.Name) != tools.KindChat {
 		e.status(ctx, t, activity(u.Name))
 	}
-	res, err := e.o.Tools.Call(ctx, u.Name, u.Input)
+	callCtx := ctx
+	if streams, _ := ctx.Value(streamsKey{}).(*replyStreams); streams != nil && u.Name == tools.ChatReply {
+		if s := streams.stream(u.ID); s != nil {
+			// The reply was shown while written: its post finishes that
+			// message instead of posting it again.
+			st := *t
+			st.Out = streamOutbox{Outbox: t.Out, stream: s}
+			callCtx = tools.NewContextWithTurn(ctx, &st)
+		}
+	}
+	res, err := e.o.Tools.Call(callCtx, u.Name, u.Input)
 	if err != nil {
 		outcome = "error"
 		span.RecordError(err)

@@ -99,6 +99,25 @@ type Options struct {
 	// the runtime's secrets) and its outcome (ok, refused, error, aborted,
 	// unknown). The simulator's transcripts use it.
 	OnToolCall func(name string, input json.RawMessage, res tools.Result, outcome string)
+	// Stream shows replies while the model writes them, where the turn's
+	// Outbox can (AGENT_STREAM=auto); StreamHoldback is the tail held back
+	// from the thread until redaction sees it whole (the longest
+	// credential form; at least 64 bytes).
+	Stream         bool
+	StreamHoldback int
+}
+
+type streamsKey struct{}
+
+// replyStreams returns the observer that streams the replies of one model
+// call, or nil when streaming is off or the turn's Outbox cannot.
+func (e *Engine) replyStreams(ctx context.Context, t *pipeline.Turn) *replyStreams {
+	st, ok := t.Out.(pipeline.Streamer)
+	if !e.o.Stream || !ok {
+		return nil
+	}
+	return &replyStreams{ctx: ctx, streamer: st, redact: e.o.Redact, holdback: max(e.o.StreamHoldback, minHoldback),
+		now: e.o.Now, calls: map[string]*replyCall{}}
 }
 
 // Engine runs agent turns. It implements pipeline.Agent.
@@ -272,8 +291,17 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			_, err := t.Out.Post(ctx, fmt.Sprintf(msgMaxSteps, e.o.MaxSteps))
 			return err
 		}
-		resp, err := e.send(ctx, static, thread, msgs)
+		streams := e.replyStreams(ctx, t)
+		sendCtx, toolCtx := ctx, ctx
+		if streams != nil {
+			sendCtx = llm.WithToolInputObserver(ctx, streams)
+			toolCtx = context.WithValue(ctx, streamsKey{}, streams)
+		}
+		resp, err := e.send(sendCtx, static, thread, msgs)
 		if err != nil {
+			if streams != nil {
+				streams.stopAll(context.WithoutCancel(ctx))
+			}
 			if ctx.Err() != nil {
 				outcome = "aborted"
 				return ctx.Err()
@@ -318,9 +346,12 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		if err := e.persist(ctx, sid, assistant); err != nil {
 			return err
 		}
-		results, err := e.runTools(ctx, t, uses, func(result anthropic.MessageParam) error {
+		results, err := e.runTools(toolCtx, t, uses, func(result anthropic.MessageParam) error {
 			return e.persist(ctx, sid, result)
 		})
+		if streams != nil {
+			streams.stopAll(context.WithoutCancel(ctx))
+		}
 		if err != nil {
 			return err
 		}

@@ -41,6 +41,7 @@ type Config struct {
 	Sandbox        string  // AGENT_SANDBOX
 	SandboxNet     string  // AGENT_SANDBOX_NET
 	Pprof          string  // AGENT_PPROF: "1" serves /debug/pprof/ on the health port
+	Stream         string  // AGENT_STREAM: auto or off
 }
 
 // Defaults.
@@ -92,6 +93,7 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_MAX_TURNS", usage: "agent turns running at once across threads", integer: &c.MaxTurns, def: strconv.Itoa(DefaultMaxTurns)},
 		{env: "AGENT_SANDBOX", usage: "confinement of Bash and tool servers: auto, required or off (unsafe)", str: &c.Sandbox, def: DefaultSandbox},
 		{env: "AGENT_SANDBOX_NET", usage: "network of sandboxed commands: allow or deny", str: &c.SandboxNet, def: DefaultSandboxNet},
+		{env: "AGENT_STREAM", usage: "show replies while the model writes them: auto or off", str: &c.Stream, def: "auto"},
 		{env: "AGENT_PPROF", usage: "1 serves the Go profiles at /debug/pprof/ on the health port", str: &c.Pprof},
 	}
 }
@@ -236,6 +238,8 @@ func (c *Config) ValidateSettings() error {
 		return fmt.Errorf("AGENT_SANDBOX: unknown value %q (want auto, required or off)", c.Sandbox)
 	case c.SandboxNet != "allow" && c.SandboxNet != "deny":
 		return fmt.Errorf("AGENT_SANDBOX_NET: unknown value %q (want allow or deny)", c.SandboxNet)
+	case c.Stream != "" && c.Stream != "auto" && c.Stream != "off":
+		return fmt.Errorf("AGENT_STREAM: unknown value %q (want auto or off)", c.Stream)
 	case c.Pprof != "" && c.Pprof != "0" && c.Pprof != "1":
 		return fmt.Errorf("AGENT_PPROF: unknown value %q (want 1 or 0)", c.Pprof)
 	}

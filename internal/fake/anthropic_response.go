@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // AnthropicResponse scripts the Anthropic fake's answer to one request: an
@@ -34,6 +35,12 @@ type AnthropicResponse struct {
 	RetryAfter, RetryAfterMs string
 	// Header holds extra response headers.
 	Header http.Header
+
+	// InputChunks is how many input_json_delta pieces a streamed tool_use's
+	// input is sent in (0: 3); ChunkDelay is the pause after every delta
+	// of a stream (a model that writes slowly).
+	InputChunks int
+	ChunkDelay  time.Duration
 
 	// StreamErrorType, when set, makes a stream send message_start and a ping,
 	// then an error event of this type and StreamErrorMessage, and end: how the

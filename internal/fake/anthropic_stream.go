@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 	"unicode/utf8"
 )
 
@@ -36,6 +37,9 @@ func anthStream(w http.ResponseWriter, msg anthMessage, resp AnthropicResponse) 
 		}
 		if flusher != nil {
 			flusher.Flush()
+		}
+		if ev.name == "content_block_delta" && resp.ChunkDelay > 0 {
+			time.Sleep(resp.ChunkDelay)
 		}
 	}
 }
@@ -80,7 +84,7 @@ func anthStreamEvents(msg anthMessage, resp AnthropicResponse) []anthEvent {
 			first = map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": map[string]any{}}
 			deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": ""})
 			input, _ := b.Input.(json.RawMessage)
-			for _, c := range anthChunks(string(input), 3) {
+			for _, c := range anthChunks(string(input), max(resp.InputChunks, 3)) {
 				deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": c})
 			}
 		}

@@ -89,6 +89,7 @@ type Slack struct {
 	ephemerals []Post
 	uploads    []Upload
 	statuses   []Status
+	streams    []Post                         // chat.startStream, appendStream, stopStream calls, in order
 	pending    map[string]*slackPendingUpload // by file id
 	files      map[string][]byte              // file id → content served for download
 	messages   map[string]bool                // channel+"/"+ts of the bot's posts
@@ -108,6 +109,7 @@ type Post struct {
 	Blocks   json.RawMessage // nil when the call carried none
 	User     string          // the recipient of an ephemeral message
 	Params   url.Values      // every parameter of the call but the token
+	At       time.Time       // when the fake received it
 }
 
 // Upload is a file uploaded through files.getUploadURLExternal, the upload
@@ -197,6 +199,10 @@ func (s *Slack) Posts() []Post { return slackCopy(s, &s.posts) }
 
 // Updates returns the chat.update calls so far, in order.
 func (s *Slack) Updates() []Post { return slackCopy(s, &s.updates) }
+
+// Streams returns the chat.startStream, chat.appendStream and
+// chat.stopStream calls, in order; Text is the call's markdown_text.
+func (s *Slack) Streams() []Post { return slackCopy(s, &s.streams) }
 
 // Ephemerals returns the chat.postEphemeral calls so far, in order.
 func (s *Slack) Ephemerals() []Post { return slackCopy(s, &s.ephemerals) }

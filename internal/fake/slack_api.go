@@ -11,6 +11,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // slackMaxBody bounds what the fake reads of a request body.
@@ -41,6 +42,9 @@ var slackMethods = map[string]slackMethod{
 	"files.completeUploadExternal": (*Slack).completeUpload,
 	"users.info":                   (*Slack).usersInfo,
 	"conversations.replies":        (*Slack).conversationsReplies,
+	"chat.startStream":             (*Slack).startStream,
+	"chat.appendStream":            (*Slack).appendStream,
+	"chat.stopStream":              (*Slack).stopStream,
 }
 
 func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method string) {
@@ -274,7 +278,7 @@ func (s *Slack) postEphemeral(c *slackCall) (map[string]any, string, func()) {
 // slackPost records a chat call.
 func slackPost(c *slackCall, ts, user string) Post {
 	p := Post{Method: c.method, Channel: c.params.Get("channel"), TS: ts, ThreadTS: c.params.Get("thread_ts"),
-		Text: c.params.Get("text"), User: user, Params: c.params}
+		Text: c.params.Get("text"), User: user, Params: c.params, At: time.Now()}
 	if b := c.params.Get("blocks"); b != "" {
 		p.Blocks = json.RawMessage(b)
 	}
@@ -479,4 +483,64 @@ func slackMimeType(name string) string {
 		return t
 	}
 	return "application/octet-stream"
+}
+
+// startStream starts a streamed message (chat.startStream): a thread is
+// required; the message can be appended to until it is stopped, and is a
+// message chat.update can edit.
+func (s *Slack) startStream(c *slackCall) (map[string]any, string, func()) {
+	channel, thread := c.params.Get("channel"), c.params.Get("thread_ts")
+	switch {
+	case channel == "":
+		return nil, "channel_not_found", nil
+	case thread == "":
+		return nil, "invalid_arguments", nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.nextTS()
+	if s.messages == nil {
+		s.messages = map[string]bool{}
+	}
+	s.messages[channel+"/"+ts] = true
+	p := slackPost(c, ts, "")
+	p.Text = c.params.Get("markdown_text")
+	s.streams = append(s.streams, p)
+	s.notify()
+	return map[string]any{"channel": channel, "ts": ts}, "", nil
+}
+
+func (s *Slack) appendStream(c *slackCall) (map[string]any, string, func()) {
+	return s.streamCall(c, true)
+}
+
+func (s *Slack) stopStream(c *slackCall) (map[string]any, string, func()) {
+	return s.streamCall(c, false)
+}
+
+// streamCall records an append to or the stop of a started stream.
+func (s *Slack) streamCall(c *slackCall, appending bool) (map[string]any, string, func()) {
+	channel, ts := c.params.Get("channel"), c.params.Get("ts")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	started, stopped := false, false
+	for _, p := range s.streams {
+		if p.Channel == channel && p.TS == ts {
+			started = started || p.Method == "chat.startStream"
+			stopped = stopped || p.Method == "chat.stopStream"
+		}
+	}
+	switch {
+	case !started:
+		return nil, "message_not_found", nil
+	case stopped:
+		return nil, "message_not_in_streaming_state", nil
+	case appending && c.params.Get("markdown_text") == "":
+		return nil, "no_text", nil
+	}
+	p := slackPost(c, ts, "")
+	p.Text = c.params.Get("markdown_text")
+	s.streams = append(s.streams, p)
+	s.notify()
+	return map[string]any{"channel": channel, "ts": ts}, "", nil
 }

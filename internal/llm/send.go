@@ -88,8 +88,10 @@ func (c *Client) stream(ctx context.Context, st *callState, params anthropic.Mes
 
 	var msg anthropic.Message
 	var stopped bool
+	watch := newStreamWatch(ctx)
 	for s.Next() {
 		ev := s.Current()
+		watch.event(ev)
 		if err := msg.Accumulate(ev); err != nil {
 			return nil, &Error{Op: "messages", Message: "malformed stream: " + c.scrub(err.Error()), err: err}
 		}

@@ -72,3 +72,10 @@ func replace(p Pattern, text string) string {
 	}
 	return p.Re.ReplaceAllLiteralString(text, "[redacted: "+p.Description+"]")
 }
+
+// Window is how much of a text's tail may still turn out to be part of a
+// credential when more of the text follows: the longest encoded form of
+// the credential values, or 64 bytes at least (the token formats).
+func (r *Redactor) Window() int {
+	return max(r.secrets.Window(), 64)
+}

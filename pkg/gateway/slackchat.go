@@ -29,6 +29,7 @@ type SlackChat struct {
 	log       *slog.Logger
 	onFailure func(DeliveryFailure)
 	backoff   time.Duration // first wait between tries; 0 means deliveryBackoff
+	streams   noStream      // where the platform refused streaming
 }
 
 var _ pipeline.Poster = (*SlackChat)(nil)

@@ -83,7 +83,8 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 			a, _ := AccessFromContext(ctx)
 			progress := ProgressFromContext(ctx)
 			progress.Reach()
-			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), event: ev.ID, progress: progress}
+			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), event: ev.ID, progress: progress,
+				user: ev.UserID, team: ev.TeamID}
 			var err error
 			switch ev.Kind {
 			case KindAction:
@@ -141,7 +142,9 @@ type outbox struct {
 	next     Handler
 	channel  string
 	thread   string
-	event    string    // the id of the event answered
+	event    string // the id of the event answered
+	user     string // who the turn answers
+	team     string
 	progress *Progress // told of every message posted
 
 	// The last message the agent posted or edited (its own words, not a

@@ -15,6 +15,17 @@ type Poster interface {
 	Update(ctx context.Context, ts string, m Message) error
 }
 
+// StreamPoster is a Poster that can also write a message while it is
+// being written (the platform's streaming API). StartStream fails with an
+// error when the platform refuses it; the message is then posted and
+// edited instead.
+type StreamPoster interface {
+	Poster
+	StartStream(ctx context.Context, m Message, markdown string) (ts string, err error)
+	AppendStream(ctx context.Context, channelID, ts, markdown string) error
+	StopStream(ctx context.Context, channelID, ts string) error
+}
+
 // NewDeliver returns the terminal handler of the chain: it delivers an
 // outbound reply. A post longer than the platform's message limit is split
 // into several messages by split; an edit that is too long keeps the first
@@ -37,11 +48,48 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 		if len(parts) == 0 {
 			parts = []string{ev.Text}
 		}
+		msg := func(text string) Message {
+			return Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: text, For: ev.Reply.For,
+				RecipientUser: ev.Reply.RecipientUser, RecipientTeam: ev.Reply.RecipientTeam}
+		}
+		sp, canStream := p.(StreamPoster)
 		switch ev.Reply.Op {
+		case ReplyStreamStart:
+			if canStream {
+				ts, err := sp.StartStream(ctx, msg(""), ev.Reply.Raw)
+				if err == nil {
+					ev.Reply.TS, ev.Reply.Native = ts, true
+					return nil
+				}
+				span.AddEvent("stream refused: posting and editing instead", trace.WithAttributes(attribute.String("error", err.Error())))
+			}
+			ts, err := p.Post(ctx, msg(parts[0]))
+			ev.Reply.TS = ts
+			return err
+		case ReplyStreamAppend:
+			if ev.Reply.Native && canStream {
+				return sp.AppendStream(ctx, ev.ChannelID, ev.Reply.TS, ev.Reply.Delta)
+			}
+			return p.Update(ctx, ev.Reply.TS, msg(parts[0]))
+		case ReplyStreamStop:
+			if canStream {
+				return sp.StopStream(ctx, ev.ChannelID, ev.Reply.TS)
+			}
+			return nil
 		case ReplyUpdate:
 			err := p.Update(ctx, ev.Reply.TS, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: parts[0],
 				Feedback: ev.Reply.Feedback})
 			ev.Reply.LastTS, ev.Reply.LastText = ev.Reply.TS, parts[0]
+			if err == nil && ev.Reply.Overflow {
+				for _, part := range parts[1:] {
+					ts, perr := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part, For: ev.Reply.For})
+					if perr != nil {
+						err = fmt.Errorf("deliver the rest of a long reply: %w", perr)
+						break
+					}
+					ev.Reply.LastTS, ev.Reply.LastText = ts, part
+				}
+			}
 			if err != nil {
 				span.RecordError(err)
 				span.SetStatus(codes.Error, err.Error())
@@ -70,8 +118,15 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 
 // chatSpan is the span name of a reply's delivery: chat.post or chat.update.
 func chatSpan(op ReplyOp) string {
-	if op == ReplyUpdate {
+	switch op {
+	case ReplyUpdate:
 		return "chat.update"
+	case ReplyStreamStart:
+		return "chat.stream_start"
+	case ReplyStreamAppend:
+		return "chat.stream_append"
+	case ReplyStreamStop:
+		return "chat.stream_stop"
 	}
 	return "chat.post"
 }

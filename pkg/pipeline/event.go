@@ -113,6 +113,15 @@ const (
 	ReplyPost ReplyOp = iota + 1
 	// ReplyUpdate edits the message at Reply.TS.
 	ReplyUpdate
+	// ReplyStreamStart shows the first words of a reply being written;
+	// after delivery Reply.TS is its message and Reply.Native tells
+	// whether the platform's streaming API took it (or it was posted).
+	ReplyStreamStart
+	// ReplyStreamAppend shows more of it (Text: all so far; Delta: the
+	// new markdown, for the streaming API).
+	ReplyStreamAppend
+	// ReplyStreamStop ends the platform's stream of Reply.TS.
+	ReplyStreamStop
 )
 
 // Reply is the outbound part of a KindReply event.
@@ -128,6 +137,17 @@ type Reply struct {
 	For string
 	// Feedback asks for the feedback buttons (Message.Feedback).
 	Feedback bool
+	// Overflow, on an update, posts the parts of a long text that do not
+	// fit the message after it.
+	Overflow bool
+	// Raw is the markdown of a stream op, kept by the markup stage;
+	// Delta the markdown a ReplyStreamAppend adds.
+	Raw, Delta string
+	// Native is set when the platform's streaming API carries the stream.
+	Native bool
+	// RecipientUser and RecipientTeam are whom a stream is written for
+	// (the platform's streaming API wants them).
+	RecipientUser, RecipientTeam string
 	// LastTS and LastText are, after delivery, the ts and the text (in
 	// the platform's dialect) of the last message posted or edited: the
 	// last part of a split post.

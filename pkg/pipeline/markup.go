@@ -18,6 +18,9 @@ func NewMarkup(tracer trace.Tracer, m StageMetrics, convert func(markdown string
 		return HandlerFunc(func(ctx context.Context, ev *Event) error {
 			ctx, span, began := obs.start(ctx)
 			if ev.Kind == KindReply && ev.Reply != nil && ev.Reply.Markdown {
+				if ev.Reply.Op == ReplyStreamStart || ev.Reply.Op == ReplyStreamAppend {
+					ev.Reply.Raw = ev.Text // the streaming API takes markdown
+				}
 				ev.Text = convert(ev.Text)
 				ev.Reply.Markdown = false
 			}

@@ -13,6 +13,9 @@ type Message struct {
 	// Feedback adds the good/bad feedback buttons under the text (the
 	// final reply of a turn).
 	Feedback bool
+	// RecipientUser and RecipientTeam are whom a streamed message is
+	// written for (StreamPoster.StartStream).
+	RecipientUser, RecipientTeam string
 	// For is the id of the inbound event this post answers ("" for none).
 	// The platform keeps it with the message (as message metadata), so
 	// that after a crash the runtime can tell whether the answer landed.
