@@ -74,12 +74,14 @@ func (s *outStream) Preview(ctx context.Context, markdown string) error {
 		return nil
 	}
 	if s.ts == "" {
+		// A preview is not yet an answer: the event is answered when the
+		// reply is finished, so that a crash in between resumes the turn
+		// rather than leaving half a reply.
 		ev := s.event(ReplyStreamStart, markdown)
 		s.o.progress.Answering()
 		if err := s.o.next.Handle(ctx, ev); err != nil {
 			return err
 		}
-		s.o.progress.Answer()
 		s.ts, s.native, s.shown = ev.Reply.TS, ev.Reply.Native, markdown
 		return nil
 	}
@@ -102,6 +104,7 @@ func (s *outStream) Finish(ctx context.Context, markdown string) (string, error)
 	if err := s.o.next.Handle(ctx, ev); err != nil {
 		return "", err
 	}
+	s.o.progress.Answer()
 	s.o.lastTS, s.o.lastText = ev.Reply.LastTS, ev.Reply.LastText
 	return s.ts, nil
 }
