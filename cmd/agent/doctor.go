@@ -30,7 +30,10 @@ const checkTimeout = 15 * time.Second
 type finding struct {
 	ok      bool
 	warning bool // not checked: the service may still run (a provider unreachable)
-	text    string
+	// degraded: wrong, but the service can run without it (a missing
+	// scope disables a feature, not the bot): `start` warns, `doctor` fails.
+	degraded bool
+	text     string
 }
 
 // diagnose checks what the service was given, before it connects: the
@@ -84,7 +87,7 @@ func diagnoseChat(ctx context.Context, cfg *config.Config) []finding {
 		granted, known := scopes, seen
 		mu.Unlock()
 		if missing := missingScopes(granted); known && len(missing) > 0 {
-			out = append(out, finding{text: fmt.Sprintf("CHAT_BOT_TOKEN lacks the scopes %s: add them to the app (`agent manifest` prints its manifest) and reinstall it to the workspace",
+			out = append(out, finding{degraded: true, text: fmt.Sprintf("CHAT_BOT_TOKEN lacks the scopes %s: add them to the app (`agent manifest` prints its manifest) and reinstall it to the workspace",
 				strings.Join(missing, ", "))})
 		} else {
 			out = append(out, finding{ok: true, text: fmt.Sprintf("CHAT_BOT_TOKEN: bot %s in workspace %s", resp.UserID, resp.TeamID)})
@@ -219,7 +222,7 @@ func preflight(ctx context.Context, cfg *config.Config, log *slog.Logger) error 
 	for _, f := range diagnose(ctx, cfg) {
 		switch {
 		case f.ok:
-		case f.warning:
+		case f.warning || f.degraded:
 			log.WarnContext(ctx, "startup check: "+f.text)
 		default:
 			failed = append(failed, f.text)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
 )
@@ -98,18 +101,40 @@ func TestDoctorPassesAndStartChecksFirst(t *testing.T) {
 		t.Errorf("model calls: %d models list, %d messages; want one list and no message", model.ModelsCalls(), len(model.Requests()))
 	}
 
-	// `agent start` runs the same checks before it connects.
-	slack.Scopes = without(botScopes, "commands")
+	// `agent start` runs the same checks before it connects: a refused
+	// token stops it, one line; a missing scope is a warning (it disables
+	// a feature, not the bot).
 	if err := os.WriteFile(filepath.Join(env["AGENT_HOME"], "SOUL.md"), []byte(testSoul), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	env["AGENT_HEALTH_PORT"] = "0"
+	env["LLM_API_KEY"] = "sk-ant-api03-wrong-key-0000000000"
 	_, stderr, code = runCLI(t, env, "start")
-	if code != 1 || !strings.Contains(stderr, "CHAT_BOT_TOKEN lacks the scopes commands: add them") {
+	if code != 1 || !strings.Contains(stderr, "LLM_API_KEY is refused by the model provider (401 authentication_error)") {
 		t.Fatalf("start: exit %d, stderr:\n%s", code, stderr)
 	}
 	if slack.Connections() != 0 {
 		t.Error("start connected despite a failed check")
+	}
+	env["LLM_API_KEY"] = model.Key
+	slack.Scopes = without(botScopes, "commands")
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"start"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &logs)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "CHAT_BOT_TOKEN lacks the scopes commands") || slack.Connections() == 0 {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no warning, or no start:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("start: %v", err)
 	}
 }
 
