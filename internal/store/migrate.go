@@ -2,13 +2,14 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
-
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/migrate"
+	"path"
+	"sort"
+	"strings"
 )
 
 // ErrSchemaNewer is returned (wrapped) by Open when the database records a
@@ -19,16 +20,14 @@ var ErrSchemaNewer = errors.New("database schema is newer than this binary")
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migrationsTable is bun's default; named here because the hooks write it.
+// migrationsTable records applied migrations, one row each. It keeps the
+// name and columns bun's migrator used, so databases it migrated open
+// unchanged.
 const migrationsTable = "bun_migrations"
 
-// errMigratedElsewhere means another process applied a migration between
-// our status read and our transaction; running Migrate again skips it.
-var errMigratedElsewhere = errors.New("migration applied by another process")
-
-// migrateAttempts bounds those reruns: each one means a concurrent opener
-// made progress, and there are only so many migrations.
-const migrateAttempts = 3
+// migrationSuffix names a migration that runs in one transaction, which
+// every migration must: a half-applied one could not be told from a whole.
+const migrationSuffix = ".tx.up.sql"
 
 func embeddedMigrations() fs.FS {
 	sub, err := fs.Sub(migrationFiles, "migrations")
@@ -38,79 +37,150 @@ func embeddedMigrations() fs.FS {
 	return sub
 }
 
-// migrate applies the migrations in fsys that the database lacks.
-//
-// bun records a migration as applied only after it ran, in a separate
-// statement; a crash between the two would make the next start re-run it.
-// So the hooks, which run inside each migration's transaction, do the
-// bookkeeping there: beforeMigration refuses one already recorded (a
-// concurrent opener won), afterMigration records it. bun's own record
-// afterwards is an upsert of the same row.
+// migration is one versioned file: NNNN_comment.tx.up.sql.
+type migration struct {
+	name    string // the version, "0001"
+	comment string
+	sql     string
+}
+
+// readMigrations lists the migrations in fsys, oldest first.
+func readMigrations(fsys fs.FS) ([]migration, error) {
+	files, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, f := range files {
+		name, comment, _ := strings.Cut(strings.TrimSuffix(path.Base(f), ".sql"), "_")
+		if !strings.HasSuffix(f, migrationSuffix) {
+			comment, _, _ = strings.Cut(comment, ".")
+			return nil, fmt.Errorf("migration %s: not transactional: name the file %s_%s%s", f, name, comment, migrationSuffix)
+		}
+		if name == "" || strings.Trim(name, "0123456789") != "" {
+			return nil, fmt.Errorf("migration %s: want NNNN_comment%s", f, migrationSuffix)
+		}
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{name: name, comment: strings.TrimSuffix(comment, ".tx.up"), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].name == ms[i-1].name {
+			return nil, fmt.Errorf("migration %s: two files with this version", ms[i].name)
+		}
+	}
+	return ms, nil
+}
+
+// migrate applies the migrations in fsys that the database lacks, each in
+// its own transaction together with its record, so a crash leaves a
+// migration either wholly applied and recorded or not at all. Openers
+// racing on a fresh database serialise on the transaction's write lock
+// (BEGIN IMMEDIATE); the loser finds the record and skips.
 func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
-	ms := migrate.NewMigrations()
-	if err := ms.Discover(fsys); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	m := migrate.NewMigrator(s.db, ms,
-		migrate.WithTableName(migrationsTable),
-		migrate.WithMarkAppliedOnSuccess(true),
-		migrate.WithUpsert(true),
-		migrate.BeforeMigration(beforeMigration),
-		migrate.AfterMigration(afterMigration),
-	)
-	if err := m.Init(ctx); err != nil {
-		return fmt.Errorf("migrate: init: %w", err)
-	}
-	unknown, err := m.MissingMigrations(ctx)
+	ms, err := readMigrations(fsys)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if len(unknown) > 0 {
-		known := ms.Sorted()
-		return fmt.Errorf("migrate: database has migration %s, newest known is %s: %w",
-			unknown[0].Name, known[len(known)-1].Name, ErrSchemaNewer)
-	}
-	for attempt := 1; ; attempt++ {
-		group, err := m.Migrate(ctx)
-		if errors.Is(err, errMigratedElsewhere) && attempt < migrateAttempts {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if !group.IsZero() {
-			s.logger.InfoContext(ctx, "store migrated", "path", s.path, "migrations", group.Migrations.String())
-		}
+	if len(ms) == 0 {
 		return nil
 	}
+	db := s.db.DB
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+migrationsTable+` (
+	id INTEGER NOT NULL PRIMARY KEY,
+	name VARCHAR,
+	group_id INTEGER,
+	migrated_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+)`); err != nil {
+		return fmt.Errorf("migrate: create %s: %w", migrationsTable, err)
+	}
+	applied, group, err := readApplied(ctx, db)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	newest := ms[len(ms)-1].name
+	for name := range applied {
+		if name > newest {
+			return fmt.Errorf("migrate: database has migration %s, newest known is %s: %w", name, newest, ErrSchemaNewer)
+		}
+	}
+	var done []string
+	for _, m := range ms {
+		if applied[m.name] {
+			continue
+		}
+		ran, err := s.applyMigration(ctx, db, m, group+1)
+		if err != nil {
+			return fmt.Errorf("migrate: %s_%s: %w", m.name, m.comment, err)
+		}
+		if ran {
+			done = append(done, m.name+"_"+m.comment)
+		}
+	}
+	if len(done) > 0 {
+		s.logger.InfoContext(ctx, "store migrated", "path", s.path, "migrations", strings.Join(done, ", "))
+	}
+	return nil
 }
 
-// beforeMigration runs first inside a migration's transaction. It rejects
-// migrations without one (file names must end .tx.up.sql) and those another
-// process recorded after we read the status.
-func beforeMigration(ctx context.Context, db bun.IConn, mig *migrate.Migration) error {
-	if _, ok := db.(bun.Tx); !ok {
-		return fmt.Errorf("migration %s: not transactional: name the file %s_%s.tx.up.sql",
-			mig.Name, mig.Name, mig.Comment)
-	}
-	var n int
-	err := db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE name = ?",
-		bun.Ident(migrationsTable), mig.Name).Scan(&n)
+// readApplied reads the recorded versions and the last group id.
+func readApplied(ctx context.Context, db *sql.DB) (map[string]bool, int64, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name, coalesce(group_id, 0) FROM "+migrationsTable)
 	if err != nil {
-		return fmt.Errorf("migration %s: status: %w", mig.Name, err)
+		return nil, 0, err
+	}
+	defer rows.Close()
+	applied := map[string]bool{}
+	var group int64
+	for rows.Next() {
+		var name string
+		var g int64
+		if err := rows.Scan(&name, &g); err != nil {
+			return nil, 0, err
+		}
+		applied[name] = true
+		group = max(group, g)
+	}
+	return applied, group, rows.Err()
+}
+
+// applyMigration runs m and records it in one transaction, unless another
+// process recorded it first (then ran is false).
+func (s *Store) applyMigration(ctx context.Context, db *sql.DB, m migration, group int64) (ran bool, err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if !ran || err != nil {
+			err = errors.Join(err, ignoreDone(tx.Rollback()))
+		}
+	}()
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+migrationsTable+" WHERE name = $1", m.name).Scan(&n); err != nil {
+		return false, fmt.Errorf("status: %w", err)
 	}
 	if n > 0 {
-		return fmt.Errorf("migration %s: %w", mig.Name, errMigratedElsewhere)
+		return false, nil
 	}
-	return nil
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO "+migrationsTable+" (name, group_id) VALUES ($1, $2)", m.name, group); err != nil {
+		return false, fmt.Errorf("record: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
-// afterMigration records the migration inside its own transaction.
-func afterMigration(ctx context.Context, db bun.IConn, mig *migrate.Migration) error {
-	_, err := db.ExecContext(ctx, "INSERT INTO ? (name, group_id) VALUES (?, ?)",
-		bun.Ident(migrationsTable), mig.Name, mig.GroupID)
-	if err != nil {
-		return fmt.Errorf("migration %s: record: %w", mig.Name, err)
+func ignoreDone(err error) error {
+	if errors.Is(err, sql.ErrTxDone) {
+		return nil
 	}
-	return nil
+	return err
 }

@@ -9,7 +9,7 @@ import (
 	"path"
 	"strings"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -28,11 +28,9 @@ const tracesPath = "/v1/traces"
 // (used as is) or OTEL_EXPORTER_OTLP_ENDPOINT (a base to which /v1/traces is
 // appended) is set; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn
 // the exporter off. OTEL_SERVICE_NAME overrides service. Those variables are
-// read through getenv; the endpoint is then passed to the exporter
-// explicitly, because the exporter also reads the process environment
-// itself, which is how the remaining OTEL_EXPORTER_OTLP_* settings (headers,
-// timeout, compression, certificates) reach it. Other samplers, protocols
-// and OTEL_RESOURCE_ATTRIBUTES are not supported.
+// read through getenv, as are OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, _TIMEOUT
+// and _COMPRESSION (otlpClient). Other samplers, protocols, client
+// certificates and OTEL_RESOURCE_ATTRIBUTES are not supported.
 //
 // OTEL_TRACES_EXPORTER=console prints each trace to stderr as a tree
 // (TreePrinter) instead; procs are further span processors (the tree of
@@ -77,7 +75,11 @@ func Setup(ctx context.Context, service, version string, getenv func(string) str
 		return nil, nil, err
 	}
 	if endpoint != "" {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
+		client, err := newOTLPClient(endpoint, getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		exp, err := otlptrace.New(ctx, client)
 		if err != nil {
 			return nil, nil, fmt.Errorf("otlp trace exporter: %w", err)
 		}

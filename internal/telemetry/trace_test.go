@@ -1,14 +1,20 @@
 package telemetry
 
 import (
+	"compress/gzip"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // env returns a getenv over vars.
@@ -171,5 +177,90 @@ func TestSetupExportsToEndpoint(t *testing.T) {
 				t.Errorf("request %q, want %q", reqs[0], want)
 			}
 		})
+	}
+}
+
+// The exporter speaks OTLP/HTTP protobuf: a collector decoding the body as
+// an ExportTraceServiceRequest finds the span, with the configured headers,
+// gzip when asked, and a retry after a 503.
+func TestOTLPExportPayload(t *testing.T) {
+	var mu sync.Mutex
+	var names []string
+	var auth, encoding string
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		auth, encoding = r.Header.Get("Authorization"), r.Header.Get("Content-Encoding")
+		var body io.Reader = r.Body
+		if encoding == "gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			body = zr
+		}
+		b, _ := io.ReadAll(body)
+		for len(b) > 0 {
+			num, typ, n := protowire.ConsumeTag(b)
+			if n < 0 || num != 1 || typ != protowire.BytesType {
+				t.Errorf("field %d type %d: want resource_spans", num, typ)
+				return
+			}
+			b = b[n:]
+			m, n := protowire.ConsumeBytes(b)
+			b = b[n:]
+			var rs tracepb.ResourceSpans
+			if err := proto.Unmarshal(m, &rs); err != nil {
+				t.Error(err)
+				return
+			}
+			for _, ss := range rs.ScopeSpans {
+				for _, sp := range ss.Spans {
+					names = append(names, sp.Name)
+				}
+			}
+		}
+	}))
+	defer srv.Close()
+	vars := map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT":    srv.URL,
+		"OTEL_EXPORTER_OTLP_HEADERS":     "Authorization=Bearer%20abc, X-Team=ops",
+		"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
+	}
+	tp, shutdown, err := Setup(context.Background(), "agent", "v1", env(vars), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tp.Tracer("test").Start(context.Background(), "chat.event")
+	span.End()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 2 || len(names) != 1 || names[0] != "chat.event" || auth != "Bearer abc" || encoding != "gzip" {
+		t.Errorf("calls %d, spans %v, Authorization %q, Content-Encoding %q", calls, names, auth, encoding)
+	}
+}
+
+func TestOTLPBadSettings(t *testing.T) {
+	for _, vars := range []map[string]string{
+		{"OTEL_EXPORTER_OTLP_HEADERS": "novalue"},
+		{"OTEL_EXPORTER_OTLP_TIMEOUT": "soon"},
+		{"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "zstd"},
+	} {
+		vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://collector:4318"
+		if _, _, err := Setup(context.Background(), "agent", "v1", env(vars), nil); err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_") {
+			t.Errorf("%v: Setup = %v, want an error naming the variable", vars, err)
+		}
 	}
 }
