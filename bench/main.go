@@ -1,0 +1,266 @@
+// Command bench measures the runtime the way its operators meet it and
+// prints one table: start-up, memory at rest and per session, the time
+// from an event to its reply, the runtime's own time per turn, the
+// simulator, the binary. It builds the static, stripped binary and runs it
+// against the in-repo fakes (an instant model), so it needs no network.
+//
+//	go run ./bench                   # print the table
+//	go run ./bench -readme README.md # and rewrite the README's table
+//
+// Figures are medians over -runs runs (peaks for memory). A minimal bot —
+// ack, the same model call, post — measured the same way is the yardstick
+// for the event-to-reply time.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	runs := flag.Int("runs", 10, "runs per start-up figure (medians)")
+	events := flag.Int("events", 200, "events for the event-to-reply figures")
+	sessions := flag.Int("sessions", 200, "live sessions for the per-session memory")
+	readme := flag.String("readme", "", "rewrite the table between the bench markers of this file")
+	flag.Parse()
+	if err := run(*runs, *events, *sessions, *readme); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the table.
+type row struct{ what, goal, got string }
+
+func run(runs, events, sessions int, readme string) error {
+	dir, err := os.MkdirTemp("", "agent-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "agent")
+	fmt.Fprintln(os.Stderr, "building", bin)
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/agent")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	st, err := os.Stat(bin)
+	if err != nil {
+		return err
+	}
+	// Read the binary once so every figure meets it in the page cache.
+	if _, _, err := measure(bin, nil, nil, "version"); err != nil {
+		return err
+	}
+	var rows []row
+
+	soul := filepath.Join(dir, "SOUL.md")
+	if err := os.WriteFile(soul, []byte(benchSoul), 0o600); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		args []string
+		goal string
+	}{
+		{[]string{"version"}, "≤ 10 ms, ≤ 15 MiB"},
+		{[]string{"validate-soul", "--soul", soul}, "—"},
+	} {
+		wall, rss, err := repeat(runs, bin, nil, c.args...)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{"`agent " + c.args[0] + "`: wall, peak RSS", c.goal, fmt.Sprintf("%s, %s", ms(wall), mib(rss))})
+	}
+
+	svc, err := measureService(bin, dir, runs, events, sessions)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, svc...)
+
+	for _, procs := range []int{1, runtime.NumCPU()} {
+		env := []string{"GOMAXPROCS=" + strconv.Itoa(procs)}
+		wall, rss, err := repeat(runs, bin, env, "sim", "run")
+		if err != nil {
+			return fmt.Errorf("sim run: %w", err)
+		}
+		rows = append(rows, row{fmt.Sprintf("`agent sim run`, the shipped scenarios, %d core(s): wall, peak RSS", procs),
+			"≤ 100 ms, ≤ 30 MiB", fmt.Sprintf("%s, %s", ms(wall), mib(rss))})
+	}
+	rows = append(rows, row{"Binary (static, stripped)", "—", fmt.Sprintf("%.1f MB", float64(st.Size())/1e6)})
+
+	table := render(rows, runs, events, sessions)
+	fmt.Print(table)
+	if readme != "" {
+		return rewrite(readme, table)
+	}
+	return nil
+}
+
+// measure runs bin once and returns its wall time and peak RSS (bytes).
+func measure(bin string, env []string, stdin io.Reader, args ...string) (time.Duration, int64, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = stdin
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out.Bytes())
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if ru == nil {
+		return wall, 0, nil
+	}
+	return wall, ru.Maxrss * 1024, nil
+}
+
+// repeat measures n runs: the median wall time and the highest peak RSS.
+func repeat(n int, bin string, env []string, args ...string) (time.Duration, int64, error) {
+	walls := make([]time.Duration, 0, n)
+	var peak int64
+	for range n {
+		w, r, err := measure(bin, env, nil, args...)
+		if err != nil {
+			return 0, 0, err
+		}
+		walls = append(walls, w)
+		peak = max(peak, r)
+	}
+	return median(walls), peak, nil
+}
+
+func median(d []time.Duration) time.Duration { return percentile(d, 50) }
+
+// percentile returns the p-th percentile (nearest rank) of d.
+func percentile(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[max(i-1, 0)]
+}
+
+func ms(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	default:
+		return fmt.Sprintf("%.0f ms", float64(d)/1e6)
+	}
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// vmRSS reads a process's resident set size in bytes.
+func vmRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+// metric scrapes one series (name with its labels, as exposed) from a
+// Prometheus text endpoint; absent series read 0.
+func metric(url, series string) (float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for _, line := range strings.Split(string(b), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if name == series || strings.HasPrefix(name, series+"{") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", line, err)
+			}
+			total += v
+		}
+	}
+	return total, nil
+}
+
+// render prints the table as markdown, with the command that made it.
+func render(rows []row, runs, events, sessions int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Produced by `go run ./bench -readme README.md` on %s/%s, %d cores (%s; medians of %d runs, %d events, %d sessions).\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), runs, events, sessions)
+	b.WriteString("| What | Goal | Measured |\n|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.what, r.goal, r.got)
+	}
+	return b.String()
+}
+
+const (
+	beginMarker = "<!-- bench:begin -->"
+	endMarker   = "<!-- bench:end -->"
+)
+
+// rewrite replaces the text between the markers of path with table.
+func rewrite(path, table string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s: no %s … %s block", path, beginMarker, endMarker)
+	}
+	s = s[:i+len(beginMarker)] + "\n" + table + s[j:]
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(s), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// waitFor polls cond every millisecond until it holds or ctx ends.
+func waitFor(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
+)
+
+const benchKey = "sk-ant-api03-bench-key-00000000000000"
+
+const benchSoul = `# Persona
+
+## Identity
+- Name: Benchbot
+- Role: release manager
+- Voice: short and plain
+
+## Reporting
+- Manager: U0MGR
+
+## Mandate
+- Owns the release calendar.
+`
+
+// instant answers at once: the reply tool with "ack <text>", then the end
+// of the turn once the tool's result is back.
+func instant(r fake.AnthropicRequest) fake.AnthropicResponse {
+	msgs := r.ParsedMessages()
+	if n := len(msgs); n > 0 {
+		for _, c := range msgs[n-1].Content {
+			if c.Type == "tool_result" {
+				return fake.TextReply("")
+			}
+		}
+	}
+	if len(r.ToolNames()) == 0 { // the minimal bot: no tools, text
+		return fake.TextReply("ack " + r.LastUserText())
+	}
+	return fake.ToolUse("t1", "mcp__agent_chat__reply", map[string]string{"text": "ack " + r.LastUserText()})
+}
+
+// service is one `agent start` against fresh fakes.
+type service struct {
+	slack   *fake.Slack
+	model   *httptest.Server
+	cmd     *exec.Cmd
+	port    int
+	started time.Time
+	ready   time.Duration // start to socket connected and /readyz 200
+	logs    string
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startService(bin, dir string) (*service, error) {
+	home, err := os.MkdirTemp(dir, "home-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(home, "SOUL.md"), []byte(benchSoul), 0o600); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &service{slack: &fake.Slack{}, port: port}
+	s.slack.URL()
+	s.model = httptest.NewServer(&fake.Anthropic{Respond: instant, Key: benchKey})
+	s.cmd = exec.Command(bin, "start")
+	s.cmd.Env = []string{
+		"HOME=" + home, "PATH=" + os.Getenv("PATH"),
+		"CHAT_BOT_TOKEN=" + fake.DefaultBotToken, "CHAT_APP_TOKEN=" + fake.DefaultAppToken, "CHAT_API_URL=" + s.slack.URL(),
+		"LLM_API_KEY=" + benchKey, "LLM_BASE_URL=" + s.model.URL, "AGENT_MODEL=claude-test",
+		"AGENT_HOME=" + home, "AGENT_HEALTH_PORT=" + strconv.Itoa(port), "AGENT_DEFAULT_MODE=bypass",
+		"AGENT_LOG_LEVEL=warn", "AGENT_MAX_TURNS=1000",
+	}
+	logs, err := os.Create(filepath.Join(home, "agent.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logs.Close()
+	s.logs = logs.Name()
+	s.cmd.Stdout, s.cmd.Stderr = logs, logs
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s.started = time.Now()
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
+	err = waitFor(ctx, func() bool {
+		resp, err := http.Get(readyz)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if err == nil {
+		err = s.slack.WaitConnections(ctx, 1)
+	}
+	s.ready = time.Since(s.started)
+	if err != nil {
+		s.stop()
+		b, _ := os.ReadFile(logs.Name())
+		return nil, fmt.Errorf("agent start not ready: %v\n%s", err, b)
+	}
+	return s, nil
+}
+
+func (s *service) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+	s.slack.Close()
+	s.model.Close()
+}
+
+// failed adds what the service posted and logged to err.
+func (s *service) failed(err error) error {
+	var posts []string
+	for _, p := range s.slack.Posts() {
+		posts = append(posts, p.Text)
+	}
+	logs, _ := os.ReadFile(s.logs)
+	return fmt.Errorf("%w\nposts: %q\nlog:\n%s", err, posts, logs)
+}
+
+func (s *service) metrics() string { return fmt.Sprintf("http://127.0.0.1:%d/metrics", s.port) }
+
+// turn sends message n as a new DM thread and waits for its reply and the
+// end of its turn. It returns the event-to-reply time and the turn's own
+// time (turn duration minus model time, from the service's metrics).
+func (s *service) turn(n int) (reply, own time.Duration, err error) {
+	turnsBefore, err := metric(s.metrics(), "agent_turns_total")
+	if err != nil {
+		return 0, 0, err
+	}
+	turnSum, _ := metric(s.metrics(), "agent_turn_duration_seconds_sum")
+	modelSum, _ := metric(s.metrics(), "agent_model_request_duration_seconds_sum")
+	text := fmt.Sprintf("bench %d", n)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sent := time.Now()
+	s.slack.SendEvent(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: fmt.Sprintf("%d.%06d", 3000+n, n), Text: text}.Payload())
+	post, err := s.slack.WaitForPost(ctx, func(p fake.Post) bool { return strings.HasPrefix(p.Text, "ack ") && strings.HasSuffix(p.Text, " "+text) })
+	if err != nil {
+		return 0, 0, s.failed(err)
+	}
+	reply = post.At.Sub(sent)
+	var turns float64
+	err = waitFor(ctx, func() bool {
+		turns, _ = metric(s.metrics(), "agent_turns_total")
+		return turns > turnsBefore
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("turn %d did not end: %w", n, err)
+	}
+	turnSum2, _ := metric(s.metrics(), "agent_turn_duration_seconds_sum")
+	modelSum2, _ := metric(s.metrics(), "agent_model_request_duration_seconds_sum")
+	own = time.Duration(((turnSum2 - turnSum) - (modelSum2 - modelSum)) * float64(time.Second))
+	return reply, own, nil
+}
+
+func measureService(bin, dir string, runs, events, sessions int) ([]row, error) {
+	var readies []time.Duration
+	for range runs {
+		s, err := startService(bin, dir)
+		if err != nil {
+			return nil, err
+		}
+		readies = append(readies, s.ready)
+		s.stop()
+	}
+	s, err := startService(bin, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer s.stop()
+	time.Sleep(2 * time.Second)
+	idle, err := vmRSS(s.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+
+	// Live sessions: a burst of new threads, all answered.
+	before := idle
+	liveBefore, _ := metric(s.metrics(), "agent_sessions_live")
+	for i := range sessions {
+		n := 10000 + i
+		s.slack.SendEvent(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: fmt.Sprintf("%d.%06d", 3000+n, n), Text: fmt.Sprintf("bench %d", n)}.Payload())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var answered atomic.Int64
+	err = waitFor(ctx, func() bool {
+		n := 0
+		for _, p := range s.slack.Posts() {
+			if strings.HasPrefix(p.Text, "ack ") && strings.Contains(p.Text, "bench 1") && len(p.Text) > len("ack bench 10000") {
+				n++
+			}
+		}
+		answered.Store(int64(n))
+		return n >= sessions
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%d of %d session threads answered: %w", answered.Load(), sessions, err)
+	}
+	time.Sleep(time.Second)
+	after, err := vmRSS(s.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	live, _ := metric(s.metrics(), "agent_sessions_live")
+	added := max(live-liveBefore, 1)
+
+	// Warm up, then one event at a time.
+	for i := range 20 {
+		if _, _, err := s.turn(i); err != nil {
+			return nil, err
+		}
+	}
+	var replies, owns []time.Duration
+	for i := range events {
+		r, o, err := s.turn(100 + i)
+		if err != nil {
+			return nil, err
+		}
+		replies = append(replies, r)
+		owns = append(owns, o)
+	}
+
+	base, err := minimalBot(events)
+	if err != nil {
+		return nil, fmt.Errorf("minimal bot: %w", err)
+	}
+	p50 := percentile(replies, 50)
+	return []row{
+		{"`agent start` to ready (socket connected, `/readyz` 200), fakes", "≤ 50 ms", ms(median(readies))},
+		{"Idle `agent start`: RSS 2 s after ready", "≤ 20 MiB", mib(idle)},
+		{fmt.Sprintf("RSS per live session (%.0f new sessions)", added), "≤ 64 KiB", fmt.Sprintf("%.0f KiB", float64(after-before)/added/1024)},
+		{"Event to reply, instant model: p50 / p99", fmt.Sprintf("p50 ≤ 2× the minimal bot (%s)", ms(2*percentile(base, 50))),
+			fmt.Sprintf("%s / %s", ms(p50), ms(percentile(replies, 99)))},
+		{"Minimal bot (ack, the same model call, post), same fakes: p50 / p99", "—",
+			fmt.Sprintf("%s / %s", ms(percentile(base, 50)), ms(percentile(base, 99)))},
+		{"The runtime's own time per turn (turn minus model time, from its metrics): p50 / p99", "p50 ≤ 1 ms",
+			fmt.Sprintf("%s / %s", ms(percentile(owns, 50)), ms(percentile(owns, 99)))},
+	}, nil
+}
