@@ -169,7 +169,9 @@ func (s *service) turn(n int) (reply, own time.Duration, err error) {
 	defer cancel()
 	sent := time.Now()
 	s.slack.SendEvent(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: fmt.Sprintf("%d.%06d", 3000+n, n), Text: text}.Payload())
-	post, err := s.slack.WaitForPost(ctx, func(p fake.Post) bool { return strings.HasPrefix(p.Text, "ack ") && strings.HasSuffix(p.Text, " "+text) })
+	post, err := s.slack.WaitForPost(ctx, func(p fake.Post) bool {
+		return strings.HasPrefix(p.Text, "ack ") && strings.HasSuffix(p.Text, " "+text)
+	})
 	if err != nil {
 		return 0, 0, s.failed(err)
 	}
