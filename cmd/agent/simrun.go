@@ -17,6 +17,7 @@ import (
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/stub"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -92,6 +93,9 @@ func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
 		cfg.MaxTurns, cfg.PackageRunner, cfg.LogLevel = config.DefaultMaxTurns, config.DefaultPackageRunner, "warn"
 	}
 	cfg.Home, cfg.DBPath, cfg.Workspaces = home, filepath.Join(home, "db.sqlite"), filepath.Join(home, "workspaces")
+	if o.home == "" {
+		cfg.DBPath = store.Memory // a scenario's database lives as long as the scenario
+	}
 	cfg.HealthPort, cfg.LogFormat = 0, "text"
 	logw := o.log
 	if logw == nil {

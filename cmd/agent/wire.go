@@ -233,6 +233,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	if err != nil {
 		return nil, err
 	}
+	// Closed before the store (closers run last first): a turn's
+	// background writes land before the database closes.
+	s.closers = append(s.closers, func(context.Context) error { engine.Wait(); return nil })
 
 	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: author, Log: s.log}
 	commands := &commands.Commands{Store: s.store, Engine: engine, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
@@ -268,7 +271,10 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 // denyPaths are the files the file tools never open: the database and the
 // .env files of every location the configuration reads.
 func denyPaths(cfg *config.Config, getenv func(string) string) []string {
-	deny := []string{cfg.DBPath, filepath.Join(cfg.Home, ".env"), filepath.Join(cfg.Home, "mcp.json")}
+	deny := []string{filepath.Join(cfg.Home, ".env"), filepath.Join(cfg.Home, "mcp.json")}
+	if cfg.DBPath != store.Memory {
+		deny = append(deny, cfg.DBPath)
+	}
 	if h := getenv("HOME"); h != "" {
 		deny = append(deny, filepath.Join(h, ".agent", ".env"))
 	}

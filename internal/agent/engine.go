@@ -128,7 +128,13 @@ type Engine struct {
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // thread key → its running turn
+
+	bg sync.WaitGroup // work a turn left running beside it (the token counters)
 }
+
+// Wait waits for the work turns left running beside them: call it after
+// the last turn ended and before the store closes.
+func (e *Engine) Wait() { e.bg.Wait() }
 
 var _ pipeline.Agent = (*Engine)(nil)
 
@@ -435,12 +441,20 @@ func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthrop
 	})
 }
 
+// recordUsage adds a response's tokens to the session's counters, off the
+// turn's path: the counters are for reports, and a crash losing the last
+// response's count costs nothing else.
 func (e *Engine) recordUsage(ctx context.Context, sid string, u anthropic.Usage) {
-	err := e.o.History.AddUsage(context.WithoutCancel(ctx), sid, store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
-		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens})
-	if err != nil {
-		e.o.Log.WarnContext(ctx, "record token usage", "session_id", sid, "err", err)
-	}
+	ctx = context.WithoutCancel(ctx)
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		err := e.o.History.AddUsage(ctx, sid, store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
+			CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens})
+		if err != nil {
+			e.o.Log.WarnContext(ctx, "record token usage", "session_id", sid, "err", err)
+		}
+	}()
 }
 
 // persist appends messages to the session's history.

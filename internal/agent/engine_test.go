@@ -821,6 +821,7 @@ func TestUsageRecorded(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn); err != nil {
 		t.Fatalf("Turn: %v", err)
 	}
+	e.engine.Wait() // the counters are written beside the turn
 	s, err := e.store.SessionByThread(t.Context(), turn.Session.ThreadKey())
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 // EventSeen reports whether MarkEvent has recorded key. It only reads.
 func (s *Store) EventSeen(ctx context.Context, key string) (bool, error) {
 	var seen bool
-	err := s.db.QueryRowContext(ctx,
+	err := s.queryRow(ctx,
 		"SELECT EXISTS (SELECT 1 FROM processed_events WHERE event_key = ?)", key).Scan(&seen)
 	if err != nil {
 		return false, fmt.Errorf("event seen: %w", err)
@@ -27,7 +27,7 @@ func (s *Store) MarkEvent(ctx context.Context, key string) (fresh bool, err erro
 		return false, errors.New("mark event: empty key")
 	}
 	err = s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx,
+		res, err := s.exec(ctx,
 			"INSERT INTO processed_events (event_key, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
 			key, s.now().UnixMilli())
 		if err != nil {
@@ -48,7 +48,7 @@ func (s *Store) MarkEvent(ctx context.Context, key string) (fresh bool, err erro
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx,
+		res, err := s.exec(ctx,
 			"DELETE FROM processed_events WHERE seen_at < ?", before.UnixMilli())
 		if err != nil {
 			return err

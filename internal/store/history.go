@@ -55,8 +55,7 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...Me
 		return fmt.Errorf("append messages to session %q: %w", sessionID, err)
 	}
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			"UPDATE sessions SET last_activity = ? WHERE session_id = ?", now.UnixMilli(), sessionID)
+		res, err := s.txExec(ctx, tx, qTouchSession, now.UnixMilli(), sessionID)
 		if err != nil {
 			return err
 		}
@@ -64,12 +63,11 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...Me
 			return err
 		}
 		var last int64
-		err = tx.QueryRowContext(ctx,
-			"SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?", sessionID).Scan(&last)
+		err = s.txQueryRow(ctx, tx, qLastSeq, sessionID).Scan(&last)
 		if err != nil {
 			return err
 		}
-		return insertMessages(ctx, tx, rows, last)
+		return s.insertMessages(ctx, tx, rows, last)
 	})
 	if err != nil {
 		return fmt.Errorf("append messages to session %q: %w", sessionID, err)
@@ -87,7 +85,7 @@ func (s *Store) History(ctx context.Context, sessionID string) ([]Message, error
 	if err == nil && len(rows) == 0 {
 		// Sessions are never deleted, so checking afterwards is race-free.
 		var exists bool
-		err = s.db.QueryRowContext(ctx,
+		err = s.queryRow(ctx,
 			"SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?)", sessionID).Scan(&exists)
 		if err == nil && !exists {
 			err = ErrNotFound
@@ -132,7 +130,7 @@ func (s *Store) ReplaceHistory(ctx context.Context, sessionID string, summary st
 		if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE session_id = ?", sessionID); err != nil {
 			return err
 		}
-		return insertMessages(ctx, tx, rows, 0)
+		return s.insertMessages(ctx, tx, rows, 0)
 	})
 	if err != nil {
 		return fmt.Errorf("replace history of session %q: %w", sessionID, err)
@@ -169,15 +167,12 @@ func messageRows(sessionID string, msgs []Message, now time.Time) ([]messageRow,
 
 // insertMessages numbers rows after seq last and inserts them in one
 // statement.
-func insertMessages(ctx context.Context, tx bun.Tx, rows []messageRow, last int64) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	for i := range rows {
-		rows[i].Seq = last + int64(i) + 1
-	}
-	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		return fmt.Errorf("insert messages: %w", err)
+func (s *Store) insertMessages(ctx context.Context, tx bun.Tx, rows []messageRow, last int64) error {
+	for i, r := range rows {
+		_, err := s.txExec(ctx, tx, qInsertMessage, r.SessionID, last+int64(i)+1, r.Role, r.Content, r.CreatedAt, r.EventID)
+		if err != nil {
+			return fmt.Errorf("insert messages: %w", err)
+		}
 	}
 	return nil
 }

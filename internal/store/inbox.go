@@ -51,7 +51,7 @@ func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err
 	}
 	now := s.now().UnixMilli()
 	err = s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, `INSERT INTO inbox
+		res, err := s.exec(ctx, `INSERT INTO inbox
 			(event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, received_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, e.MsgKey, string(e.Event), InboxReceived, now, now)
@@ -74,7 +74,7 @@ func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err
 // left alone, and attempts is 0.
 func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attempts int, err error) {
 	err = s.write(ctx, func(ctx context.Context) error {
-		return s.db.QueryRowContext(ctx, `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
+		return s.queryRow(ctx, `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
 			WHERE event_id = ? AND state IN (?, ?) RETURNING attempts`,
 			InboxRunning, traceID, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning).Scan(&attempts)
 	})
@@ -91,7 +91,7 @@ func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attemp
 // answer.
 func (s *Store) InboxAnswering(ctx context.Context, eventID string) error {
 	err := s.write(ctx, func(ctx context.Context) error {
-		_, err := s.db.ExecContext(ctx, `UPDATE inbox SET state = ?, updated_at = ? WHERE event_id = ? AND state IN (?, ?)`,
+		_, err := s.exec(ctx, `UPDATE inbox SET state = ?, updated_at = ? WHERE event_id = ? AND state IN (?, ?)`,
 			InboxAnswering, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning)
 		return err
 	})
@@ -111,7 +111,7 @@ func (s *Store) InboxFinish(ctx context.Context, eventID, state, errText string)
 		return fmt.Errorf("inbox finish %s: %q is not a final state", eventID, state)
 	}
 	err := s.write(ctx, func(ctx context.Context) error {
-		_, err := s.db.ExecContext(ctx, `UPDATE inbox SET state = ?, error = ?, updated_at = ?
+		_, err := s.exec(ctx, `UPDATE inbox SET state = ?, error = ?, updated_at = ?
 			WHERE event_id = ? AND state IN (?, ?, ?)`,
 			state, errText, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning, InboxAnswering)
 		return err
@@ -187,7 +187,7 @@ func (s *Store) InboxAnsweredKey(ctx context.Context, msgKey string) (bool, erro
 		return false, nil
 	}
 	var ok bool
-	err := s.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM inbox WHERE msg_key = ? AND state = ?)",
+	err := s.queryRow(ctx, "SELECT EXISTS (SELECT 1 FROM inbox WHERE msg_key = ? AND state = ?)",
 		msgKey, InboxAnswered).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("inbox answered key: %w", err)
@@ -199,7 +199,7 @@ func (s *Store) InboxAnsweredKey(ctx context.Context, msgKey string) (bool, erro
 func (s *Store) PruneInbox(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, `DELETE FROM inbox WHERE state IN (?, ?, ?) AND updated_at < ?`,
+		res, err := s.exec(ctx, `DELETE FROM inbox WHERE state IN (?, ?, ?) AND updated_at < ?`,
 			InboxAnswered, InboxFailed, InboxDropped, before.UnixMilli())
 		if err != nil {
 			return err

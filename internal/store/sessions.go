@@ -182,7 +182,7 @@ func (s *Store) AddUsage(ctx context.Context, id string, u Usage) error {
 		return fmt.Errorf("add usage to session %q: negative usage %+v", id, u)
 	}
 	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, `
+		res, err := s.exec(ctx, `
 			UPDATE sessions SET
 				input_tokens = input_tokens + ?,
 				output_tokens = output_tokens + ?,

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 const (
@@ -42,6 +44,19 @@ func dsn(path string) string {
 	return u.String()
 }
 
+// memDSN builds the URI of an in-memory database shared by the Store's
+// connections (the memdb VFS; a name starting with "/" is shared).
+func memDSN(name string) string {
+	q := url.Values{}
+	q.Set("vfs", "memdb")
+	q.Add("_pragma", "cache_size(-64)") // KiB; the pages themselves are in memory already
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	u := url.URL{Scheme: "file", Path: name, RawQuery: q.Encode()}
+	return u.String()
+}
+
 // setPragmas switches the file to WAL, and fails Open if the driver ignored
 // the DSN (a different sqliteshim driver, say) rather than run without
 // foreign keys or a busy timeout.
@@ -56,6 +71,9 @@ func (s *Store) setPragmas(ctx context.Context) error {
 	// SQLITE_BUSY at once, without its busy handler, when another process
 	// opening the same fresh file holds a lock. So retry, for as long as
 	// the busy handler would have waited.
+	if s.path == Memory {
+		return checkPragmas(ctx, conn)
+	}
 	var mode string
 	deadline := time.Now().Add(busyTimeout)
 	for {
@@ -72,6 +90,14 @@ func (s *Store) setPragmas(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("set pragmas: journal_mode: %w", err)
 	}
+	if mode != "wal" {
+		return fmt.Errorf("set pragmas: journal_mode is %q, want wal", mode)
+	}
+	return checkPragmas(ctx, conn)
+}
+
+// checkPragmas fails Open if the driver ignored the DSN's pragmas.
+func checkPragmas(ctx context.Context, conn bun.Conn) error {
 	var fk, busy int64
 	if err := conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
 		return fmt.Errorf("set pragmas: %w", err)
@@ -80,8 +106,6 @@ func (s *Store) setPragmas(ctx context.Context) error {
 		return fmt.Errorf("set pragmas: %w", err)
 	}
 	switch {
-	case mode != "wal":
-		return fmt.Errorf("set pragmas: journal_mode is %q, want wal", mode)
 	case fk != 1:
 		return errors.New("set pragmas: foreign_keys is off")
 	case busy != busyTimeout.Milliseconds():

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -37,6 +38,7 @@ type Options struct {
 type Store struct {
 	db     *bun.DB
 	path   string
+	source string // the driver's data source name
 	now    func() time.Time
 	logger *slog.Logger
 
@@ -44,6 +46,8 @@ type Store struct {
 	// writer, so our writers queue here, honouring their contexts, instead
 	// of spinning in SQLite's busy handler.
 	writer chan struct{}
+
+	stmts stmtCache
 }
 
 // Open opens the SQLite database at path, creating the file (0600) and its
@@ -55,32 +59,35 @@ type Store struct {
 // It returns an error matching ErrSchemaNewer if a newer binary already
 // migrated the database.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
-	return open(ctx, path, opts, embeddedMigrations())
+	return open(ctx, path, opts, nil)
 }
 
-// open is Open with the migrations as a parameter, so tests can break them.
+// Memory is the path that opens a private in-memory database: nothing on
+// disk, gone at Close. The simulator runs each scenario on one.
+const Memory = ":memory:"
+
+// memSeq names in-memory databases; one name is shared by the connections
+// of one Store only.
+var memSeq atomic.Int64
+
+// open is Open with the migrations as a parameter, so tests can break them
+// (nil: the embedded ones).
 func open(ctx context.Context, path string, opts Options, migrations fs.FS) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open store: empty path")
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+	var abs, source string
+	if path == Memory {
+		abs = Memory
+		source = memDSN(fmt.Sprintf("/agent-%d-%d", os.Getpid(), memSeq.Add(1)))
+	} else {
+		var err error
+		if abs, err = createFile(path); err != nil {
+			return nil, err
+		}
+		source = dsn(abs)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	// Create the file ourselves: SQLite would create it world-readable,
-	// and it holds conversations. SQLite gives -wal and -shm the same mode.
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-
-	sqldb, err := sql.Open(sqliteshim.ShimName, dsn(abs))
+	sqldb, err := sql.Open(sqliteshim.ShimName, source)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -94,6 +101,7 @@ func open(ctx context.Context, path string, opts Options, migrations fs.FS) (*St
 	s := &Store{
 		db:     bun.NewDB(sqldb, sqlitedialect.New()),
 		path:   abs,
+		source: source,
 		now:    opts.Now,
 		logger: opts.Logger,
 		writer: make(chan struct{}, 1),
@@ -107,14 +115,52 @@ func open(ctx context.Context, path string, opts Options, migrations fs.FS) (*St
 	if err := s.setPragmas(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
 	}
-	if err := s.migrate(ctx, migrations); err != nil {
+	embedded := migrations == nil
+	if path == Memory && embedded {
+		if err := s.restoreTemplate(ctx); err != nil {
+			return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
+		}
+	} else {
+		if migrations == nil {
+			migrations = embeddedMigrations()
+		}
+		if err := s.migrate(ctx, migrations); err != nil {
+			return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
+		}
+	}
+	if !embedded {
+		return s, nil
+	}
+	if err := s.prepareHot(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
 	}
 	return s, nil
 }
 
+// createFile creates the database file (0600) and its directory (0700):
+// SQLite would create it world-readable, and it holds conversations.
+// SQLite gives -wal and -shm the same mode.
+func createFile(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("open store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return "", fmt.Errorf("open store: %w", err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("open store: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("open store: %w", err)
+	}
+	return abs, nil
+}
+
 // Close closes the database. Later calls return nil.
 func (s *Store) Close() error {
+	s.closeStmts()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}

@@ -265,3 +265,30 @@ func TestOpenEmptyPath(t *testing.T) {
 		t.Fatal("Open(\"\") succeeded")
 	}
 }
+
+// Memory opens a private database per call: migrated, writable, and gone
+// at Close; two are independent.
+func TestOpenMemory(t *testing.T) {
+	ctx := t.Context()
+	a, err := Open(ctx, Memory, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(ctx, Memory, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := a.MarkEvent(ctx, "ev1"); err != nil {
+		t.Fatal(err)
+	}
+	if seen, err := a.EventSeen(ctx, "ev1"); err != nil || !seen {
+		t.Errorf("a: EventSeen = %v, %v", seen, err)
+	}
+	if seen, err := b.EventSeen(ctx, "ev1"); err != nil || seen {
+		t.Errorf("b sees a's event: %v, %v", seen, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

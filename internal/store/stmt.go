@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+
+	"github.com/uptrace/bun"
+)
+
+// stmtCache keeps the hot path's statements prepared. The driver parses a
+// statement on every call otherwise; the event path runs some fifteen, and
+// parsing was a third of the store's time per turn. database/sql prepares
+// a cached Stmt once per pooled connection and reuses it after.
+type stmtCache struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+// stmt returns query prepared (written with ? placeholders).
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmts.mu.Lock()
+	defer s.stmts.mu.Unlock()
+	if st, ok := s.stmts.m[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.DB.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts.m == nil {
+		s.stmts.m = map[string]*sql.Stmt{}
+	}
+	s.stmts.m[query] = st
+	return st, nil
+}
+
+// exec runs a prepared statement outside a transaction.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// queryRow runs a prepared single-row query outside a transaction.
+func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		// QueryRowContext on the pool reports the same error through Scan.
+		return s.db.DB.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// cached returns query's statement if it was prepared already. Inside a
+// transaction nothing is prepared on the pool: that would take a second
+// connection while the transaction holds the write lock.
+func (s *Store) cached(query string) *sql.Stmt {
+	s.stmts.mu.Lock()
+	defer s.stmts.mu.Unlock()
+	return s.stmts.m[query]
+}
+
+// txExec runs a statement in tx, prepared when Open prepared it.
+func (s *Store) txExec(ctx context.Context, tx bun.Tx, query string, args ...any) (sql.Result, error) {
+	if st := s.cached(query); st != nil {
+		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return tx.Tx.ExecContext(ctx, query, args...)
+}
+
+// txQueryRow runs a single-row query in tx, prepared when Open prepared it.
+func (s *Store) txQueryRow(ctx context.Context, tx bun.Tx, query string, args ...any) *sql.Row {
+	if st := s.cached(query); st != nil {
+		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// Statements of transactions on the event path, prepared by Open.
+const (
+	qTouchSession  = "UPDATE sessions SET last_activity = ? WHERE session_id = ?"
+	qLastSeq       = "SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?"
+	qInsertMessage = `INSERT INTO messages (session_id, seq, role, content, created_at, event_id) VALUES (?, ?, ?, ?, ?, ?)`
+)
+
+// prepareHot prepares the statements that run inside transactions.
+func (s *Store) prepareHot(ctx context.Context) error {
+	for _, q := range []string{qTouchSession, qLastSeq, qInsertMessage} {
+		if _, err := s.stmt(ctx, q); err != nil {
+			return fmt.Errorf("prepare %q: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// closeStmts releases the prepared statements.
+func (s *Store) closeStmts() {
+	s.stmts.mu.Lock()
+	defer s.stmts.mu.Unlock()
+	for _, st := range s.stmts.m {
+		_ = st.Close()
+	}
+	s.stmts.m = nil
+}
