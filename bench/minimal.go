@@ -1,13 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
@@ -16,10 +18,16 @@ import (
 )
 
 // minimalBot is the yardstick: the least a bot can do with an event — ack
-// it, make one model call, post the answer in the thread — on the same
-// libraries and fakes as the runtime. It returns the event-to-reply times
-// of n events sent one at a time.
-func minimalBot(n int) ([]time.Duration, error) {
+// it, make the same model call as the runtime's first (its system prompt,
+// tools and streaming, with the event's text as the only message), read
+// the answer to its end, post in the thread — on the same platform library
+// and fakes. It returns the event-to-reply times of n events sent one at a
+// time.
+func minimalBot(n int, call []byte) ([]time.Duration, error) {
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(call, &req); err != nil {
+		return nil, fmt.Errorf("the recorded model call: %w", err)
+	}
 	sl := &fake.Slack{}
 	defer sl.Close()
 	model := httptest.NewServer(&fake.Anthropic{Respond: instant, Key: benchKey})
@@ -27,7 +35,6 @@ func minimalBot(n int) ([]time.Duration, error) {
 	api := slack.New(fake.DefaultBotToken, slack.OptionAppLevelToken(fake.DefaultAppToken), slack.OptionAPIURL(sl.URL()))
 	sock := socketmode.New(api)
 	web := slack.New(fake.DefaultBotToken, slack.OptionAPIURL(sl.URL()))
-	llm := anthropic.NewClient(option.WithAPIKey(benchKey), option.WithBaseURL(model.URL))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = sock.RunContext(ctx) }()
@@ -45,7 +52,7 @@ func minimalBot(n int) ([]time.Duration, error) {
 			if !ok {
 				continue
 			}
-			go answer(ctx, web, llm, msg)
+			go answer(ctx, web, model.URL, req, msg)
 		}
 	}()
 	wait, stop := context.WithTimeout(ctx, 10*time.Second)
@@ -69,14 +76,25 @@ func minimalBot(n int) ([]time.Duration, error) {
 	return out, nil
 }
 
-func answer(ctx context.Context, api *slack.Client, llm anthropic.Client, msg *slackevents.MessageEvent) {
-	resp, err := llm.Messages.New(ctx, anthropic.MessageNewParams{
-		Model:     "claude-test",
-		MaxTokens: 1024,
-		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(msg.Text))},
-	})
-	if err != nil || len(resp.Content) == 0 {
+func answer(ctx context.Context, api *slack.Client, modelURL string, req map[string]json.RawMessage, msg *slackevents.MessageEvent) {
+	body := make(map[string]json.RawMessage, len(req))
+	for k, v := range req {
+		body[k] = v
+	}
+	body["messages"], _ = json.Marshal([]map[string]string{{"role": "user", "content": msg.Text}})
+	b, _ := json.Marshal(body)
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, modelURL+"/v1/messages", bytes.NewReader(b))
+	if err != nil {
 		return
 	}
-	_, _, _ = api.PostMessageContext(ctx, msg.Channel, slack.MsgOptionText(resp.Content[0].Text, false), slack.MsgOptionTS(msg.TimeStamp))
+	r.Header.Set("x-api-key", benchKey)
+	r.Header.Set("anthropic-version", "2023-06-01")
+	r.Header.Set("content-type", "application/json")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	_, _, _ = api.PostMessageContext(ctx, msg.Channel, slack.MsgOptionText("ack "+msg.Text, false), slack.MsgOptionTS(msg.TimeStamp))
 }

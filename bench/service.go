@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -60,6 +61,8 @@ type service struct {
 	started time.Time
 	ready   time.Duration // start to socket connected and /readyz 200
 	logs    string
+
+	firstCall atomic.Pointer[[]byte] // the body of a turn's first model call
 }
 
 func freePort() (int, error) {
@@ -85,7 +88,13 @@ func startService(bin, dir string) (*service, error) {
 	}
 	s := &service{slack: &fake.Slack{}, port: port}
 	s.slack.URL()
-	s.model = httptest.NewServer(&fake.Anthropic{Respond: instant, Key: benchKey})
+	s.model = httptest.NewServer(&fake.Anthropic{Respond: func(r fake.AnthropicRequest) fake.AnthropicResponse {
+		if len(r.ToolNames()) > 0 && s.firstCall.Load() == nil {
+			body := r.Body
+			s.firstCall.Store(&body)
+		}
+		return instant(r)
+	}, Key: benchKey})
 	s.cmd = exec.Command(bin, "start")
 	s.cmd.Env = []string{
 		"HOME=" + home, "PATH=" + os.Getenv("PATH"),
@@ -258,7 +267,11 @@ func measureService(bin, dir string, runs, events, sessions int) ([]row, error) 
 		owns = append(owns, o)
 	}
 
-	base, err := minimalBot(events)
+	call := s.firstCall.Load()
+	if call == nil {
+		return nil, errors.New("no model call recorded")
+	}
+	base, err := minimalBot(events, *call)
 	if err != nil {
 		return nil, fmt.Errorf("minimal bot: %w", err)
 	}

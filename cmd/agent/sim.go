@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -42,8 +43,10 @@ func (c *cli) scenarioDir() string {
 }
 
 // simParallel is how many scenarios run at once: each boots its own
-// service on its own temporary home.
-const simParallel = 4
+// service on its own temporary home and in-memory database. One per core
+// (GOMAXPROCS) and one more, to fill a core while a scenario waits: more
+// only adds services held in memory at once.
+func simParallel() int { return runtime.GOMAXPROCS(0) + 1 }
 
 func (c *cli) simRunCommand() *ffcli.Command {
 	fs := flag.NewFlagSet("sim run", flag.ContinueOnError)
@@ -94,7 +97,7 @@ func (c *cli) simRunCommand() *ffcli.Command {
 				golden = goldenUpdate
 			}
 			results := make([]simResult, len(files))
-			sem := make(chan struct{}, simParallel)
+			sem := make(chan struct{}, simParallel())
 			var wg sync.WaitGroup
 			for i, f := range files {
 				wg.Add(1)
