@@ -7,7 +7,7 @@
 //	go run ./bench                   # print the table
 //	go run ./bench -readme README.md # and rewrite the README's table
 //
-// Figures are medians over -runs runs (peaks for memory). A minimal bot —
+// Figures are medians over -runs runs. A minimal bot —
 // ack, the same model call, post — measured the same way is the yardstick
 // for the event-to-reply time.
 package main
@@ -132,19 +132,20 @@ func measure(bin string, env []string, stdin io.Reader, args ...string) (time.Du
 	return wall, ru.Maxrss * 1024, nil
 }
 
-// repeat measures n runs: the median wall time and the highest peak RSS.
+// repeat measures n runs: the medians of the wall time and of the peak
+// RSS (a run's peak depends on when its collections ran).
 func repeat(n int, bin string, env []string, args ...string) (time.Duration, int64, error) {
 	walls := make([]time.Duration, 0, n)
-	var peak int64
+	peaks := make([]time.Duration, 0, n)
 	for range n {
 		w, r, err := measure(bin, env, nil, args...)
 		if err != nil {
 			return 0, 0, err
 		}
 		walls = append(walls, w)
-		peak = max(peak, r)
+		peaks = append(peaks, time.Duration(r))
 	}
-	return median(walls), peak, nil
+	return median(walls), int64(median(peaks)), nil
 }
 
 func median(d []time.Duration) time.Duration { return percentile(d, 50) }
