@@ -32,6 +32,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == childFlag {
+		os.Exit(child(os.Args[2:]))
+	}
 	runs := flag.Int("runs", 10, "runs per start-up figure (medians)")
 	events := flag.Int("events", 200, "events for the event-to-reply figures")
 	sessions := flag.Int("sessions", 200, "live sessions for the per-session memory")
@@ -112,24 +115,52 @@ func run(runs, events, sessions int, readme string) error {
 	return nil
 }
 
-// measure runs bin once and returns its wall time and peak RSS (bytes).
-func measure(bin string, env []string, stdin io.Reader, args ...string) (time.Duration, int64, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = stdin
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+// childFlag makes the bench a small go-between that runs one command and
+// prints its peak RSS. It is needed because a process started straight
+// from this one inherits this one's peak: Go starts children with vfork,
+// and exec records the peak of the memory it leaves, the parent's, as the
+// child's own (ru_maxrss). The go-between is smaller than anything it
+// measures, and its child's peak is the child's alone.
+const childFlag = "-measure-child"
+
+// child runs args and prints the child's wall time (ns) and peak RSS (KiB).
+func child(args []string) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stderr, os.Stderr
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out.Bytes())
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if ru == nil {
-		return wall, 0, nil
+		return 1
 	}
-	return wall, ru.Maxrss * 1024, nil
+	fmt.Println(wall.Nanoseconds(), ru.Maxrss)
+	return 0
+}
+
+// measure runs bin once and returns its wall time and peak RSS (bytes).
+func measure(bin string, env []string, stdin io.Reader, args ...string) (time.Duration, int64, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.Command(self, append([]string{childFlag, bin}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = stdin
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Run(); err != nil {
+		return 0, 0, fmt.Errorf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, errs.Bytes())
+	}
+	var ns, kib int64
+	if _, err := fmt.Sscan(out.String(), &ns, &kib); err != nil {
+		return 0, 0, fmt.Errorf("%s %s: wall and peak RSS: %v", filepath.Base(bin), strings.Join(args, " "), err)
+	}
+	return time.Duration(ns), kib * 1024, nil
 }
 
 // repeat measures n runs: the medians of the wall time and of the peak
