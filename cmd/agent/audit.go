@@ -43,9 +43,9 @@ func (c *cli) auditCommand() *ffcli.Command {
 			if err := finish(); err != nil {
 				return err
 			}
-			st, err := store.Open(ctx, cfg.DBPath, store.Options{})
+			st, err := openDatabase(ctx, cfg)
 			if err != nil {
-				return fmt.Errorf("open database %s: %w", cfg.DBPath, err)
+				return err
 			}
 			defer st.Close()
 			list, err := st.ApprovalsSince(ctx, time.Now().Add(-*since))

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
-
-	"github.com/persona-runtime/agent/internal/store"
 )
 
 // feedbackWorst is how many threads `agent feedback` lists per channel.
@@ -84,9 +82,9 @@ func (c *cli) feedbackCommand() *ffcli.Command {
 			if err := finish(); err != nil {
 				return err
 			}
-			st, err := store.Open(ctx, cfg.DBPath, store.Options{})
+			st, err := openDatabase(ctx, cfg)
 			if err != nil {
-				return fmt.Errorf("open database %s: %w", cfg.DBPath, err)
+				return err
 			}
 			defer st.Close()
 			list, err := st.FeedbackSince(ctx, time.Now().Add(-since))

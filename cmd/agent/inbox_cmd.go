@@ -10,6 +10,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -49,9 +50,9 @@ func (c *cli) inboxCommand() *ffcli.Command {
 			if *state != "" && !inboxStates[*state] {
 				return &exitError{code: 2, err: fmt.Errorf("--state: unknown state %q (want received, running, answering, answered, failed or dropped)", *state)}
 			}
-			st, err := store.Open(ctx, cfg.DBPath, store.Options{})
+			st, err := openDatabase(ctx, cfg)
 			if err != nil {
-				return fmt.Errorf("open database %s: %w", cfg.DBPath, err)
+				return err
 			}
 			defer st.Close()
 			list, err := st.InboxList(ctx, *state, 0)
@@ -78,4 +79,13 @@ func (c *cli) inboxCommand() *ffcli.Command {
 			return w.Flush()
 		},
 	}
+}
+
+// openDatabase opens the configured database for an operator command.
+func openDatabase(ctx context.Context, cfg *config.Config) (*store.Store, error) {
+	st, err := store.Open(ctx, cfg.DBPath, store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", cfg.DBPath, err)
+	}
+	return st, nil
 }
