@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,15 +102,14 @@ func (h *harness) send(m fake.Message) string { return h.slack.SendEvent(m.Paylo
 
 // answerAll makes the model answer every turn with "ack: <n>".
 func (h *harness) answerAll() {
-	n := 0
+	var n atomic.Int64 // turns of different threads ask at once
 	h.model.Respond = func(req fake.AnthropicRequest) fake.AnthropicResponse {
 		msgs := req.ParsedMessages()
 		last := msgs[len(msgs)-1].Content
 		if last[len(last)-1].Type == "tool_result" {
 			return fake.TextReply("")
 		}
-		n++
-		return fake.ToolUse("toolu_"+strconv.Itoa(n), "mcp__agent_chat__reply", map[string]string{"text": "ack: " + req.LastUserText()})
+		return fake.ToolUse("toolu_"+strconv.FormatInt(n.Add(1), 10), "mcp__agent_chat__reply", map[string]string{"text": "ack: " + req.LastUserText()})
 	}
 }
 
