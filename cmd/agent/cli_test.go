@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,5 +253,51 @@ func TestManifestIgnoresAPlaceholderName(t *testing.T) {
 	out, _, code := runCLI(t, map[string]string{"AGENT_HOME": home}, "manifest")
 	if code != 0 || !strings.Contains(out, `"name": "Agent"`) || strings.Contains(out, "REPLACE_ME") {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestManifestGolden keeps the manifest of each ingress mode as a reviewed
+// file: what an operator pastes into the platform's app settings.
+func TestManifestGolden(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "SOUL.md"), []byte(testSoul), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ golden, http string }{
+		{"manifest.socket.golden", ""},
+		{"manifest.http.golden", "https://agent.example.com/"},
+	} {
+		args := []string{"manifest"}
+		if tc.http != "" {
+			args = append(args, "--http", tc.http)
+		}
+		out, errOut, code := runCLI(t, map[string]string{"AGENT_HOME": home}, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		path := filepath.Join("testdata", tc.golden)
+		if *updateGolden {
+			if err := os.MkdirAll("testdata", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if out != string(want) {
+			t.Errorf("%v differs from %s (run with -update and review):\n%s", args, path, out)
+		}
+	}
+	for _, bad := range []string{"http://agent.example.com", "agent.example.com", "https://", "https://a.example.com/?x=1"} {
+		_, errOut, code := runCLI(t, map[string]string{"AGENT_HOME": home}, "manifest", "--http", bad)
+		if code == 0 || !strings.Contains(errOut, "--http") {
+			t.Errorf("--http %s: exit %d, stderr %q", bad, code, errOut)
+		}
 	}
 }

@@ -49,7 +49,7 @@ func diagnose(ctx context.Context, cfg *config.Config) []finding {
 	}
 	if err := cfg.ValidateService(); err != nil {
 		add(false, "%v", err)
-		if cfg.BotToken == "" || cfg.AppToken == "" || cfg.ValidateTokens() != nil {
+		if cfg.BotToken == "" || (cfg.AppToken == "" && !cfg.HTTPIngress()) || cfg.ValidateTokens() != nil {
 			return append(out, diagnoseDB(cfg))
 		}
 	}
@@ -92,6 +92,11 @@ func diagnoseChat(ctx context.Context, cfg *config.Config) []finding {
 		} else {
 			out = append(out, finding{ok: true, text: fmt.Sprintf("CHAT_BOT_TOKEN: bot %s in workspace %s", resp.UserID, resp.TeamID)})
 		}
+	}
+	if cfg.HTTPIngress() {
+		// Nothing to ask: the platform signs what it sends with the secret.
+		return append(out, finding{ok: true, text: fmt.Sprintf("CHAT_SIGNING_SECRET: HTTP ingress at %s, %s and %s on port %d (socket mode off)",
+			gateway.PathEvents, gateway.PathInteractive, gateway.PathCommands, cfg.IngressPort())})
 	}
 	if _, _, err := client.StartSocketModeContext(ctx); err != nil {
 		code := slackCode(err)

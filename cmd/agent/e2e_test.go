@@ -129,6 +129,11 @@ func (h *harness) start() {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	if h.env["CHAT_APP_TOKEN"] == "" {
+		// HTTP ingress: the platform posts to the health port.
+		h.waitLog("http ingress started")
+		return
+	}
 	if err := h.slack.WaitConnected(ctx2); err != nil {
 		h.t.Fatalf("socket not connected: %v\nlogs:\n%s", err, h.logs)
 	}

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
@@ -33,6 +37,7 @@ var botEvents = []string{"app_mention", "assistant_thread_started", "message.cha
 
 type slashCommand struct {
 	Command      string `json:"command"`
+	URL          string `json:"url,omitempty"` // the HTTP ingress's; none in socket mode
 	Description  string `json:"description"`
 	UsageHint    string `json:"usage_hint,omitempty"`
 	ShouldEscape bool   `json:"should_escape"`
@@ -47,8 +52,22 @@ var slashCommands = []slashCommand{
 	{Command: "/help", Description: "What the agent does and who may do what"},
 }
 
-// appManifest is the chat app's manifest for a persona named name.
-func appManifest(name string) map[string]any {
+// appManifest is the chat app's manifest for a persona named name: for
+// socket mode, or, when httpBase is an https:// address, for the HTTP
+// ingress served there (socket mode off, the Request URLs set).
+func appManifest(name, httpBase string) map[string]any {
+	commands := slashCommands
+	events := map[string]any{"bot_events": botEvents}
+	interactivity := map[string]any{"is_enabled": true}
+	if httpBase != "" {
+		commands = make([]slashCommand, len(slashCommands))
+		for i, c := range slashCommands {
+			c.URL = httpBase + gateway.PathCommands
+			commands[i] = c
+		}
+		events["request_url"] = httpBase + gateway.PathEvents
+		interactivity["request_url"] = httpBase + gateway.PathInteractive
+	}
 	return map[string]any{
 		"display_information": map[string]any{
 			"name":        name,
@@ -67,16 +86,16 @@ func appManifest(name string) map[string]any {
 				"display_name":  name,
 				"always_online": true,
 			},
-			"slash_commands": slashCommands,
+			"slash_commands": commands,
 		},
 		"oauth_config": map[string]any{
 			"scopes": map[string]any{"bot": botScopes},
 		},
 		"settings": map[string]any{
-			"event_subscriptions":    map[string]any{"bot_events": botEvents},
-			"interactivity":          map[string]any{"is_enabled": true},
+			"event_subscriptions":    events,
+			"interactivity":          interactivity,
 			"org_deploy_enabled":     false,
-			"socket_mode_enabled":    true,
+			"socket_mode_enabled":    httpBase == "",
 			"token_rotation_enabled": false,
 		},
 	}
@@ -85,14 +104,19 @@ func appManifest(name string) map[string]any {
 func (c *cli) manifestCommand() *ffcli.Command {
 	fs := flag.NewFlagSet("manifest", flag.ContinueOnError)
 	soul := fs.String("soul", "", "SOUL.md whose name the app takes (default: SOUL.md under the home)")
+	httpBase := fs.String("http", "", "https://host: the manifest of the HTTP ingress served there (socket mode off)")
 	cfg, finish := c.configFlags(fs, "json")
 	return &ffcli.Command{
 		Name:       "manifest",
-		ShortUsage: "agent manifest [--soul PATH]",
+		ShortUsage: "agent manifest [--soul PATH] [--http https://host]",
 		ShortHelp:  "print the chat app's manifest JSON",
 		FlagSet:    fs,
 		Exec: func(context.Context, []string) error {
 			if err := finish(); err != nil {
+				return err
+			}
+			base, err := ingressBase(*httpBase)
+			if err != nil {
 				return err
 			}
 			path := *soul
@@ -108,7 +132,25 @@ func (c *cli) manifestCommand() *ffcli.Command {
 			}
 			enc := json.NewEncoder(c.stdout)
 			enc.SetIndent("", "  ")
-			return enc.Encode(appManifest(name))
+			return enc.Encode(appManifest(name, base))
 		},
 	}
+}
+
+// ingressBase checks the --http address: https (the platform sends events
+// to nothing else), a host, no query; a trailing "/" is dropped.
+func ingressBase(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("--http: %w", err)
+	case u.Scheme != "https" || u.Host == "":
+		return "", fmt.Errorf("--http: want the https://host address the platform reaches the service at, got %q", raw)
+	case u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("--http: %q has a query or a fragment", raw)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
 }

@@ -48,7 +48,11 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 			slackPlatform := func(log *slog.Logger) (gateway.Transport, chatAPI) {
 				httpClient := &http.Client{Timeout: 60 * time.Second}
 				client := gateway.NewSlackClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, httpClient)
-				return gateway.NewSocketMode(client, log), gateway.NewSlackChat(client, cfg.BotToken, log)
+				chat := gateway.NewSlackChat(client, cfg.BotToken, log)
+				if cfg.HTTPIngress() {
+					return gateway.NewHTTPIngress(cfg.SigningSecret, log), chat
+				}
+				return gateway.NewSocketMode(client, log), chat
 			}
 			deps := serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform,
 				preflight: func(ctx context.Context, log *slog.Logger) error { return preflight(ctx, cfg, log) }}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -73,6 +74,8 @@ type service struct {
 	journal  journal
 	gateway  *gateway.Gateway
 	started  time.Time
+	// ingress adds the HTTP ingress's routes when events come over HTTP.
+	ingress func(chi.Router)
 
 	closers []func(context.Context) error
 }
@@ -114,6 +117,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}()
 	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), cfg.Secrets()...)
 	transport, chat := d.platform(s.log)
+	if in, ok := transport.(interface{ Routes(chi.Router) }); ok {
+		s.ingress = in.Routes
+	}
 
 	tp, shutdown, err := telemetry.Setup(ctx, Name, Version, d.getenv, d.stderr, d.spans...)
 	if err != nil {
@@ -504,21 +510,12 @@ func redactPatterns(p *persona.Persona) ([]redact.Pattern, error) {
 // the gateway drains its running turns, sessions close, the store closes.
 func (s *service) run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	httpErr := make(chan error, 1)
-	if s.cfg.HealthPort != 0 {
-		ln, err := net.Listen("tcp", ":"+strconv.Itoa(s.cfg.HealthPort))
+	httpErr := make(chan error, 2)
+	serve := func(port int, h http.Handler) error {
+		ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
 		if err != nil {
-			return fmt.Errorf("listen on port %d: %w", s.cfg.HealthPort, err)
+			return fmt.Errorf("listen on port %d: %w", port, err)
 		}
-		h := httpapi.New(httpapi.Deps{
-			Healthy:      s.store.CheckWritable,
-			Ready:        s.store.Ping,
-			SessionsLive: s.sessions.Live,
-			Started:      s.started,
-			Gatherer:     s.metrics.Registry,
-			Logger:       s.log,
-			Pprof:        s.cfg.Pprof == "1",
-		})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -526,6 +523,31 @@ func (s *service) run(ctx context.Context) error {
 				httpErr <- err
 			}
 		}()
+		return nil
+	}
+	// The ingress shares the health port unless AGENT_HTTP_PORT names another.
+	ingressApart := s.ingress != nil && s.cfg.IngressPort() != s.cfg.HealthPort
+	if s.cfg.HealthPort != 0 {
+		deps := httpapi.Deps{
+			Healthy:      s.store.CheckWritable,
+			Ready:        s.store.Ping,
+			SessionsLive: s.sessions.Live,
+			Started:      s.started,
+			Gatherer:     s.metrics.Registry,
+			Logger:       s.log,
+			Pprof:        s.cfg.Pprof == "1",
+		}
+		if !ingressApart {
+			deps.Ingress = s.ingress
+		}
+		if err := serve(s.cfg.HealthPort, httpapi.New(deps)); err != nil {
+			return err
+		}
+	}
+	if ingressApart {
+		if err := serve(s.cfg.IngressPort(), httpapi.NewIngress(s.ingress, s.log)); err != nil {
+			return err
+		}
 	}
 	stopWaits := context.AfterFunc(ctx, s.gate.Close)
 	defer stopWaits()

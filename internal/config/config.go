@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +18,11 @@ type Config struct {
 	BotToken   string // CHAT_BOT_TOKEN
 	AppToken   string // CHAT_APP_TOKEN
 	ChatAPIURL string // CHAT_API_URL
+	// SigningSecret (CHAT_SIGNING_SECRET) with no AppToken selects the
+	// HTTP ingress (the Events API over HTTP) instead of socket mode.
+	SigningSecret string
+	HTTPPort      int    // AGENT_HTTP_PORT: the ingress's port; 0 is the health port
+	DBURL         string // AGENT_DB_URL: postgres://… selects Postgres
 
 	APIKey     string // LLM_API_KEY
 	OAuthToken string // LLM_OAUTH_TOKEN
@@ -72,6 +78,9 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "CHAT_BOT_TOKEN", usage: "bot token (xoxb-…) from the chat app's install", str: &c.BotToken},
 		{env: "CHAT_APP_TOKEN", usage: "app-level token (xapp-…) with connections:write, for socket mode", str: &c.AppToken},
 		{env: "CHAT_API_URL", usage: "base address of the chat Web API", str: &c.ChatAPIURL, def: DefaultChatAPIURL},
+		{env: "CHAT_SIGNING_SECRET", usage: "the app's signing secret; without CHAT_APP_TOKEN it selects the HTTP ingress", str: &c.SigningSecret},
+		{env: "AGENT_HTTP_PORT", usage: "port of the HTTP ingress's /slack/ routes (default: the health port)", integer: &c.HTTPPort, def: "0"},
+		{env: "AGENT_DB_URL", usage: "postgres://… selects Postgres for the state (default: SQLite at AGENT_DB_PATH)", str: &c.DBURL},
 		{env: "LLM_API_KEY", usage: "model provider API key (metered)", str: &c.APIKey},
 		{env: "LLM_OAUTH_TOKEN", usage: "model provider subscription OAuth token", str: &c.OAuthToken},
 		{env: "LLM_BASE_URL", usage: "Anthropic-compatible gateway address (default: the provider's own)", str: &c.BaseURL},
@@ -178,8 +187,10 @@ func (c *Config) ValidateService() error {
 	switch {
 	case c.BotToken == "":
 		return errors.New("missing env CHAT_BOT_TOKEN")
-	case c.AppToken == "":
+	case c.AppToken == "" && c.SigningSecret == "":
 		return errors.New("missing env CHAT_APP_TOKEN")
+	case c.HTTPIngress() && c.IngressPort() == 0:
+		return errors.New("AGENT_HTTP_PORT: the HTTP ingress (CHAT_SIGNING_SECRET without CHAT_APP_TOKEN) needs a port; AGENT_HEALTH_PORT is 0")
 	}
 	if err := c.ValidateTokens(); err != nil {
 		return err
@@ -230,6 +241,10 @@ func (c *Config) ValidateSettings() error {
 		return fmt.Errorf("AGENT_IDLE_MINUTES: must be above 0, got %v", c.IdleMinutes)
 	case c.HealthPort < 0 || c.HealthPort > 65535:
 		return fmt.Errorf("AGENT_HEALTH_PORT: %d is not a port", c.HealthPort)
+	case c.HTTPPort < 0 || c.HTTPPort > 65535:
+		return fmt.Errorf("AGENT_HTTP_PORT: %d is not a port", c.HTTPPort)
+	case c.DBURL != "" && !strings.HasPrefix(c.DBURL, "postgres://") && !strings.HasPrefix(c.DBURL, "postgresql://"):
+		return errors.New("AGENT_DB_URL: want a postgres://user:password@host:port/database address")
 	case c.MaxTurns < 1:
 		return fmt.Errorf("AGENT_MAX_TURNS: must be at least 1, got %d", c.MaxTurns)
 	case c.SoulExtract != "" && c.SoulExtract != "model":
@@ -244,6 +259,19 @@ func (c *Config) ValidateSettings() error {
 		return fmt.Errorf("AGENT_PPROF: unknown value %q (want 1 or 0)", c.Pprof)
 	}
 	return nil
+}
+
+// HTTPIngress reports whether events come over HTTP (the Events API):
+// CHAT_SIGNING_SECRET set and CHAT_APP_TOKEN unset. Otherwise socket mode.
+func (c *Config) HTTPIngress() bool { return c.SigningSecret != "" && c.AppToken == "" }
+
+// IngressPort is the port of the HTTP ingress: AGENT_HTTP_PORT, or the
+// health port when it is unset.
+func (c *Config) IngressPort() int {
+	if c.HTTPPort != 0 {
+		return c.HTTPPort
+	}
+	return c.HealthPort
 }
 
 // IdleTimeout is AGENT_IDLE_MINUTES as a duration.
@@ -266,10 +294,20 @@ func (c *Config) AutoAllowed() []string {
 // prompts, replies or tool output.
 func (c *Config) Secrets() []string {
 	var out []string
-	for _, s := range []string{c.BotToken, c.AppToken, c.APIKey, c.OAuthToken} {
+	for _, s := range []string{c.BotToken, c.AppToken, c.APIKey, c.OAuthToken, c.SigningSecret, dbPassword(c.DBURL)} {
 		if s != "" {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// dbPassword is the password in a database address, or "".
+func dbPassword(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
 }

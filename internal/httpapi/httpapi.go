@@ -36,6 +36,9 @@ type Deps struct {
 	// heap, goroutines, ...). Off by default: a profile shows the
 	// process's internals to whoever reaches the port.
 	Pprof bool
+	// Ingress, when set, adds the chat platform's HTTP ingress routes
+	// (/slack/events, /slack/interactive, /slack/commands).
+	Ingress func(chi.Router)
 }
 
 // checkTimeout bounds a health or readiness check. Probes (Kubernetes,
@@ -61,5 +64,19 @@ func New(d Deps) http.Handler {
 	r.Use(logRequests(d.Logger), recoverPanics(d.Logger))
 	r.NotFound(notFound)
 	addRoutes(r, d)
+	return r
+}
+
+// NewIngress returns a router serving only the ingress routes, with the
+// same logging, panic recovery and 404s: the server of AGENT_HTTP_PORT
+// when it is not the health port.
+func NewIngress(routes func(chi.Router), log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := chi.NewRouter()
+	r.Use(logRequests(log), recoverPanics(log))
+	r.NotFound(notFound)
+	routes(r)
 	return r
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// addRoutes lists every route of the service. Each answers GET and HEAD;
-// other methods get chi's 405 with an Allow header, unknown paths a JSON
-// 404.
+// addRoutes lists every route of the service. Each answers GET and HEAD
+// (but the ingress's, which take the platform's POSTs); other methods get
+// chi's 405 with an Allow header, unknown paths a JSON 404.
 func addRoutes(r chi.Router, d Deps) {
 	get(r, "/healthz", handleHealthz(d))
 	get(r, "/readyz", handleReadyz(d))
@@ -17,6 +17,9 @@ func addRoutes(r chi.Router, d Deps) {
 	if d.Pprof {
 		// chi's Profiler serves net/http/pprof's handlers under its mount.
 		r.Mount("/debug", middleware.Profiler())
+	}
+	if d.Ingress != nil {
+		d.Ingress(r)
 	}
 }
 

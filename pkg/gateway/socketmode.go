@@ -478,15 +478,23 @@ func convertCommand(payload json.RawMessage, envelopeID string) (*pipeline.Event
 	if err := json.Unmarshal(payload, &c); err != nil {
 		return nil, "", fmt.Errorf("decode slash command: %w", err)
 	}
+	ev, err := commandEvent(c, envelopeID)
+	return ev, "slash_command", err
+}
+
+// commandEvent is the pipeline event of a slash command, whichever way it
+// came (a socket envelope's JSON, an HTTP form). fallbackID names it when
+// the platform gave no trigger id.
+func commandEvent(c wireCommand, fallbackID string) (*pipeline.Event, error) {
 	if c.Command == "" {
-		return nil, "", errors.New("slash command without a command")
+		return nil, errors.New("slash command without a command")
 	}
 	return &pipeline.Event{
-		ID: "command:" + slackFirstNonEmpty(c.TriggerID, envelopeID), Kind: pipeline.KindCommand, Type: "slash_command",
+		ID: "command:" + slackFirstNonEmpty(c.TriggerID, fallbackID), Kind: pipeline.KindCommand, Type: "slash_command",
 		TeamID: c.TeamID, ChannelID: c.ChannelID, ChannelType: slackChannelType(c.ChannelID), UserID: c.UserID,
 		Text:    strings.TrimSpace(c.Command + " " + c.Text),
 		Command: &pipeline.Command{Name: c.Command, Args: strings.TrimSpace(c.Text), ResponseURL: c.ResponseURL, TriggerID: c.TriggerID},
-	}, "slash_command", nil
+	}, nil
 }
 
 // slackChannelType derives a conversation's type from its id, for the payloads

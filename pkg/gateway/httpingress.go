@@ -1,0 +1,232 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Paths of the HTTP ingress, as the app's manifest names them
+// (Request URLs of Event Subscriptions, Interactivity and each slash command).
+const (
+	PathEvents      = "/slack/events"
+	PathInteractive = "/slack/interactive"
+	PathCommands    = "/slack/commands"
+)
+
+// httpIngressMaxBody bounds a request body: the platform's payloads are a
+// few KB (a message with blocks and files stays far under).
+const httpIngressMaxBody = 1 << 20
+
+// HTTPIngress is the Transport of the platform's Events API over HTTP: the
+// platform POSTs each event, click and slash command to the routes of
+// Handler, signed with the app's signing secret. Every request is verified
+// (slack-go's SecretsVerifier: the HMAC of the body and a timestamp no more
+// than 5 minutes off), converted like a socket-mode envelope and delivered;
+// the answer (200 with an empty body) follows at once, whatever the turn
+// takes, well inside the platform's 3 s. Retries (X-Slack-Retry-Num) carry
+// the same event id and are delivered with Retry set, so the drop filter
+// refuses them as it refuses socket redeliveries.
+type HTTPIngress struct {
+	secret string
+	log    *slog.Logger
+
+	mu      sync.RWMutex
+	deliver func(*pipeline.Event) // nil: not running; requests get 503
+}
+
+var _ Transport = (*HTTPIngress)(nil)
+
+// NewHTTPIngress returns the HTTP transport verifying requests with the
+// app's signing secret (CHAT_SIGNING_SECRET).
+func NewHTTPIngress(signingSecret string, log *slog.Logger) *HTTPIngress {
+	if signingSecret == "" || log == nil {
+		panic("gateway: NewHTTPIngress needs a signing secret and a logger")
+	}
+	return &HTTPIngress{secret: signingSecret, log: log}
+}
+
+// Routes adds the three routes to r: the service's HTTP server (the health
+// port's, or AGENT_HTTP_PORT's of its own).
+func (h *HTTPIngress) Routes(r chi.Router) {
+	r.Post(PathEvents, h.serve(h.events))
+	r.Post(PathInteractive, h.serve(h.interactive))
+	r.Post(PathCommands, h.serve(h.commands))
+}
+
+// Handler serves the three routes alone.
+func (h *HTTPIngress) Handler() http.Handler {
+	r := chi.NewRouter()
+	h.Routes(r)
+	return r
+}
+
+// Run implements Transport: requests are delivered from now until ctx is
+// done; before and after, they are answered 503 so that the platform
+// retries them (on another replica behind a load balancer).
+func (h *HTTPIngress) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
+	if deliver == nil {
+		return errors.New("http ingress: nil deliver")
+	}
+	h.mu.Lock()
+	h.deliver = deliver
+	h.mu.Unlock()
+	h.log.InfoContext(ctx, "http ingress started", "paths", []string{PathEvents, PathInteractive, PathCommands})
+	<-ctx.Done()
+	h.mu.Lock()
+	h.deliver = nil
+	h.mu.Unlock()
+	return nil
+}
+
+// request is one verified request: its body and the platform's retry
+// attempt.
+type request struct {
+	body  []byte
+	retry int
+	at    time.Time
+}
+
+// answer is what a route answers: the event to deliver (nil: none) and an
+// optional JSON body (url_verification's challenge).
+type answer struct {
+	ev   *pipeline.Event
+	what string
+	body any
+}
+
+// serve verifies a request, converts it with convert and delivers the
+// event, then answers. Nothing waits on the turn.
+func (h *HTTPIngress) serve(convert func(req request) (answer, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, httpIngressMaxBody))
+		if err != nil {
+			h.log.WarnContext(ctx, "http ingress: body not read", "path", r.URL.Path, "err", err)
+			http.Error(w, "body not read", http.StatusBadRequest)
+			return
+		}
+		if err := h.verify(r.Header, body); err != nil {
+			// Never handled: a forged or replayed request is only logged.
+			h.log.WarnContext(ctx, "http ingress: request refused", "path", r.URL.Path,
+				"remote", r.RemoteAddr, "reason", err.Error())
+			http.Error(w, "invalid signature", http.StatusUnauthorized)
+			return
+		}
+		req := request{body: body, at: time.Now()}
+		if n := r.Header.Get("X-Slack-Retry-Num"); n != "" {
+			req.retry, _ = strconv.Atoi(n)
+		}
+		a, err := convert(req)
+		if err != nil {
+			// Acknowledged all the same: a retry would not be understood
+			// better.
+			h.log.WarnContext(ctx, "http ingress: payload not understood", "path", r.URL.Path, "err", err)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		if a.ev != nil {
+			h.mu.RLock()
+			deliver := h.deliver
+			if deliver != nil {
+				a.ev.Retry, a.ev.Received = req.retry, req.at
+				// Delivery records the event in the durable inbox before the
+				// answer below acknowledges it, as socket mode does.
+				deliver(a.ev)
+			}
+			h.mu.RUnlock()
+			if deliver == nil {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "not taking events", http.StatusServiceUnavailable)
+				return
+			}
+		} else if a.what != "" && a.body == nil {
+			h.log.DebugContext(ctx, "http ingress: payload ignored", "path", r.URL.Path, "type", a.what)
+		}
+		if a.body != nil {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(a.body)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// payloadDigest names a request by its body: the platform's retries of a
+// request repeat it.
+func payloadDigest(body []byte) string {
+	sum := sha256.Sum256(body)
+	return "http-" + hex.EncodeToString(sum[:12])
+}
+
+// verify checks the request's signature and timestamp.
+func (h *HTTPIngress) verify(header http.Header, body []byte) error {
+	v, err := slack.NewSecretsVerifier(header, h.secret)
+	if err != nil {
+		return err
+	}
+	if _, err := v.Write(body); err != nil {
+		return err
+	}
+	return v.Ensure()
+}
+
+// events handles the Events API: url_verification when the Request URL is
+// set, event_callback for every event.
+func (h *HTTPIngress) events(req request) (answer, error) {
+	var head struct {
+		Type      string `json:"type"`
+		Challenge string `json:"challenge"`
+	}
+	if err := json.Unmarshal(req.body, &head); err != nil {
+		return answer{}, err
+	}
+	if head.Type == "url_verification" {
+		return answer{what: head.Type, body: map[string]string{"challenge": head.Challenge}}, nil
+	}
+	ev, what, err := convertEventsAPI(req.body)
+	return answer{ev: ev, what: what}, err
+}
+
+// interactive handles clicks: a form whose payload field is the JSON. With
+// no trigger id the event id falls back to a digest of the payload, the
+// same in the platform's retries of it.
+func (h *HTTPIngress) interactive(req request) (answer, error) {
+	form, err := url.ParseQuery(string(req.body))
+	if err != nil {
+		return answer{}, err
+	}
+	payload := form.Get("payload")
+	if payload == "" {
+		return answer{}, errors.New("interactive request without a payload")
+	}
+	ev, what, err := convertInteraction(json.RawMessage(payload), payloadDigest(req.body))
+	return answer{ev: ev, what: what}, err
+}
+
+// commands handles slash commands: a form of the command's fields.
+func (h *HTTPIngress) commands(req request) (answer, error) {
+	form, err := url.ParseQuery(string(req.body))
+	if err != nil {
+		return answer{}, err
+	}
+	c := wireCommand{TeamID: form.Get("team_id"), ChannelID: form.Get("channel_id"), UserID: form.Get("user_id"),
+		Command: form.Get("command"), Text: form.Get("text"), ResponseURL: form.Get("response_url"), TriggerID: form.Get("trigger_id")}
+	ev, err := commandEvent(c, payloadDigest(req.body))
+	return answer{ev: ev, what: socketmode.RequestTypeSlashCommands}, err
+}
