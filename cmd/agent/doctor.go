@@ -19,6 +19,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway"
 )
 
@@ -187,6 +188,15 @@ func diagnoseModel(ctx context.Context, cfg *config.Config) finding {
 // diagnoseDB checks that the database (or the folder it will be made in)
 // can be written.
 func diagnoseDB(cfg *config.Config) finding {
+	if cfg.DBURL != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+		defer cancel()
+		name := store.Redact(cfg.DBURL)
+		if err := store.Reachable(ctx, cfg.DBURL); err != nil {
+			return finding{text: fmt.Sprintf("AGENT_DB_URL %s does not answer (%v): check the address, the password and the network", name, err)}
+		}
+		return finding{ok: true, text: "AGENT_DB_URL " + name + ": Postgres answers"}
+	}
 	path := cfg.DBPath
 	if _, err := os.Stat(path); err == nil {
 		f, err := os.OpenFile(path, os.O_RDWR, 0)

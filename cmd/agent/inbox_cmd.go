@@ -83,9 +83,9 @@ func (c *cli) inboxCommand() *ffcli.Command {
 
 // openDatabase opens the configured database for an operator command.
 func openDatabase(ctx context.Context, cfg *config.Config) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.DBPath, store.Options{})
+	st, err := store.Open(ctx, cfg.Database(), store.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", cfg.DBPath, err)
+		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return st, nil
 }

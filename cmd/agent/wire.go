@@ -133,8 +133,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	} else if seeded {
 		s.log.Warn("seeded a starter SOUL.md: fill in its placeholders, then start again", "path", filepath.Join(cfg.Home, "SOUL.md"))
 	}
-	if s.store, err = store.Open(ctx, cfg.DBPath, store.Options{Logger: s.log}); err != nil {
-		return nil, fmt.Errorf("open database %s: %w", cfg.DBPath, err)
+	if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log}); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
 	}
 	s.closers = append(s.closers, func(context.Context) error { return s.store.Close() })
 	s.metrics = metrics.New()
@@ -278,8 +278,8 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 // .env files of every location the configuration reads.
 func denyPaths(cfg *config.Config, getenv func(string) string) []string {
 	deny := []string{filepath.Join(cfg.Home, ".env"), filepath.Join(cfg.Home, "mcp.json")}
-	if cfg.DBPath != store.Memory {
-		deny = append(deny, cfg.DBPath)
+	if db := cfg.Database(); db != store.Memory && !store.IsPostgres(db) {
+		deny = append(deny, db)
 	}
 	if h := getenv("HOME"); h != "" {
 		deny = append(deny, filepath.Join(h, ".agent", ".env"))

@@ -261,6 +261,15 @@ func (c *Config) ValidateSettings() error {
 	return nil
 }
 
+// Database is where the state lives: AGENT_DB_URL (Postgres) when set,
+// else the SQLite file AGENT_DB_PATH.
+func (c *Config) Database() string {
+	if c.DBURL != "" {
+		return c.DBURL
+	}
+	return c.DBPath
+}
+
 // HTTPIngress reports whether events come over HTTP (the Events API):
 // CHAT_SIGNING_SECRET set and CHAT_APP_TOKEN unset. Otherwise socket mode.
 func (c *Config) HTTPIngress() bool { return c.SigningSecret != "" && c.AppToken == "" }

@@ -11,7 +11,7 @@ import (
 func openApprovals(t *testing.T) *Store {
 	t.Helper()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s, err := Open(context.Background(), t.TempDir()+"/db.sqlite", Options{Now: func() time.Time { return now }})
+	s, err := Open(context.Background(), testPath(t), Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,14 @@ func (s *Store) Ping(ctx context.Context) error {
 // access(2) answers for the process's real user. For root it ignores
 // permission bits and fails only for a missing path or a read-only
 // filesystem.
+//
+// On Postgres there is no file: it passes, and Ping (readiness) tells
+// whether the database answers; a database outage must not make the
+// orchestrator restart every replica.
 func (s *Store) CheckWritable(_ context.Context) error {
+	if s.pg {
+		return nil
+	}
 	return checkWritable(s.path)
 }
 

@@ -27,6 +27,7 @@ func TestPing(t *testing.T) {
 }
 
 func TestCheckWritable(t *testing.T) {
+	sqliteOnly(t)
 	s, _ := newTestStore(t)
 	if err := s.CheckWritable(t.Context()); err != nil {
 		t.Fatalf("CheckWritable on fresh store: %v", err)
@@ -60,6 +61,7 @@ func TestCheckWritable(t *testing.T) {
 // checkWritable's directory branch, reachable as root too: a path whose
 // parent does not exist.
 func TestCheckWritableMissingParent(t *testing.T) {
+	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "missing", "db.sqlite")
 	err := checkWritable(path)
 	if err == nil || !strings.Contains(err.Error(), path) {
@@ -68,6 +70,7 @@ func TestCheckWritableMissingParent(t *testing.T) {
 }
 
 func TestCheckWritableReadOnlyDir(t *testing.T) {
+	sqliteOnly(t)
 	if os.Geteuid() == 0 {
 		t.Skip("root ignores directory permission bits; TestCheckWritable covers root")
 	}

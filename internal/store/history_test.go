@@ -197,9 +197,19 @@ func TestReplaceHistory(t *testing.T) {
 // transaction, after the Go-side checks passed.
 func failOnText(t *testing.T, s *Store, bad string) {
 	t.Helper()
-	_, err := s.DB().ExecContext(t.Context(), `
+	query := `
 		CREATE TRIGGER fail_message BEFORE INSERT ON messages
-		WHEN NEW.content = ? BEGIN SELECT RAISE(ABORT, 'injected failure'); END`, string(text(bad)))
+		WHEN NEW.content = ? BEGIN SELECT RAISE(ABORT, 'injected failure'); END`
+	if onPostgres() {
+		query = `
+		CREATE FUNCTION fail_message() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.content = ? THEN RAISE EXCEPTION 'injected failure'; END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER fail_message BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION fail_message()`
+	}
+	_, err := s.DB().ExecContext(t.Context(), query, string(text(bad)))
 	if err != nil {
 		t.Fatal(err)
 	}

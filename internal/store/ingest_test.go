@@ -29,7 +29,7 @@ func (c *testClock) Advance(d time.Duration) {
 func openIngest(t *testing.T) (*Store, *testClock) {
 	t.Helper()
 	clock := &testClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	s, err := Open(context.Background(), t.TempDir()+"/db.sqlite", Options{Now: clock.Now})
+	s, err := Open(context.Background(), testPath(t), Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

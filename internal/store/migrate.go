@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -17,7 +18,7 @@ import (
 // running older code against that schema could corrupt data.
 var ErrSchemaNewer = errors.New("database schema is newer than this binary")
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
 
 // migrationsTable records applied migrations, one row each. It keeps the
@@ -41,6 +42,7 @@ func embeddedMigrations() fs.FS {
 type migration struct {
 	name    string // the version, "0001"
 	comment string
+	file    string // 0001_initial.tx.up.sql
 	sql     string
 }
 
@@ -64,7 +66,7 @@ func readMigrations(fsys fs.FS) ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, migration{name: name, comment: strings.TrimSuffix(comment, ".tx.up"), sql: string(b)})
+		ms = append(ms, migration{name: name, comment: strings.TrimSuffix(comment, ".tx.up"), file: path.Base(f), sql: string(b)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 	for i := 1; i < len(ms); i++ {
@@ -75,11 +77,39 @@ func readMigrations(fsys fs.FS) ([]migration, error) {
 	return ms, nil
 }
 
+// dialectMigrations replaces the SQL of the migrations that dir (postgres)
+// holds a file of the same name for: the versions are the shared set's,
+// and a dialect file without a shared twin is an error.
+func dialectMigrations(fsys fs.FS, ms []migration, dir string) ([]migration, error) {
+	files, err := fs.Glob(fsys, dir+"/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	byFile := map[string]int{}
+	for i, m := range ms {
+		byFile[m.file] = i
+	}
+	out := slices.Clone(ms)
+	for _, f := range files {
+		i, ok := byFile[path.Base(f)]
+		if !ok {
+			return nil, fmt.Errorf("migration %s: no %s beside it in the shared set", f, path.Base(f))
+		}
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		out[i].sql = string(b)
+	}
+	return out, nil
+}
+
 // migrate applies the migrations in fsys that the database lacks, each in
 // its own transaction together with its record, so a crash leaves a
 // migration either wholly applied and recorded or not at all. Openers
 // racing on a fresh database serialise on the transaction's write lock
-// (BEGIN IMMEDIATE); the loser finds the record and skips.
+// (BEGIN IMMEDIATE) on SQLite, on an advisory lock held for the whole run
+// on Postgres; the loser finds the records and skips.
 func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	ms, err := readMigrations(fsys)
 	if err != nil {
@@ -89,8 +119,20 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 		return nil
 	}
 	db := s.db.DB
+	idColumn := "id INTEGER NOT NULL PRIMARY KEY"
+	if s.pg {
+		unlock, err := s.lockMigrations(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		defer unlock()
+		idColumn = "id BIGSERIAL NOT NULL PRIMARY KEY"
+		if ms, err = dialectMigrations(fsys, ms, "postgres"); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+migrationsTable+` (
-	id INTEGER NOT NULL PRIMARY KEY,
+	`+idColumn+`,
 	name VARCHAR,
 	group_id INTEGER,
 	migrated_at TIMESTAMP NOT NULL DEFAULT current_timestamp

@@ -25,7 +25,7 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := s.stmts.m[query]; ok {
 		return st, nil
 	}
-	st, err := s.db.DB.PrepareContext(ctx, query)
+	st, err := s.db.DB.PrepareContext(ctx, s.bind(query))
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +34,14 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	s.stmts.m[query] = st
 	return st, nil
+}
+
+// bind writes query's placeholders the way the backend takes them.
+func (s *Store) bind(query string) string {
+	if s.pg {
+		return rebind(query)
+	}
+	return query
 }
 
 // exec runs a prepared statement outside a transaction.
@@ -50,7 +58,7 @@ func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 	st, err := s.stmt(ctx, query)
 	if err != nil {
 		// QueryRowContext on the pool reports the same error through Scan.
-		return s.db.DB.QueryRowContext(ctx, query, args...)
+		return s.db.DB.QueryRowContext(ctx, s.bind(query), args...)
 	}
 	return st.QueryRowContext(ctx, args...)
 }
@@ -69,7 +77,7 @@ func (s *Store) txExec(ctx context.Context, tx bun.Tx, query string, args ...any
 	if st := s.cached(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
-	return tx.Tx.ExecContext(ctx, query, args...)
+	return tx.Tx.ExecContext(ctx, s.bind(query), args...)
 }
 
 // txQueryRow runs a single-row query in tx, prepared when Open prepared it.
@@ -77,7 +85,7 @@ func (s *Store) txQueryRow(ctx context.Context, tx bun.Tx, query string, args ..
 	if st := s.cached(query); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
-	return tx.Tx.QueryRowContext(ctx, query, args...)
+	return tx.Tx.QueryRowContext(ctx, s.bind(query), args...)
 }
 
 // Statements of transactions on the event path, prepared by Open.

@@ -37,8 +37,9 @@ type Options struct {
 // concurrent use.
 type Store struct {
 	db     *bun.DB
-	path   string
+	path   string // the file, or the Postgres address without its password
 	source string // the driver's data source name
+	pg     bool   // Postgres (postgres.go), not SQLite
 	now    func() time.Time
 	logger *slog.Logger
 
@@ -58,6 +59,8 @@ type Store struct {
 //
 // It returns an error matching ErrSchemaNewer if a newer binary already
 // migrated the database.
+//
+// A postgres:// address opens Postgres instead (see postgres.go).
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return open(ctx, path, opts, nil)
 }
@@ -73,6 +76,13 @@ var memSeq atomic.Int64
 // open is Open with the migrations as a parameter, so tests can break them
 // (nil: the embedded ones).
 func open(ctx context.Context, path string, opts Options, migrations fs.FS) (*Store, error) {
+	if IsPostgres(path) {
+		return openPostgres(ctx, path, opts, migrations)
+	}
+	return openSQLite(ctx, path, opts, migrations)
+}
+
+func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open store: empty path")
 	}
@@ -106,12 +116,7 @@ func open(ctx context.Context, path string, opts Options, migrations fs.FS) (*St
 		logger: opts.Logger,
 		writer: make(chan struct{}, 1),
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.logger == nil {
-		s.logger = slog.New(slog.DiscardHandler)
-	}
+	s.defaults()
 	if err := s.setPragmas(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
 	}
@@ -135,6 +140,15 @@ func open(ctx context.Context, path string, opts Options, migrations fs.FS) (*St
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
 	}
 	return s, nil
+}
+
+func (s *Store) defaults() {
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
 }
 
 // createFile creates the database file (0600) and its directory (0700):
@@ -173,7 +187,8 @@ func (s *Store) Close() error {
 // lock it holds until busy_timeout runs out.
 func (s *Store) DB() *bun.DB { return s.db }
 
-// Path returns the absolute path of the database file.
+// Path returns the absolute path of the database file (a Postgres address,
+// without its password).
 func (s *Store) Path() string { return s.path }
 
 // write runs fn while holding the writer slot. Use it for single-statement
@@ -189,10 +204,19 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 }
 
 // inTx runs fn in one IMMEDIATE transaction while holding the writer slot;
-// fn's error rolls everything back. fn must use tx, never s.db.
+// fn's error rolls everything back. fn must use tx, never s.db. On
+// Postgres the transaction first takes the writer lock that other
+// processes' transactions take too.
 func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return s.write(ctx, func(ctx context.Context) error {
-		return s.db.RunInTx(ctx, nil, fn)
+		return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if s.pg {
+				if _, err := tx.Tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(pgLockWriter)); err != nil {
+					return fmt.Errorf("writer lock: %w", err)
+				}
+			}
+			return fn(ctx, tx)
+		})
 	})
 }
 

@@ -59,8 +59,8 @@ func (s *Store) SetEngaged(ctx context.Context, key, channelID, rootTS string, e
 	err := s.upsertThread(ctx, key, `
 		INSERT INTO threads (thread_key, channel_id, root_ts, engaged, updated_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (thread_key) DO UPDATE SET
-			channel_id = coalesce(nullif(excluded.channel_id, ''), channel_id),
-			root_ts = coalesce(nullif(excluded.root_ts, ''), root_ts),
+			channel_id = coalesce(nullif(excluded.channel_id, ''), threads.channel_id),
+			root_ts = coalesce(nullif(excluded.root_ts, ''), threads.root_ts),
 			engaged = excluded.engaged,
 			updated_at = excluded.updated_at`,
 		key, channelID, rootTS, engaged, s.now().UnixMilli())

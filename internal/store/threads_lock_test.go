@@ -8,7 +8,7 @@ import (
 
 func TestLockHolder(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir()+"/db.sqlite", Options{Now: func() time.Time { return time.Unix(0, 0) }})
+	s, err := Open(ctx, testPath(t), Options{Now: func() time.Time { return time.Unix(0, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}
