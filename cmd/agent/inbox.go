@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,7 +59,7 @@ func msgKey(ev *pipeline.Event) string {
 }
 
 // Receive implements gateway.Inbox.
-func (j journal) Receive(ctx context.Context, ev *pipeline.Event) error {
+func (j journal) Receive(ctx context.Context, ev *pipeline.Event) (bool, error) {
 	cp := *ev
 	cp.Text = j.redact(cp.Text)
 	if cp.Command != nil {
@@ -68,11 +69,10 @@ func (j journal) Receive(ctx context.Context, ev *pipeline.Event) error {
 	}
 	data, err := json.Marshal(&cp)
 	if err != nil {
-		return fmt.Errorf("inbox: encode event: %w", err)
+		return true, fmt.Errorf("inbox: encode event: %w", err)
 	}
-	_, err = j.store.InboxReceive(ctx, store.InboxEntry{EventID: ev.ID, Kind: ev.Kind.String(), ChannelID: ev.ChannelID,
+	return j.store.InboxReceive(ctx, store.InboxEntry{EventID: ev.ID, Kind: ev.Kind.String(), ChannelID: ev.ChannelID,
 		ThreadTS: ev.RootTS(), UserID: ev.UserID, MsgKey: msgKey(ev), Event: data})
-	return err
 }
 
 // storeSpan opens the span of a store write on an event's path, with the
@@ -152,19 +152,29 @@ func (s *service) resume(deliver func(*pipeline.Event)) {
 	} else if n > 0 {
 		s.log.DebugContext(ctx, "inbox: pruned settled events", "count", n)
 	}
+	if s.fleet != nil {
+		// Replicas: only the events of replicas that are gone, now and
+		// whenever one goes.
+		s.sweep(s.runCtx, deliver)
+		return
+	}
 	entries, err := s.store.InboxUnfinished(ctx)
 	if err != nil {
 		s.log.ErrorContext(ctx, "inbox: unfinished events not read; they are not resumed", "err", err)
 		return
 	}
+	// Events received by this run are its own: the transport delivers
+	// while this runs.
+	mine := func(e store.InboxEntry) bool { return !e.ReceivedAt.Before(s.started.Truncate(time.Millisecond)) }
+	s.resumeEntries(ctx, slices.DeleteFunc(entries, mine), deliver)
+}
+
+// resumeEntries settles or runs again each event a stopped run left
+// unfinished (see resume).
+func (s *service) resumeEntries(ctx context.Context, entries []store.InboxEntry, deliver func(*pipeline.Event)) {
 	j := s.journal
 	seen := map[string]bool{}
 	for _, e := range entries {
-		// Events received by this run are its own: the transport delivers
-		// while this runs.
-		if !e.ReceivedAt.Before(s.started.Truncate(time.Millisecond)) {
-			continue
-		}
 		var ev pipeline.Event
 		if err := json.Unmarshal(e.Event, &ev); err != nil {
 			s.log.ErrorContext(ctx, "inbox: event not decodable; given up", "event_id", e.EventID, "err", err)
@@ -218,9 +228,14 @@ func (s *service) resume(deliver func(*pipeline.Event)) {
 		}
 		s.log.InfoContext(ctx, "inbox: resuming an event left unfinished", "event_id", e.EventID,
 			"channel_id", e.ChannelID, "thread_ts", e.ThreadTS, "attempts", e.Attempts, "trace_id", e.TraceID)
-		thread.Text = msgResumed
-		if _, err := s.chat.Post(ctx, thread); err != nil {
-			s.log.WarnContext(ctx, "inbox: resume line not posted", "event_id", e.EventID, "err", err)
+		if e.Attempts > 0 {
+			// Its turn had begun: say why it starts over. One that never
+			// started (queued, or handed back by a replica that stopped)
+			// just runs.
+			thread.Text = msgResumed
+			if _, err := s.chat.Post(ctx, thread); err != nil {
+				s.log.WarnContext(ctx, "inbox: resume line not posted", "event_id", e.EventID, "err", err)
+			}
 		}
 		s.metrics.InboxEvents.WithLabelValues("resumed").Inc()
 		ev.Resumed = true

@@ -76,6 +76,12 @@ type service struct {
 	started  time.Time
 	// ingress adds the HTTP ingress's routes when events come over HTTP.
 	ingress func(chi.Router)
+	// fleet is set when replicas share the store (Postgres; fleet.go).
+	fleet *store.Fleet
+	// yields: event id → when it first let an older message go first.
+	yields sync.Map
+	// runCtx is run's context: the service's life.
+	runCtx context.Context
 
 	closers []func(context.Context) error
 }
@@ -137,6 +143,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	s.closers = append(s.closers, func(context.Context) error { return s.store.Close() })
+	if err := s.joinFleet(ctx); err != nil {
+		return nil, err
+	}
 	s.metrics = metrics.New()
 	llmMetrics := &llm.Metrics{Requests: s.metrics.ModelRequests, Tokens: s.metrics.ModelTokens, Duration: s.metrics.ModelDuration}
 	x, err := newExtractor(cfg, s.log, s.tracer, llmMetrics)
@@ -178,16 +187,24 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, err
 	}
 
-	gate, err := approval.New(approval.Options{Store: s.store, Chat: chat, Approvers: s.persona, Manager: s.persona.Manager.UserID,
-		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log})
+	gateOpts := approval.Options{Store: s.store, Chat: chat, Approvers: s.persona, Manager: s.persona.Manager.UserID,
+		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log}
+	if s.fleet != nil {
+		gateOpts.Notify, gateOpts.Poll = s.announceApproval, approvalPoll
+	}
+	gate, err := approval.New(gateOpts)
 	if err != nil {
 		return nil, err
 	}
 	s.gate = gate
-	if n, err := gate.ExpirePending(ctx); err != nil {
-		return nil, fmt.Errorf("expire pending approvals: %w", err)
-	} else if n > 0 {
-		s.log.Info("expired approvals left pending by the last run", "count", n)
+	if s.fleet == nil {
+		// Replicas expire only what a stopped replica waited for (sweep):
+		// the others' cards are still waited for.
+		if n, err := gate.ExpirePending(ctx); err != nil {
+			return nil, fmt.Errorf("expire pending approvals: %w", err)
+		} else if n > 0 {
+			s.log.Info("expired approvals left pending by the last run", "count", n)
+		}
 	}
 
 	confiner, err := s.newSandbox(d.getenv)
@@ -250,8 +267,11 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.handler = s.chain(engine, clicks, commands, chat)
 	s.journal = journal{store: s.store, redact: s.redactor.Redact, outcomes: s.metrics.InboxEvents, log: s.log}
-	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gateway.Config{OnHandled: d.onHandled,
-		Inbox: s.journal, OnStart: s.resume})
+	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.journal, OnStart: s.resume}
+	if s.fleet != nil {
+		gwConfig.LockThread = s.lockThread
+	}
+	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gwConfig)
 	return s, nil
 }
 
@@ -549,6 +569,28 @@ func (s *service) run(ctx context.Context) error {
 			return err
 		}
 	}
+	lost := make(chan error, 1)
+	if s.fleet != nil {
+		// Without its locks this replica could run what another takes
+		// over: stop (the orchestrator restarts it) when they are lost.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-s.fleet.Lost():
+				lost <- errors.New("fleet: the database connection holding this replica's locks failed")
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.listenApprovals(ctx)
+		}()
+	}
+	s.runCtx = ctx
 	stopWaits := context.AfterFunc(ctx, s.gate.Close)
 	defer stopWaits()
 	err := s.gateway.Run(ctx)
@@ -560,6 +602,11 @@ func (s *service) run(ctx context.Context) error {
 	default:
 	}
 	s.close(context.Background())
+	select {
+	case lerr := <-lost:
+		err = errors.Join(err, lerr)
+	default:
+	}
 	return err
 }
 

@@ -53,6 +53,13 @@ type Options struct {
 	// Outcomes is agent_approvals_total{outcome} (may be nil).
 	Outcomes *prometheus.CounterVec
 	Log      *slog.Logger
+	// Notify, when set, tells the other replicas that the approval id was
+	// decided here (the waiting turn may run there); they call Wake.
+	Notify func(ctx context.Context, id string) error
+	// Poll, when above zero, makes a waiting Ask read its request back that
+	// often: a decision taken by another replica whose notification was
+	// lost still releases it.
+	Poll time.Duration
 }
 
 // Gate posts approval cards and waits for decisions.
@@ -180,23 +187,37 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 		defer t.Stop()
 		timeout = t.C
 	}
-	select {
-	case dec := <-wait:
-		if dec.CardTS == "" {
-			// The click landed before the card's ts was recorded, so
-			// Click could not update the card: do it here.
-			dec.CardTS = ts
-			g.updateCard(context.WithoutCancel(ctx), dec)
-		}
-		return Outcome{State: dec.State, By: dec.DecidedBy, ID: id}, nil
-	case <-timeout:
-		return g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, ""), nil
-	case <-g.closing:
-		return g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, ""), nil
-	case <-ctx.Done():
-		g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, "")
-		return Outcome{}, ctx.Err()
+	var poll <-chan time.Time
+	if g.o.Poll > 0 {
+		t := time.NewTicker(g.o.Poll)
+		defer t.Stop()
+		poll = t.C
 	}
+	var dec store.Approval
+	for decided := false; !decided; {
+		select {
+		case dec = <-wait:
+			decided = true
+		case <-poll:
+			if got, err := g.o.Store.GetApproval(ctx, id); err == nil && got.State != store.ApprovalRequested {
+				dec, decided = got, true
+			}
+		case <-timeout:
+			return g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, ""), nil
+		case <-g.closing:
+			return g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, ""), nil
+		case <-ctx.Done():
+			g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, "")
+			return Outcome{}, ctx.Err()
+		}
+	}
+	if dec.CardTS == "" {
+		// The click landed before the card's ts was recorded, so Click
+		// could not update the card: do it here.
+		dec.CardTS = ts
+		g.updateCard(context.WithoutCancel(ctx), dec)
+	}
+	return Outcome{State: dec.State, By: dec.DecidedBy, ID: id}, nil
 }
 
 // decide records a decision the gate takes itself (timeout, expiry) and
@@ -264,16 +285,48 @@ func (g *Gate) Click(ctx context.Context, ev *pipeline.Event, _ pipeline.Access)
 	g.count(event)
 	g.o.Log.InfoContext(ctx, "approval decided", "approval_id", id, "decision", event, "user_id", user)
 	g.updateCard(ctx, dec)
-	g.mu.Lock()
-	w := g.waiters[id]
-	g.mu.Unlock()
-	if w != nil {
-		select {
-		case w <- dec:
-		default:
+	if !g.release(dec) && g.o.Notify != nil {
+		// Not waited for here: maybe at another replica.
+		if err := g.o.Notify(ctx, id); err != nil {
+			g.o.Log.WarnContext(ctx, "approval decision not announced; the waiting replica will read it back", "approval_id", id, "err", err)
 		}
 	}
 	return nil
+}
+
+// release hands a decision to the Ask waiting for it in this process, and
+// reports whether there was one.
+func (g *Gate) release(dec store.Approval) bool {
+	g.mu.Lock()
+	w := g.waiters[dec.ID]
+	g.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	select {
+	case w <- dec:
+	default:
+	}
+	return true
+}
+
+// Wake releases the Ask waiting here for approval id, if any, once the
+// store has its decision: another replica took it (Notify).
+func (g *Gate) Wake(ctx context.Context, id string) {
+	g.mu.Lock()
+	_, waiting := g.waiters[id]
+	g.mu.Unlock()
+	if !waiting {
+		return
+	}
+	a, err := g.o.Store.GetApproval(ctx, id)
+	if err != nil {
+		g.o.Log.WarnContext(ctx, "approval announced but not read", "approval_id", id, "err", err)
+		return
+	}
+	if a.State != store.ApprovalRequested {
+		g.release(a)
+	}
 }
 
 // ExpirePending expires the approvals a previous run left waiting, and
@@ -287,6 +340,23 @@ func (g *Gate) ExpirePending(ctx context.Context) (int, error) {
 		g.decide(ctx, a, store.ApprovalExpired, "")
 	}
 	return len(pending), nil
+}
+
+// ExpireThreads expires the pending approvals of the given threads (by
+// thread key) and updates their cards: their turns died with a replica.
+func (g *Gate) ExpireThreads(ctx context.Context, threads map[string]bool) (int, error) {
+	pending, err := g.o.Store.PendingApprovals(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, a := range pending {
+		if threads[a.ThreadKey] {
+			g.decide(ctx, a, store.ApprovalExpired, "")
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (g *Gate) tell(ctx context.Context, ev *pipeline.Event, text string) error {

@@ -77,6 +77,11 @@ type Slack struct {
 	// PingInterval is how often the fake pings each socket; default 5 s,
 	// well inside slack-go's 30 s dead-connection interval.
 	PingInterval time.Duration
+	// Spread sends envelopes to every open socket in turn, as the platform
+	// spreads them over an app's connections (replicas), and sends the
+	// envelopes a socket took but never acknowledged again, as retries, on
+	// another when it closes. Unset: all go to the newest socket.
+	Spread bool
 
 	mu         sync.Mutex
 	srv        *httptest.Server

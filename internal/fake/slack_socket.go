@@ -41,6 +41,19 @@ type slackSocket struct {
 	sent    map[string]bool
 	acks    []Ack
 	acked   map[string]bool
+	// With Spread: the sockets in the order they opened, the next one's
+	// turn, and the envelopes each took and has not acknowledged.
+	order    []*slackConn
+	turn     int
+	inflight map[string]inflight
+}
+
+// inflight is an envelope written to a socket and not acknowledged yet.
+type inflight struct {
+	conn  *slackConn
+	typ   string
+	raw   json.RawMessage
+	retry int
 }
 
 // slackConn is one open socket.
@@ -109,6 +122,7 @@ func (s *Slack) serveSocket(w http.ResponseWriter, r *http.Request) {
 		s.socket.conns = map[*slackConn]bool{}
 	}
 	s.socket.conns[c] = true
+	s.socket.order = append(s.socket.order, c)
 	s.socket.opened++
 	s.socket.live = c
 	queued := s.socket.outbox
@@ -177,6 +191,7 @@ func (s *Slack) readSocket(c *slackConn) {
 		}
 		s.mu.Lock()
 		sent := s.socket.sent[ack.EnvelopeID]
+		delete(s.socket.inflight, ack.EnvelopeID)
 		if sent {
 			s.socket.acks = append(s.socket.acks, Ack{EnvelopeID: ack.EnvelopeID, Payload: ack.Payload})
 			if s.socket.acked == nil {
@@ -195,9 +210,24 @@ func (s *Slack) readSocket(c *slackConn) {
 	if s.socket.live == c {
 		s.socket.live = nil
 	}
+	var retries []inflight
+	for id, f := range s.socket.inflight {
+		if f.conn == c {
+			retries = append(retries, f)
+			delete(s.socket.inflight, id)
+		}
+	}
+	closed := s.closed
 	s.notify()
 	s.mu.Unlock()
 	_ = c.ws.Close()
+	// The platform sends what the socket never acknowledged again, as a
+	// retry, over the sockets left.
+	for _, f := range retries {
+		if !closed {
+			s.Send(f.typ, f.raw, f.retry+1)
+		}
+	}
 }
 
 // Send sends an envelope of type typ (EnvelopeEventsAPI, EnvelopeInteractive,
@@ -229,8 +259,103 @@ func (s *Slack) Send(typ string, payload any, retryAttempt int) (envelopeID stri
 		"accepts_response_payload": typ == EnvelopeSlashCommands,
 		"retry_attempt":            retryAttempt, "retry_reason": reason,
 	})
+	if s.Spread {
+		s.spreadFrame(id, inflight{typ: typ, raw: raw, retry: retryAttempt}, frame, 0)
+		return id
+	}
 	s.sendFrame(frame)
 	return id
+}
+
+// SendOn sends an envelope like Send, on the n-th socket opened (1 is the
+// first), and fails the test when that one is not open: a test that knows
+// which replica holds which socket delivers to the one it means.
+func (s *Slack) SendOn(n int, typ string, payload any, retryAttempt int) (envelopeID string) {
+	raw, err := slackRaw(payload)
+	if err != nil {
+		s.failf("fake slack: SendOn %s: %v", typ, err)
+		return ""
+	}
+	s.mu.Lock()
+	s.seq++
+	id := fmt.Sprintf("%08x-fake-4000-8000-%012d", s.seq, s.seq)
+	if s.socket.sent == nil {
+		s.socket.sent = map[string]bool{}
+	}
+	s.socket.sent[id] = true
+	s.mu.Unlock()
+	frame, _ := json.Marshal(map[string]any{
+		"envelope_id": id, "type": typ, "payload": raw,
+		"accepts_response_payload": typ == EnvelopeSlashCommands,
+		"retry_attempt":            retryAttempt, "retry_reason": "",
+	})
+	s.spreadFrame(id, inflight{typ: typ, raw: raw, retry: retryAttempt}, frame, n)
+	return id
+}
+
+// spreadFrame writes an envelope to the next open socket in turn (or to
+// the n-th when n > 0) and remembers it until it is acknowledged; with no
+// socket open it waits in the outbox.
+func (s *Slack) spreadFrame(id string, f inflight, frame []byte, n int) {
+	for {
+		s.mu.Lock()
+		var c *slackConn
+		if n > 0 {
+			if n <= len(s.socket.order) && s.socket.conns[s.socket.order[n-1]] && s.socket.order[n-1].ready {
+				c = s.socket.order[n-1]
+			}
+		} else {
+			for range len(s.socket.order) {
+				s.socket.turn = (s.socket.turn + 1) % len(s.socket.order)
+				if cand := s.socket.order[s.socket.turn]; s.socket.conns[cand] && cand.ready {
+					c = cand
+					break
+				}
+			}
+		}
+		if c == nil {
+			if n > 0 {
+				s.mu.Unlock()
+				s.failf("fake slack: SendOn(%d): that socket is not open", n)
+				return
+			}
+			s.socket.outbox = append(s.socket.outbox, frame)
+			s.mu.Unlock()
+			return
+		}
+		if s.socket.inflight == nil {
+			s.socket.inflight = map[string]inflight{}
+		}
+		f.conn = c
+		s.socket.inflight[id] = f
+		s.mu.Unlock()
+		c.wmu.Lock()
+		err := c.write(frame)
+		c.wmu.Unlock()
+		if err == nil {
+			return
+		}
+		s.mu.Lock()
+		delete(s.socket.inflight, id)
+		s.mu.Unlock()
+		if n > 0 {
+			s.failf("fake slack: SendOn(%d): %v", n, err)
+			return
+		}
+	}
+}
+
+// OpenSockets returns how many sockets are open and ready.
+func (s *Slack) OpenSockets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.socket.conns {
+		if c.ready {
+			n++
+		}
+	}
+	return n
 }
 
 // SendEvent sends an events_api envelope carrying payload (for example

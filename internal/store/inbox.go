@@ -32,8 +32,11 @@ type InboxEntry struct {
 	// arrives twice, as two events with one key.
 	MsgKey string
 	// Event is the pipeline event as JSON, enough to run it again.
-	Event    json.RawMessage
-	State    string
+	Event json.RawMessage
+	State string
+	// Owner is the replica that received the event or took it over ('' for
+	// a single process; see Fleet).
+	Owner    string
 	Attempts int
 	TraceID  string
 	Error    string
@@ -42,9 +45,10 @@ type InboxEntry struct {
 	UpdatedAt  time.Time
 }
 
-// InboxReceive records a new event as received. fresh is false when the
-// event is already there (a redelivery, or a resumed event): nothing is
-// changed then.
+// InboxReceive records a new event as received, owned by this replica.
+// fresh is false when the event is already there (a redelivery, or a
+// resumed event): nothing is changed then. The insert is the arbiter
+// between replicas: one of them records an event, the others are told.
 func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err error) {
 	if e.EventID == "" || !json.Valid(e.Event) {
 		return false, fmt.Errorf("inbox receive: an event id and a JSON event are required")
@@ -52,9 +56,9 @@ func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err
 	now := s.now().UnixMilli()
 	err = s.write(ctx, func(ctx context.Context) error {
 		res, err := s.exec(ctx, `INSERT INTO inbox
-			(event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, received_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, e.MsgKey, string(e.Event), InboxReceived, now, now)
+			(event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, received_at, updated_at, owner)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, e.MsgKey, string(e.Event), InboxReceived, now, now, s.replica)
 		if err != nil {
 			return err
 		}
@@ -125,7 +129,7 @@ func (s *Store) InboxFinish(ctx context.Context, eventID, state, errText string)
 // InboxList returns the inbox's events in a state ("" for all), oldest
 // first, at most limit (0: no limit).
 func (s *Store) InboxList(ctx context.Context, state string, limit int) ([]InboxEntry, error) {
-	q := `SELECT event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, attempts, trace_id, error, received_at, updated_at
+	q := `SELECT event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, attempts, trace_id, error, received_at, updated_at, owner
 		FROM inbox`
 	var args []any
 	if state != "" {
@@ -147,7 +151,7 @@ func (s *Store) InboxList(ctx context.Context, state string, limit int) ([]Inbox
 		var event string
 		var received, updated int64
 		if err := rows.Scan(&e.EventID, &e.Kind, &e.ChannelID, &e.ThreadTS, &e.UserID, &e.MsgKey, &event, &e.State,
-			&e.Attempts, &e.TraceID, &e.Error, &received, &updated); err != nil {
+			&e.Attempts, &e.TraceID, &e.Error, &received, &updated, &e.Owner); err != nil {
 			return nil, fmt.Errorf("inbox list: %w", err)
 		}
 		e.Event = json.RawMessage(event)

@@ -40,8 +40,10 @@ type Store struct {
 	path   string // the file, or the Postgres address without its password
 	source string // the driver's data source name
 	pg     bool   // Postgres (postgres.go), not SQLite
-	now    func() time.Time
-	logger *slog.Logger
+	// replica is this process's id in a fleet (OpenFleet), "" alone.
+	replica string
+	now     func() time.Time
+	logger  *slog.Logger
 
 	// writer is the in-process writer slot (capacity 1): SQLite allows one
 	// writer, so our writers queue here, honouring their contexts, instead

@@ -35,13 +35,30 @@ type Config struct {
 	// OnStart, when set, runs once the gateway takes events, with its
 	// Deliver (the service resumes what a crash left unfinished).
 	OnStart func(deliver func(*pipeline.Event))
+	// LockThread, when set, is held around each thread message's handling:
+	// with replicas, it orders a thread's events across processes. It
+	// returns ErrYield when an older event of the thread is (or is about to
+	// be) queued here: the event goes back to the end of its queue. Any
+	// other error but the end of ctx is logged and the event runs all the
+	// same: an answer out of order beats none.
+	LockThread func(ctx context.Context, ev *pipeline.Event) (unlock func(), err error)
 }
+
+// ErrYield is LockThread's answer for an event that must let an older one
+// of its thread run first.
+var ErrYield = errors.New("an older event of the thread goes first")
+
+// yieldPause is how long a thread's queue waits after an event yielded,
+// for the older one to arrive.
+const yieldPause = 20 * time.Millisecond
 
 // Inbox records the life of each journaled event; see Journaled.
 type Inbox interface {
 	// Receive records ev as received. The transport calls it, through
-	// Deliver, before it acknowledges the envelope.
-	Receive(ctx context.Context, ev *pipeline.Event) error
+	// Deliver, before it acknowledges the envelope. fresh is false when the
+	// event was recorded before (a redelivery, here or at another replica
+	// sharing the store): that copy is not run, the first one is.
+	Receive(ctx context.Context, ev *pipeline.Event) (fresh bool, err error)
 	// Start records that ev runs (another attempt) under traceID.
 	Start(ctx context.Context, ev *pipeline.Event, traceID string) error
 	// Answering records that ev's first answer is about to be posted.
@@ -153,10 +170,17 @@ func (g *Gateway) drain() {
 // never blocks.
 func (g *Gateway) Deliver(ev *pipeline.Event) {
 	if g.cfg.Inbox != nil && Journaled(ev) && !ev.Resumed {
-		if err := g.cfg.Inbox.Receive(g.baseContext(), ev); err != nil {
+		fresh, err := g.cfg.Inbox.Receive(g.baseContext(), ev)
+		switch {
+		case err != nil:
 			// Handled all the same: only a crash before the answer would
 			// lose it now.
 			g.log.Error("inbox: event not recorded", "event_id", ev.ID, "err", err)
+		case !fresh:
+			// The inbox has it: whoever recorded it runs it. This copy
+			// goes down the chain only to be dropped (and counted) as
+			// a duplicate, without touching the first one's record.
+			ev.Redelivery = true
 		}
 	}
 	key := queueKey(ev)
@@ -226,11 +250,21 @@ func (g *Gateway) work(key string) {
 		g.queues[key] = q[1:]
 		g.mu.Unlock()
 
-		g.handle(ev)
+		yielded := g.handle(ev)
 
 		g.mu.Lock()
-		g.pending--
+		if yielded {
+			g.queues[key] = append(g.queues[key], ev)
+		} else {
+			g.pending--
+		}
 		g.mu.Unlock()
+		if yielded {
+			select {
+			case <-g.base.Done():
+			case <-time.After(yieldPause):
+			}
+		}
 	}
 }
 
@@ -244,7 +278,9 @@ func (g *Gateway) baseContext() context.Context {
 	return g.base
 }
 
-func (g *Gateway) handle(ev *pipeline.Event) {
+// handle runs one event through the chain; yielded reports that it went
+// back to its queue instead (ErrYield).
+func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 	ctx, cancel := context.WithTimeout(g.base, g.cfg.EventTimeout)
 	defer cancel()
 	ctx, span := g.tracer.Start(ctx, "chat.event", trace.WithSpanKind(trace.SpanKindConsumer),
@@ -254,8 +290,26 @@ func (g *Gateway) handle(ev *pipeline.Event) {
 			attribute.String("messaging.destination.name", ev.ChannelID), attribute.String("messaging.message.id", ev.ID)))
 	defer span.End()
 	inbox := g.cfg.Inbox
-	if inbox == nil || !Journaled(ev) {
+	if inbox == nil || !Journaled(ev) || ev.Redelivery {
 		inbox = nil
+	}
+	if g.cfg.LockThread != nil && ev.Kind == pipeline.KindMessage && !ev.Redelivery && queueKey(ev) == ev.ThreadKey() {
+		unlock, err := g.cfg.LockThread(ctx, ev)
+		switch {
+		case err == nil:
+			defer unlock()
+		case errors.Is(err, ErrYield) && ctx.Err() == nil:
+			span.SetAttributes(attribute.Bool("yielded", true))
+			return true
+		case ctx.Err() != nil:
+			// Shutdown before its turn: left to the replica that takes
+			// this one's events over.
+			g.count(ev, "cancelled")
+			g.log.InfoContext(ctx, "event handed back: shutting down before its turn", "event_id", ev.ID)
+			return false
+		default:
+			g.log.ErrorContext(ctx, "thread lock not taken; running the event unordered", "event_id", ev.ID, "err", err)
+		}
 	}
 	var progress *pipeline.Progress
 	if inbox != nil {
@@ -297,6 +351,7 @@ func (g *Gateway) handle(ev *pipeline.Event) {
 		}
 		g.log.ErrorContext(ctx, "event failed", attrs...)
 	}
+	return false
 }
 
 func (g *Gateway) count(ev *pipeline.Event, outcome string) {

@@ -34,9 +34,12 @@ func (r *recordingInbox) add(id, step string) {
 	r.steps[id] = append(r.steps[id], step)
 }
 
-func (r *recordingInbox) Receive(_ context.Context, ev *pipeline.Event) error {
+func (r *recordingInbox) Receive(_ context.Context, ev *pipeline.Event) (bool, error) {
+	r.mu.Lock()
+	fresh := len(r.steps[ev.ID]) == 0
+	r.mu.Unlock()
 	r.add(ev.ID, "receive")
-	return nil
+	return fresh, nil
 }
 
 func (r *recordingInbox) Start(_ context.Context, ev *pipeline.Event, traceID string) error {

@@ -179,6 +179,10 @@ func checkDuplicate(ctx context.Context, seen SeenStore, dedupe *recent, ev *Eve
 	if len(keys) == 0 {
 		return "", nil
 	}
+	// The inbox recorded it before: the first copy runs, wherever it is.
+	if ev.Redelivery {
+		return DropDuplicate, nil
+	}
 	// In memory first: concurrent deliveries of one event in this process.
 	if !dedupe.addAll(keys) {
 		return DropDuplicate, nil

@@ -74,6 +74,10 @@ type Event struct {
 	// short: it is not a redelivery, and its message may already be in the
 	// session's history.
 	Resumed bool
+	// Redelivery marks a copy of an event the inbox recorded before (the
+	// platform's retry, or an envelope another replica got too): it is
+	// dropped as a duplicate.
+	Redelivery bool `json:"-"`
 
 	Action  *Action  // KindAction only
 	Command *Command // KindCommand only

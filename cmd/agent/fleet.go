@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Replicas: with Postgres, several processes of one persona may run at once
+// (a rolling deploy, a standby). Each joins the store's fleet (see
+// store.Fleet) and then:
+//
+//   - runs only the events whose inbox record it made (the insert is the
+//     arbiter: a copy another replica recorded first is dropped);
+//   - holds the thread's lock around each message's turn, and lets a
+//     thread's older messages that another live replica holds go first;
+//   - takes over, every fleetSweep, the unfinished events of replicas that
+//     died (their locks went with their connections), with the rule of a
+//     crash restart: said in the thread, resumed, or given up;
+//   - announces card decisions, so that the replica whose turn waits for
+//     the click releases it, and reads its pending request back every
+//     approvalPoll in case an announcement was lost.
+const (
+	fleetSweep    = time.Second
+	approvalPoll  = 2 * time.Second
+	approvalTopic = "agent_approvals"
+	// orderPoll is how often a message waiting for an older one of its
+	// thread, held by another replica, looks again.
+	orderPoll = 25 * time.Millisecond
+	// maxYield bounds how long a message lets an older one of its thread,
+	// expected in this replica's queue, go first.
+	maxYield = 30 * time.Second
+)
+
+// replicaID names this process in the fleet: host, pid and a random part
+// (a restarted process on the same host and pid is another replica).
+func replicaID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "agent"
+	}
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+}
+
+// joinFleet makes this service a replica when its store is shared.
+func (s *service) joinFleet(ctx context.Context) error {
+	if !store.IsPostgres(s.cfg.Database()) {
+		return nil
+	}
+	f, err := s.store.OpenFleet(ctx, replicaID())
+	if err != nil {
+		return err
+	}
+	s.fleet = f
+	s.closers = append(s.closers, func(context.Context) error { return f.Close() })
+	s.log.Info("joined the fleet of replicas", "replica", f.ID())
+	return nil
+}
+
+// lockThread is the gateway's LockThread with replicas: the thread's lock,
+// taken once no older message of the thread is pending. An older one held
+// by another live replica is waited for; one of this replica's own (queued
+// behind, or a dead replica's, taken over by sweep) goes first: this one
+// yields its place in the queue, for at most maxYield.
+func (s *service) lockThread(ctx context.Context, ev *pipeline.Event) (func(), error) {
+	key, mk := ev.ThreadKey(), msgKey(ev)
+	for {
+		unlock, err := s.fleet.LockThread(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if mk == "" || ev.Resumed {
+			return unlock, nil
+		}
+		earlier, err := s.fleet.EarlierPending(ctx, ev.ChannelID, ev.RootTS(), mk)
+		if err != nil {
+			s.log.WarnContext(ctx, "fleet: order of the thread not checked", "event_id", ev.ID, "err", err)
+			return unlock, nil
+		}
+		switch earlier {
+		case store.EarlierNone:
+			s.yields.Delete(ev.ID)
+			return unlock, nil
+		case store.EarlierHere:
+			first, _ := s.yields.LoadOrStore(ev.ID, time.Now())
+			if time.Since(first.(time.Time)) > maxYield {
+				s.log.WarnContext(ctx, "fleet: an older message of the thread never came; running this one first", "event_id", ev.ID)
+				s.yields.Delete(ev.ID)
+				return unlock, nil
+			}
+			unlock()
+			return nil, gateway.ErrYield
+		}
+		unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(orderPoll):
+		}
+	}
+}
+
+// sweep takes over the unfinished events of dead replicas until ctx is
+// done: at once (a replica starting after a crash takes its own old
+// events), then every fleetSweep.
+func (s *service) sweep(ctx context.Context, deliver func(*pipeline.Event)) {
+	t := time.NewTicker(fleetSweep)
+	defer t.Stop()
+	for {
+		entries, err := s.fleet.ClaimOrphans(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.WarnContext(ctx, "fleet: events of dead replicas not read", "err", err)
+		case len(entries) > 0:
+			s.log.InfoContext(ctx, "fleet: took over the events of a replica that stopped", "count", len(entries))
+			s.expireThreadApprovals(ctx, entries)
+			s.resumeEntries(ctx, entries, deliver)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// expireThreadApprovals expires the pending approvals of the threads whose
+// events were taken over: the turn that waited for them died with its
+// replica, and the resumed turn asks again.
+func (s *service) expireThreadApprovals(ctx context.Context, entries []store.InboxEntry) {
+	threads := map[string]bool{}
+	for _, e := range entries {
+		threads[pipeline.ThreadKey(e.ChannelID, e.ThreadTS)] = true
+	}
+	n, err := s.gate.ExpireThreads(ctx, threads)
+	if err != nil {
+		s.log.WarnContext(ctx, "fleet: pending approvals of a stopped replica not expired", "err", err)
+	} else if n > 0 {
+		s.log.InfoContext(ctx, "fleet: expired the approvals a stopped replica waited for", "count", n)
+	}
+}
+
+// listenApprovals releases the turns waiting here for decisions taken at
+// other replicas, until ctx is done.
+func (s *service) listenApprovals(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.fleet.Listen(ctx, approvalTopic, func(id string) { s.gate.Wake(ctx, id) })
+		if err != nil && ctx.Err() == nil {
+			// The pending requests are read back meanwhile (approvalPoll).
+			s.log.WarnContext(ctx, "fleet: approval announcements not heard; listening again", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// announceApproval tells the other replicas that approval id was decided.
+func (s *service) announceApproval(ctx context.Context, id string) error {
+	if err := s.fleet.Notify(ctx, approvalTopic, id); err != nil {
+		return fmt.Errorf("announce approval: %w", err)
+	}
+	return nil
+}
