@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -32,6 +33,7 @@ const (
 	fleetSweep    = time.Second
 	approvalPoll  = 2 * time.Second
 	approvalTopic = "agent_approvals"
+	abortTopic    = "agent_abort"
 	// orderPoll is how often a message waiting for an older one of its
 	// thread, held by another replica, looks again.
 	orderPoll = 25 * time.Millisecond
@@ -150,20 +152,56 @@ func (s *service) expireThreadApprovals(ctx context.Context, entries []store.Inb
 	}
 }
 
-// listenApprovals releases the turns waiting here for decisions taken at
-// other replicas, until ctx is done.
-func (s *service) listenApprovals(ctx context.Context) {
+// listen carries the other replicas' announcements until ctx is done:
+// decisions on cards whose turns wait here, and /abort of turns running
+// here.
+func (s *service) listen(ctx context.Context) {
 	for ctx.Err() == nil {
-		err := s.fleet.Listen(ctx, approvalTopic, func(id string) { s.gate.Wake(ctx, id) })
+		err := s.fleet.Listen(ctx, func(channel, payload string) {
+			switch channel {
+			case approvalTopic:
+				s.gate.Wake(ctx, payload)
+			case abortTopic:
+				if s.engine.Abort(payload) {
+					s.log.InfoContext(ctx, "fleet: stopped a turn at another replica's /abort", "thread", payload)
+				}
+			}
+		}, approvalTopic, abortTopic)
 		if err != nil && ctx.Err() == nil {
-			// The pending requests are read back meanwhile (approvalPoll).
-			s.log.WarnContext(ctx, "fleet: approval announcements not heard; listening again", "err", err)
+			// Pending cards are read back meanwhile (approvalPoll).
+			s.log.WarnContext(ctx, "fleet: announcements not heard; listening again", "err", err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
 		}
 	}
+}
+
+// fleetEngine is the engine's control surface for /abort with replicas: a
+// turn running at another replica is stopped there.
+type fleetEngine struct {
+	commands.Engine
+	s *service
+}
+
+// Abort stops the thread's turn here, or announces the stop to the
+// replica whose turn holds the thread.
+func (e fleetEngine) Abort(threadKey string) bool {
+	if e.Engine.Abort(threadKey) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	busy, err := e.s.fleet.ThreadBusy(ctx, threadKey)
+	if err != nil || !busy {
+		return false
+	}
+	if err := e.s.fleet.Notify(ctx, abortTopic, threadKey); err != nil {
+		e.s.log.WarnContext(ctx, "fleet: /abort not announced", "thread", threadKey, "err", err)
+		return false
+	}
+	return true
 }
 
 // announceApproval tells the other replicas that approval id was decided.

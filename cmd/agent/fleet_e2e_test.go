@@ -58,7 +58,17 @@ func TestReplicasExactlyOnce(t *testing.T) {
 	slack.T, model.T = nil, nil // a killed process leaves half-done requests behind
 	slack.Spread = true
 	model.Key = fleetKey
-	model.Respond = fleetRespond
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	model.Respond = func(req fake.AnthropicRequest) fake.AnthropicResponse {
+		if strings.Contains(string(req.Body), "hang 60 0") {
+			// A turn that runs until it is stopped.
+			r := fake.TextReply("")
+			r.Gate = hold
+			return r
+		}
+		return fleetRespond(req)
+	}
 	f := &fleet{t: t, bin: bin, dbURL: dbURL, slack: slack, model: model, db: openPG(t, dbURL), logDir: t.TempDir()}
 	t.Cleanup(f.killAll)
 
@@ -90,6 +100,28 @@ func TestReplicasExactlyOnce(t *testing.T) {
 	send(0)
 	// The cards are clicked on the replica not waiting for them.
 	f.waitApproved(ctx, root)
+	// /abort typed where the turn does not run stops it where it does.
+	slack.SendOn(a.conn, fake.EnvelopeEventsAPI, fake.Message{EventID: "EvHang", User: "U0MGR", Channel: "D0MGR",
+		TS: root(60), Text: "hang 60 0"}.Payload(), 0)
+	for !strings.Contains(f.requestsText(), "hang 60 0") {
+		if ctx.Err() != nil {
+			t.Fatal("the turn to stop never reached the model")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	slack.SendOn(b.conn, fake.EnvelopeEventsAPI, fake.Message{EventID: "EvAbort", User: "U0MGR", Channel: "D0MGR",
+		TS: fmt.Sprintf("%d.%06d", 1700000060, 101), ThreadTS: root(60), Text: "/abort"}.Payload(), 0)
+	if _, err := slack.WaitForPost(ctx, func(p fake.Post) bool {
+		return p.ThreadTS == root(60) && strings.HasPrefix(p.Text, "Stopped.")
+	}); err != nil {
+		t.Fatalf("/abort at the other replica not answered: %v", err)
+	}
+	for !f.logged(a, "stopped a turn at another replica's /abort") {
+		if ctx.Err() != nil {
+			t.Fatalf("the turn at a was not stopped:\n%s", f.tail(a))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	send(1)
 	// A rolling restart: a stops taking events, finishes its turns, exits 0;
 	// its successor joins.
@@ -366,6 +398,15 @@ func (f *fleet) clickCards(ctx context.Context) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// requestsText is every model request's body, joined.
+func (f *fleet) requestsText() string {
+	var b strings.Builder
+	for _, r := range f.model.Requests() {
+		b.Write(r.Body)
+	}
+	return b.String()
 }
 
 // waitApproved waits until the turns that asked for a card answered.

@@ -80,6 +80,7 @@ type service struct {
 	fleet *store.Fleet
 	// yields: event id → when it first let an older message go first.
 	yields sync.Map
+	engine *agent.Engine
 	// runCtx is run's context: the service's life.
 	runCtx context.Context
 
@@ -261,7 +262,12 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	s.closers = append(s.closers, func(context.Context) error { engine.Wait(); return nil })
 
 	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: author, Log: s.log}
-	commands := &commands.Commands{Store: s.store, Engine: engine, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
+	s.engine = engine
+	var control commands.Engine = engine
+	if s.fleet != nil {
+		control = fleetEngine{Engine: engine, s: s}
+	}
+	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
@@ -587,7 +593,7 @@ func (s *service) run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.listenApprovals(ctx)
+			s.listen(ctx)
 		}()
 	}
 	s.runCtx = ctx

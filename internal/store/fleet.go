@@ -302,13 +302,13 @@ func (f *Fleet) Notify(ctx context.Context, channel, payload string) error {
 	return pgdriver.Notify(ctx, f.s.db, channel, payload)
 }
 
-// Listen calls fn with the payload of every notification on channel until
-// ctx is done, reconnecting as needed.
-func (f *Fleet) Listen(ctx context.Context, channel string, fn func(payload string)) error {
+// Listen calls fn with the channel and payload of every notification on
+// channels until ctx is done.
+func (f *Fleet) Listen(ctx context.Context, fn func(channel, payload string), channels ...string) error {
 	ln := pgdriver.NewListener(f.s.db)
 	defer ln.Close()
-	if err := ln.Listen(ctx, channel); err != nil {
-		return fmt.Errorf("fleet: listen %s: %w", channel, err)
+	if err := ln.Listen(ctx, channels...); err != nil {
+		return fmt.Errorf("fleet: listen %v: %w", channels, err)
 	}
 	ch := ln.Channel()
 	for {
@@ -319,9 +319,19 @@ func (f *Fleet) Listen(ctx context.Context, channel string, fn func(payload stri
 			if !ok {
 				return nil
 			}
-			fn(n.Payload)
+			fn(n.Channel, n.Payload)
 		}
 	}
+}
+
+// ThreadBusy reports whether a turn of the thread runs at some replica:
+// its lock is held.
+func (f *Fleet) ThreadBusy(ctx context.Context, threadKey string) (bool, error) {
+	free, err := f.tryLock(ctx, "thread", threadKey)
+	if err != nil || !free {
+		return !free, err
+	}
+	return false, f.unlock(ctx, "thread", threadKey)
 }
 
 // lockKey is the advisory lock key of a name: 64 bits of its FNV hash.
