@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +70,7 @@ func TestReplicasExactlyOnce(t *testing.T) {
 		}
 		return fleetRespond(req)
 	}
-	f := &fleet{t: t, bin: bin, dbURL: dbURL, slack: slack, model: model, db: openPG(t, dbURL), logDir: t.TempDir()}
+	f := &fleet{t: t, bin: bin, dbURL: dbURL, slack: slack, model: model, db: openPG(t, dbURL), logDir: t.TempDir(), threads: fleetThreads}
 	t.Cleanup(f.killAll)
 
 	a := f.start("a")
@@ -173,6 +174,80 @@ func TestReplicasExactlyOnce(t *testing.T) {
 	}
 }
 
+// Two replicas behind a load balancer, the HTTP ingress instead of sockets:
+// each request lands on either; the platform's retry of an event lands on
+// the other one, which drops it; every message is answered once, in order
+// within its thread.
+func TestReplicasHTTPIngress(t *testing.T) {
+	base := os.Getenv("AGENT_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("needs AGENT_TEST_POSTGRES_URL: .ci/run starts a PostgreSQL for it")
+	}
+	if testing.Short() {
+		t.Skip("builds the binary and runs two of it")
+	}
+	dbURL := freshDatabase(t, base)
+	bin := filepath.Join(t.TempDir(), "agent")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	slack, model := fake.NewSlack(t), fake.NewAnthropic(t)
+	slack.T, model.T = nil, nil
+	model.Key, model.Respond = fleetKey, fleetRespond
+	f := &fleet{t: t, bin: bin, dbURL: dbURL, slack: slack, model: model, db: openPG(t, dbURL), logDir: t.TempDir(),
+		threads: 10, http: true}
+	t.Cleanup(f.killAll)
+	replicas := []*replica{f.start("a"), f.start("b")}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root := func(th int) string { return fmt.Sprintf("%d.000100", 1700000000+th) }
+	post := func(r *replica, payload []byte, retry int) {
+		platform := fake.EventsHTTP{Base: fmt.Sprintf("http://127.0.0.1:%d", r.port)}
+		resp, err := platform.Event(ctx, payload, retry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("replica %s answered %d", r.name, resp.StatusCode)
+		}
+	}
+	for k := range fleetMessages {
+		for th := range f.threads {
+			m := fake.Message{EventID: fmt.Sprintf("EvF%dT%d", k, th), User: "U0MGR", Channel: "D0MGR",
+				TS: fmt.Sprintf("%d.%06d", 1700000000+th, 100+k), Text: fmt.Sprintf("m %d %d", th, k)}
+			if k > 0 {
+				m.ThreadTS = root(th)
+			}
+			payload := m.Payload()
+			r := replicas[(th+k)%2]
+			post(r, payload, 0)
+			if k == 1 {
+				// The platform did not see the answer in time: its retry
+				// goes through the load balancer to the other replica.
+				post(replicas[(th+k+1)%2], payload, 1)
+			}
+		}
+		f.waitRecorded(ctx, k)
+	}
+	f.waitSettled(ctx)
+	f.checkAnswers(root)
+	f.checkInbox()
+	duplicates := 0
+	for _, r := range replicas {
+		b, _ := os.ReadFile(r.log)
+		duplicates += strings.Count(string(b), `"reason":"duplicate"`)
+	}
+	if duplicates < f.threads {
+		t.Errorf("%d retries dropped as duplicates, want %d", duplicates, f.threads)
+	}
+	for _, r := range replicas {
+		if code := f.terminate(r); code != 0 {
+			t.Errorf("replica %s exited %d on SIGTERM", r.name, code)
+		}
+	}
+}
+
 // fleet runs the replicas and checks what they did.
 type fleet struct {
 	t      *testing.T
@@ -183,6 +258,9 @@ type fleet struct {
 	db     *sql.DB
 	logDir string
 
+	threads int  // threads of fleetMessages messages each
+	http    bool // events over HTTP (CHAT_SIGNING_SECRET) instead of sockets
+
 	mu       sync.Mutex
 	replicas []*replica
 	conns    int             // sockets opened so far
@@ -192,6 +270,7 @@ type fleet struct {
 
 type replica struct {
 	name string
+	port int
 	cmd  *exec.Cmd
 	conn int // the fake's socket number
 	log  string
@@ -215,7 +294,7 @@ func (f *fleet) start(name string) *replica {
 		f.t.Fatal(err)
 	}
 	port := freePort(f.t)
-	r := &replica{name: name, log: filepath.Join(f.logDir, name+".log"), done: make(chan struct{})}
+	r := &replica{name: name, port: port, log: filepath.Join(f.logDir, name+".log"), done: make(chan struct{})}
 	logf, err := os.Create(r.log)
 	if err != nil {
 		f.t.Fatal(err)
@@ -227,6 +306,10 @@ func (f *fleet) start(name string) *replica {
 		"LLM_API_KEY=" + fleetKey, "LLM_BASE_URL=" + f.model.URL(), "AGENT_MODEL=claude-test",
 		"AGENT_HOME=" + home, "AGENT_DB_URL=" + f.dbURL, "AGENT_HEALTH_PORT=" + strconv.Itoa(port),
 		"AGENT_LOG_LEVEL=debug", "AGENT_SANDBOX=off", "GORACE=atexit_sleep_ms=0",
+	}
+	if f.http {
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "CHAT_APP_TOKEN=") })
+		cmd.Env = append(cmd.Env, "CHAT_SIGNING_SECRET="+fake.DefaultSigningSecret)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -244,15 +327,17 @@ func (f *fleet) start(name string) *replica {
 	}()
 	f.mu.Lock()
 	f.replicas = append(f.replicas, r)
-	f.conns++
-	r.conn = f.conns
+	if !f.http {
+		f.conns++
+		r.conn = f.conns
+	}
 	f.mu.Unlock()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port))
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 && f.slack.Connections() >= r.conn {
+			if resp.StatusCode == 200 && f.slack.Connections() >= r.conn && (!f.http || f.logged(r, "http ingress started")) {
 				break
 			}
 		}
@@ -267,7 +352,7 @@ func (f *fleet) start(name string) *replica {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// Its socket is ready before the next replica's opens.
-	for f.slack.OpenSockets() < f.live() {
+	for !f.http && f.slack.OpenSockets() < f.live() {
 		if time.Now().After(deadline) {
 			f.t.Fatalf("replica %s: socket not ready", name)
 		}
@@ -434,12 +519,12 @@ func (f *fleet) waitRecorded(ctx context.Context, k int) {
 		if err := f.db.QueryRowContext(ctx, "SELECT count(*) FROM inbox WHERE event_id LIKE $1", fmt.Sprintf("EvF%dT%%", k)).Scan(&n); err != nil {
 			f.t.Fatal(err)
 		}
-		if n == fleetThreads {
+		if n == f.threads {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			f.t.Fatalf("batch %d: %d of %d events recorded", k, n, fleetThreads)
+			f.t.Fatalf("batch %d: %d of %d events recorded", k, n, f.threads)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -464,7 +549,7 @@ func (f *fleet) waitSettled(ctx context.Context) {
 				settled++
 			}
 		}
-		if settled == fleetThreads {
+		if settled == f.threads {
 			return
 		}
 		select {
@@ -473,7 +558,7 @@ func (f *fleet) waitSettled(ctx context.Context) {
 			for _, r := range f.replicas {
 				fmt.Fprintf(&logs, "--- %s\n%s\n", r.name, f.tail(r))
 			}
-			f.t.Fatalf("%d of %d threads settled\n%s", settled, fleetThreads, logs.String())
+			f.t.Fatalf("%d of %d threads settled\n%s", settled, f.threads, logs.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -485,7 +570,7 @@ func (f *fleet) waitSettled(ctx context.Context) {
 func (f *fleet) checkAnswers(root func(int) string) {
 	f.t.Helper()
 	posts := f.slack.Posts()
-	for th := range fleetThreads {
+	for th := range f.threads {
 		seen := map[int]int{}
 		last, explained := -1, 0
 		for _, p := range posts {
@@ -540,8 +625,8 @@ func (f *fleet) checkInbox() {
 		f.t.Errorf("inbox event %s left %s", id, state)
 	}
 	var n int
-	if err := f.db.QueryRow("SELECT count(*) FROM inbox WHERE event_id LIKE 'EvF%'").Scan(&n); err != nil || n != fleetThreads*fleetMessages {
-		f.t.Errorf("inbox holds %d of the %d events (%v)", n, fleetThreads*fleetMessages, err)
+	if err := f.db.QueryRow("SELECT count(*) FROM inbox WHERE event_id LIKE 'EvF%'").Scan(&n); err != nil || n != f.threads*fleetMessages {
+		f.t.Errorf("inbox holds %d of the %d events (%v)", n, f.threads*fleetMessages, err)
 	}
 }
 
