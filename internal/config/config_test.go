@@ -97,6 +97,10 @@ func TestStartupErrors(t *testing.T) {
 		{"bot token as app token", nil, map[string]string{"CHAT_APP_TOKEN": "xoxb-2"}, "CHAT_APP_TOKEN looks like an OAuth token (xoxb-…): set it to an app-level token (xapp-…) with connections:write"},
 		{"bad mode", nil, map[string]string{"AGENT_DEFAULT_MODE": "yolo"}, `AGENT_DEFAULT_MODE: unknown permission mode "yolo"`},
 		{"bad pprof", nil, map[string]string{"AGENT_PPROF": "yes"}, `AGENT_PPROF: unknown value "yes" (want 1 or 0)`},
+		{"bad database address", nil, map[string]string{"AGENT_DB_URL": "mysql://db/agent"}, "AGENT_DB_URL: want a postgres://user:password@host:port/database address"},
+		{"http ingress without a port", []string{"CHAT_APP_TOKEN"}, map[string]string{"CHAT_SIGNING_SECRET": "s3cr3t", "AGENT_HEALTH_PORT": "0"}, "AGENT_HTTP_PORT: the HTTP ingress (CHAT_SIGNING_SECRET without CHAT_APP_TOKEN) needs a port"},
+		{"bad http port", nil, map[string]string{"AGENT_HTTP_PORT": "70000"}, "AGENT_HTTP_PORT: 70000 is not a port"},
+		{"http ingress", []string{"CHAT_APP_TOKEN"}, map[string]string{"CHAT_SIGNING_SECRET": "s3cr3t"}, ""},
 		{"ok", nil, nil, ""},
 		{"oauth only", []string{"LLM_API_KEY"}, map[string]string{"LLM_OAUTH_TOKEN": "sk-ant-oat"}, ""},
 	}
@@ -170,8 +174,21 @@ func TestLoadEnvPrecedence(t *testing.T) {
 }
 
 func TestSecrets(t *testing.T) {
-	c := parse(t, map[string]string{"CHAT_BOT_TOKEN": "xoxb-1", "LLM_OAUTH_TOKEN": "tok"})
-	if got := strings.Join(c.Secrets(), ","); got != "xoxb-1,tok" {
+	c := parse(t, map[string]string{"CHAT_BOT_TOKEN": "xoxb-1", "LLM_OAUTH_TOKEN": "tok",
+		"CHAT_SIGNING_SECRET": "sign", "AGENT_DB_URL": "postgres://agent:pg-pass@db:5432/agent"})
+	if got := strings.Join(c.Secrets(), ","); got != "xoxb-1,tok,sign,pg-pass" {
 		t.Fatalf("secrets %q", got)
+	}
+}
+
+func TestIngressAndDatabase(t *testing.T) {
+	c := parse(t, map[string]string{"CHAT_SIGNING_SECRET": "s", "AGENT_HEALTH_PORT": "9090"})
+	if !c.HTTPIngress() || c.IngressPort() != 9090 || c.Database() != c.DBPath {
+		t.Fatalf("ingress %v port %d database %q", c.HTTPIngress(), c.IngressPort(), c.Database())
+	}
+	c = parse(t, map[string]string{"CHAT_SIGNING_SECRET": "s", "CHAT_APP_TOKEN": "xapp-1", "AGENT_HTTP_PORT": "9191",
+		"AGENT_DB_URL": "postgres://db/agent"})
+	if c.HTTPIngress() || c.IngressPort() != 9191 || c.Database() != "postgres://db/agent" {
+		t.Fatalf("with an app token: ingress %v port %d database %q", c.HTTPIngress(), c.IngressPort(), c.Database())
 	}
 }
