@@ -61,8 +61,12 @@ func channelKey(threadKey string) string {
 	return pipeline.ThreadKey(channel, "")
 }
 
-// sessionStore adapts the store's session rows to session.Store.
-type sessionStore struct{ st *store.Store }
+// sessionStore adapts the store's session rows to session.Store. shared is
+// set for a replica: the other replicas' sessions are live, not left over.
+type sessionStore struct {
+	st     *store.Store
+	shared bool
+}
 
 var _ session.Store = sessionStore{}
 
@@ -83,5 +87,8 @@ func (s sessionStore) TouchSession(ctx context.Context, id, state string, at tim
 }
 
 func (s sessionStore) CloseAllSessions(ctx context.Context) (int64, error) {
+	if s.shared {
+		return 0, nil
+	}
 	return s.st.CloseAllSessions(ctx)
 }

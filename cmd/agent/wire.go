@@ -183,7 +183,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		model = client
 	}
 
-	if s.sessions, err = session.New(ctx, session.Options{Store: sessionStore{s.store}, NotFound: store.ErrNotFound,
+	if s.sessions, err = session.New(ctx, session.Options{Store: sessionStore{st: s.store, shared: s.fleet != nil}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log}); err != nil {
 		return nil, err
 	}

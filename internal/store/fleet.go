@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -92,17 +93,16 @@ func (f *Fleet) Close() error {
 	if f.keeper == nil {
 		return nil
 	}
-	// Discard rather than return the session to the pool: its locks must end.
-	_ = f.keeper.Raw(func(any) error { return errDiscard })
+	// Discard rather than return the session to the pool: its locks must
+	// end with it (ErrBadConn makes database/sql close the connection).
+	_ = f.keeper.Raw(func(any) error { return driver.ErrBadConn })
 	err := f.keeper.Close()
 	f.keeper = nil
-	if errors.Is(err, errDiscard) {
-		err = nil
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		err = nil // closed by the discard above, as meant
 	}
 	return err
 }
-
-var errDiscard = errors.New("discard the keeper connection")
 
 // watch pings the keeper until Close, closing lost on the first failure.
 func (f *Fleet) watch() {
