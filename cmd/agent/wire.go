@@ -123,6 +123,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}()
 	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), cfg.Secrets()...)
+	applyMemoryLimit(d.getenv, os.ReadFile, s.log)
 	transport, chat := d.platform(s.log)
 	if in, ok := transport.(interface{ Routes(chi.Router) }); ok {
 		s.ingress = in.Routes
