@@ -224,9 +224,28 @@ func (e *Engine) status(ctx context.Context, t *pipeline.Turn, text string) {
 	if e.o.Status == nil || !t.Event.IsDM() {
 		return
 	}
+	if s, ok := ctx.Value(stateKey{}).(*turnState); ok {
+		s.mu.Lock()
+		s.status = text != ""
+		s.mu.Unlock()
+	}
 	if err := e.o.Status(ctx, t.Event.ChannelID, t.Event.RootTS(), text); err != nil {
 		e.o.Log.DebugContext(ctx, "set assistant status", "err", err)
 	}
+}
+
+// statusAsync sets the status in the background; the returned wait (safe
+// to call more than once) returns once it is set.
+func (e *Engine) statusAsync(ctx context.Context, t *pipeline.Turn, text string) (wait func()) {
+	if e.o.Status == nil || !t.Event.IsDM() {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.status(ctx, t, text)
+	}()
+	return func() { <-done }
 }
 
 // Abort stops the turn running in a thread, at once; it reports whether one

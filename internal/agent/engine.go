@@ -177,7 +177,21 @@ const (
 		"Answer now through the mcp__agent_chat__reply tool; plain text is never shown."
 )
 
-type turnState struct{ replies int }
+// turnState is what a turn's parts tell each other while it runs.
+type turnState struct {
+	mu      sync.Mutex
+	replies int // replies posted
+	// status is whether an assistant status set by this turn may still
+	// show: set by a status, undone by a reply (the platform clears the
+	// status when the app posts in the thread).
+	status bool
+}
+
+func (s *turnState) replied() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.replies
+}
 
 type stateKey struct{}
 
@@ -185,7 +199,10 @@ type stateKey struct{}
 // chat tool server calls it.
 func MarkReplied(ctx context.Context) {
 	if s, ok := ctx.Value(stateKey{}).(*turnState); ok {
+		s.mu.Lock()
 		s.replies++
+		s.status = false
+		s.mu.Unlock()
 	}
 }
 
@@ -232,6 +249,12 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		}
 	}()
 
+	// The status call goes out while the history loads; it is over before
+	// the model is asked, so that nothing the turn posts can precede it.
+	ctx = context.WithValue(ctx, stateKey{}, &turnState{})
+	thinking := e.statusAsync(ctx, t, "is thinking…")
+	defer thinking()
+
 	sid := t.Session.ID()
 	stored, err := e.o.History.History(ctx, sid)
 	if err != nil {
@@ -253,7 +276,7 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	// A resumed event whose message was stored before the crash goes on
 	// from the history as it is.
 	if t.Event.Resumed && hasEventMessage(stored, t.Event.ID) {
-		return e.loop(ctx, t, sid, msgs, &outcome)
+		return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 	}
 	text := e.userText(t)
 	if e.o.Attach != nil && len(t.Event.Files) > 0 {
@@ -269,18 +292,29 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		return err
 	}
 	msgs = append(msgs, user)
-	return e.loop(ctx, t, sid, msgs, &outcome)
+	return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 }
 
 // loop calls the model and runs the tools it asks for until the model
 // ends its turn.
-func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []anthropic.MessageParam, outcomeP *string) (err error) {
+// thinking waits for the turn's first status call.
+func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []anthropic.MessageParam, outcomeP *string,
+	thinking func()) (err error) {
 	outcome := *outcomeP
 	defer func() { *outcomeP = outcome }()
-	state := &turnState{}
-	ctx = context.WithValue(tools.NewContextWithTurn(ctx, t), stateKey{}, state)
-	e.status(ctx, t, "is thinking…")
-	defer e.status(context.WithoutCancel(ctx), t, "")
+	state, _ := ctx.Value(stateKey{}).(*turnState)
+	ctx = tools.NewContextWithTurn(ctx, t)
+	thinking()
+	defer func() {
+		// A status shown since the last reply is cleared; one a reply
+		// followed, the platform has cleared already.
+		state.mu.Lock()
+		shown := state.status
+		state.mu.Unlock()
+		if shown {
+			e.status(context.WithoutCancel(ctx), t, "")
+		}
+	}()
 	var promptTokens int64
 	defer func() {
 		if err == nil && promptTokens > e.o.CompactAt {
@@ -327,7 +361,7 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			if resp.StopReason == anthropic.StopReasonPauseTurn && len(assistant.Content) > 0 {
 				continue
 			}
-			if state.replies == 0 && !guarded {
+			if state.replied() == 0 && !guarded {
 				guarded = true
 				if e.o.Metrics.StopGuard != nil {
 					e.o.Metrics.StopGuard.Inc()
@@ -340,7 +374,7 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 				msgs = append(msgs, reminder)
 				continue
 			}
-			if state.replies == 0 {
+			if state.replied() == 0 {
 				outcome = "no_reply"
 				e.o.Log.WarnContext(ctx, "turn ended without a reply after the reminder", "session_id", sid)
 			}
