@@ -512,7 +512,7 @@ func (s *service) prompt(t *pipeline.Turn) (static, thread string) {
 	if sk := s.skills.Prompt(); sk != "" {
 		static += "\n\n" + sk
 	}
-	ws, _ := s.builtins.Workspace(t.Event.ThreadKey())
+	ws, _ := s.builtins.WorkspacePath(t.Event.ThreadKey())
 	thread = fmt.Sprintf("## This conversation\n- Your chat user id: <@%s>\n- Channel: <#%s> (trust layer: %s, permission mode: %s)\n- Your workspace (relative paths resolve here): %s\n",
 		s.self.UserID, t.Event.ChannelID, t.Access.Layer, t.Access.Mode, ws)
 	if ch := s.persona.ChannelPrompt(t.Event.ChannelID); ch != "" {

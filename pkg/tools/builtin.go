@@ -240,11 +240,10 @@ func (b *Builtins) window() int {
 // "C0TEAM_1700000000.000100"). It refuses a workspace that is not a real
 // directory (a symlink planted in its place).
 func (b *Builtins) Workspace(threadKey string) (string, error) {
-	name, err := builtinWorkspaceName(threadKey)
+	dir, err := b.WorkspacePath(threadKey)
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(b.workspaces, name)
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("create workspace: %w", err)
 	}
@@ -256,6 +255,16 @@ func (b *Builtins) Workspace(threadKey string) (string, error) {
 		return "", fmt.Errorf("workspace %s is not a directory", dir)
 	}
 	return dir, nil
+}
+
+// WorkspacePath is the thread's workspace directory, without making it
+// (the system prompt names it on every turn; the tools that use it make it).
+func (b *Builtins) WorkspacePath(threadKey string) (string, error) {
+	name, err := builtinWorkspaceName(threadKey)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(b.workspaces, name), nil
 }
 
 // builtinWorkspaceName makes a thread key a single safe path element. An
