@@ -225,6 +225,10 @@ func (h *HTTPIngress) commands(req request) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
+	if form.Get("ssl_check") == "1" {
+		// The platform checking the certificate of a command's URL.
+		return answer{what: "ssl_check"}, nil
+	}
 	c := wireCommand{TeamID: form.Get("team_id"), ChannelID: form.Get("channel_id"), UserID: form.Get("user_id"),
 		Command: form.Get("command"), Text: form.Get("text"), ResponseURL: form.Get("response_url"), TriggerID: form.Get("trigger_id")}
 	ev, err := commandEvent(c, payloadDigest(req.body))

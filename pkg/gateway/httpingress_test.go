@@ -173,6 +173,24 @@ func TestHTTPIngressRefusesBadSignatures(t *testing.T) {
 	}
 }
 
+// The platform's certificate check of a command URL is answered and
+// handled as nothing.
+func TestHTTPIngressSSLCheck(t *testing.T) {
+	rig := newIngressRig(t, true)
+	code, body := readAnswer(rig.platform.Post(t.Context(), PathCommands, "application/x-www-form-urlencoded",
+		[]byte("ssl_check=1&token=x"), 0))
+	if code != http.StatusOK || body != "" || len(rig.delivered()) != 0 {
+		t.Fatalf("ssl_check: %d %q, %d events", code, body, len(rig.delivered()))
+	}
+	rig.logs.mu.Lock()
+	defer rig.logs.mu.Unlock()
+	for _, r := range rig.logs.records {
+		if r.Level >= slog.LevelWarn {
+			t.Errorf("ssl_check logged a warning: %s", r.Message)
+		}
+	}
+}
+
 func TestHTTPIngressNotRunningAnswers503(t *testing.T) {
 	rig := newIngressRig(t, false)
 	resp, err := rig.platform.Event(t.Context(), fake.Message{User: "U1", Channel: "D1", Text: "early"}.Payload(), 0)
