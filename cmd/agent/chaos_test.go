@@ -347,14 +347,7 @@ func (c *chaos) respond(req fake.AnthropicRequest) fake.AnthropicResponse {
 		}
 		return fake.ToolUse(id, "Bash", map[string]string{"command": fmt.Sprintf("echo %d >> effects.txt", n)})
 	}
-	var use fake.AnthropicContent
-	for _, m := range msgs {
-		for _, blk := range m.Content {
-			if blk.Type == "tool_use" && blk.ID == b.ToolUseID {
-				use = blk
-			}
-		}
-	}
+	use := toolUseOf(msgs, b.ToolUseID)
 	switch {
 	case strings.Contains(b.ResultText(), "interrupted"):
 		return fake.ToolUse(id, "Bash", map[string]string{"command": fmt.Sprintf("grep -c '^%d$' effects.txt || true", n)})

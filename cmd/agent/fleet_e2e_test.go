@@ -43,22 +43,9 @@ const (
 // mid-post, explained), in order within its thread; nothing is doubled;
 // every inbox record ends settled.
 func TestReplicasExactlyOnce(t *testing.T) {
-	base := os.Getenv("AGENT_TEST_POSTGRES_URL")
-	if base == "" {
-		t.Skip("needs AGENT_TEST_POSTGRES_URL: .ci/run starts a PostgreSQL for it")
-	}
-	if testing.Short() {
-		t.Skip("builds the binary and runs two of it")
-	}
-	dbURL := freshDatabase(t, base)
-	bin := filepath.Join(t.TempDir(), "agent")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	slack, model := fake.NewSlack(t), fake.NewAnthropic(t)
-	slack.T, model.T = nil, nil // a killed process leaves half-done requests behind
+	f := newFleet(t, fleetThreads, false)
+	slack, model := f.slack, f.model
 	slack.Spread = true
-	model.Key = fleetKey
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
 	model.Respond = func(req fake.AnthropicRequest) fake.AnthropicResponse {
@@ -70,8 +57,6 @@ func TestReplicasExactlyOnce(t *testing.T) {
 		}
 		return fleetRespond(req)
 	}
-	f := &fleet{t: t, bin: bin, dbURL: dbURL, slack: slack, model: model, db: openPG(t, dbURL), logDir: t.TempDir(), threads: fleetThreads}
-	t.Cleanup(f.killAll)
 
 	a := f.start("a")
 	b := f.start("b")
@@ -179,24 +164,8 @@ func TestReplicasExactlyOnce(t *testing.T) {
 // the other one, which drops it; every message is answered once, in order
 // within its thread.
 func TestReplicasHTTPIngress(t *testing.T) {
-	base := os.Getenv("AGENT_TEST_POSTGRES_URL")
-	if base == "" {
-		t.Skip("needs AGENT_TEST_POSTGRES_URL: .ci/run starts a PostgreSQL for it")
-	}
-	if testing.Short() {
-		t.Skip("builds the binary and runs two of it")
-	}
-	dbURL := freshDatabase(t, base)
-	bin := filepath.Join(t.TempDir(), "agent")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	slack, model := fake.NewSlack(t), fake.NewAnthropic(t)
-	slack.T, model.T = nil, nil
-	model.Key, model.Respond = fleetKey, fleetRespond
-	f := &fleet{t: t, bin: bin, dbURL: dbURL, slack: slack, model: model, db: openPG(t, dbURL), logDir: t.TempDir(),
-		threads: 10, http: true}
-	t.Cleanup(f.killAll)
+	f := newFleet(t, 10, true)
+	f.model.Respond = fleetRespond
 	replicas := []*replica{f.start("a"), f.start("b")}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -246,6 +215,31 @@ func TestReplicasHTTPIngress(t *testing.T) {
 			t.Errorf("replica %s exited %d on SIGTERM", r.name, code)
 		}
 	}
+}
+
+// newFleet prepares replicas of the real binary on a database of the
+// test's own, against the fakes (threads of fleetMessages messages; http:
+// events over the HTTP ingress). It skips without a Postgres.
+func newFleet(t *testing.T, threads int, overHTTP bool) *fleet {
+	base := os.Getenv("AGENT_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("needs AGENT_TEST_POSTGRES_URL: .ci/run starts a PostgreSQL for it")
+	}
+	if testing.Short() {
+		t.Skip("builds the binary and runs two of it")
+	}
+	dbURL := freshDatabase(t, base)
+	bin := filepath.Join(t.TempDir(), "agent")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	slack, model := fake.NewSlack(t), fake.NewAnthropic(t)
+	slack.T, model.T = nil, nil // a killed process leaves half-done requests behind
+	model.Key = fleetKey
+	f := &fleet{t: t, bin: bin, dbURL: dbURL, slack: slack, model: model, db: openPG(t, dbURL), logDir: t.TempDir(),
+		threads: threads, http: overHTTP}
+	t.Cleanup(f.killAll)
+	return f
 }
 
 // fleet runs the replicas and checks what they did.
@@ -682,14 +676,7 @@ func fleetRespond(req fake.AnthropicRequest) fake.AnthropicResponse {
 		}
 		return done("")
 	}
-	var use fake.AnthropicContent
-	for _, m := range msgs {
-		for _, blk := range m.Content {
-			if blk.Type == "tool_use" && blk.ID == b.ToolUseID {
-				use = blk
-			}
-		}
-	}
+	use := toolUseOf(msgs, b.ToolUseID)
 	switch {
 	case use.Name == "mcp__agent_chat__request_approval":
 		return done(b.ResultText())
@@ -697,6 +684,19 @@ func fleetRespond(req fake.AnthropicRequest) fake.AnthropicResponse {
 		return done("")
 	}
 	return fake.TextReply("")
+}
+
+// toolUseOf finds the tool call a result answers.
+func toolUseOf(msgs []fake.AnthropicMessage, id string) fake.AnthropicContent {
+	var use fake.AnthropicContent
+	for _, m := range msgs {
+		for _, blk := range m.Content {
+			if blk.Type == "tool_use" && blk.ID == id {
+				use = blk
+			}
+		}
+	}
+	return use
 }
 
 // freshDatabase creates a database of the test's own on the server of

@@ -237,28 +237,10 @@ func (s *Slack) readSocket(c *slackConn) {
 // and marshalled otherwise. With no socket ready, the envelope waits for the
 // next one, as the platform holds deliveries.
 func (s *Slack) Send(typ string, payload any, retryAttempt int) (envelopeID string) {
-	raw, err := slackRaw(payload)
-	if err != nil {
-		s.failf("fake slack: Send %s: %v", typ, err)
+	id, raw, frame, ok := s.envelope("Send", typ, payload, retryAttempt)
+	if !ok {
 		return ""
 	}
-	s.mu.Lock()
-	s.seq++
-	id := fmt.Sprintf("%08x-fake-4000-8000-%012d", s.seq, s.seq)
-	if s.socket.sent == nil {
-		s.socket.sent = map[string]bool{}
-	}
-	s.socket.sent[id] = true
-	s.mu.Unlock()
-	reason := ""
-	if retryAttempt > 0 {
-		reason = "timeout"
-	}
-	frame, _ := json.Marshal(map[string]any{
-		"envelope_id": id, "type": typ, "payload": raw,
-		"accepts_response_payload": typ == EnvelopeSlashCommands,
-		"retry_attempt":            retryAttempt, "retry_reason": reason,
-	})
 	if s.Spread {
 		s.spreadFrame(id, inflight{typ: typ, raw: raw, retry: retryAttempt}, frame, 0)
 		return id
@@ -271,26 +253,39 @@ func (s *Slack) Send(typ string, payload any, retryAttempt int) (envelopeID stri
 // first), and fails the test when that one is not open: a test that knows
 // which replica holds which socket delivers to the one it means.
 func (s *Slack) SendOn(n int, typ string, payload any, retryAttempt int) (envelopeID string) {
+	id, raw, frame, ok := s.envelope("SendOn", typ, payload, retryAttempt)
+	if !ok {
+		return ""
+	}
+	s.spreadFrame(id, inflight{typ: typ, raw: raw, retry: retryAttempt}, frame, n)
+	return id
+}
+
+// envelope numbers an envelope of typ carrying payload and builds its frame.
+func (s *Slack) envelope(caller, typ string, payload any, retryAttempt int) (id string, raw json.RawMessage, frame []byte, ok bool) {
 	raw, err := slackRaw(payload)
 	if err != nil {
-		s.failf("fake slack: SendOn %s: %v", typ, err)
-		return ""
+		s.failf("fake slack: %s %s: %v", caller, typ, err)
+		return "", nil, nil, false
 	}
 	s.mu.Lock()
 	s.seq++
-	id := fmt.Sprintf("%08x-fake-4000-8000-%012d", s.seq, s.seq)
+	id = fmt.Sprintf("%08x-fake-4000-8000-%012d", s.seq, s.seq)
 	if s.socket.sent == nil {
 		s.socket.sent = map[string]bool{}
 	}
 	s.socket.sent[id] = true
 	s.mu.Unlock()
-	frame, _ := json.Marshal(map[string]any{
+	reason := ""
+	if retryAttempt > 0 {
+		reason = "timeout"
+	}
+	frame, _ = json.Marshal(map[string]any{
 		"envelope_id": id, "type": typ, "payload": raw,
 		"accepts_response_payload": typ == EnvelopeSlashCommands,
-		"retry_attempt":            retryAttempt, "retry_reason": "",
+		"retry_attempt":            retryAttempt, "retry_reason": reason,
 	})
-	s.spreadFrame(id, inflight{typ: typ, raw: raw, retry: retryAttempt}, frame, n)
-	return id
+	return id, raw, frame, true
 }
 
 // spreadFrame writes an envelope to the next open socket in turn (or to
