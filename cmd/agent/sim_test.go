@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/store"
 )
 
 func TestSimRunShippedScenarios(t *testing.T) {
@@ -124,5 +127,22 @@ func TestSimRunReportsFailures(t *testing.T) {
 	out, _, _ = runCLI(t, nil, "sim", "run", "--verbose", good)
 	if !strings.Contains(out, "bot: ack: done") || !strings.Contains(out, "<@U0MGR>: hi") {
 		t.Fatalf("verbose transcript missing:\n%s", out)
+	}
+}
+
+// The shared configuration of `agent sim` may name the persona's Postgres:
+// the simulator keeps its state to itself all the same (it would otherwise
+// join the live replicas' fleet).
+func TestSimNeverUsesThePersonasPostgres(t *testing.T) {
+	cfg := &config.Config{DefaultMode: "bypass", AutoAllowTools: config.DefaultAutoAllowTools, IdleMinutes: config.DefaultIdleMinutes,
+		MaxTurns: config.DefaultMaxTurns, PackageRunner: config.DefaultPackageRunner, LogLevel: "warn",
+		DBURL: "postgres://agent:secret@127.0.0.1:1/agent?sslmode=disable"}
+	w, err := startSim(t.Context(), simOptions{soul: []byte(testSoul), behaviour: "reply", cfg: cfg})
+	if err != nil {
+		t.Fatalf("startSim with a Postgres in the shared configuration: %v", err)
+	}
+	defer w.close()
+	if w.svc.fleet != nil || store.IsPostgres(w.svc.cfg.Database()) {
+		t.Fatalf("the simulator's database is %q", store.Redact(w.svc.cfg.Database()))
 	}
 }

@@ -93,6 +93,9 @@ func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
 		cfg.MaxTurns, cfg.PackageRunner, cfg.LogLevel = config.DefaultMaxTurns, config.DefaultPackageRunner, "warn"
 	}
 	cfg.Home, cfg.DBPath, cfg.Workspaces = home, filepath.Join(home, "db.sqlite"), filepath.Join(home, "workspaces")
+	// The simulator's state is its own: never the persona's Postgres (it
+	// would join the live replicas' fleet).
+	cfg.DBURL = ""
 	if o.home == "" {
 		cfg.DBPath = store.Memory // a scenario's database lives as long as the scenario
 	}
