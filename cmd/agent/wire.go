@@ -199,9 +199,10 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, err
 	}
 	s.gate = gate
-	if s.fleet == nil {
+	if s.fleet == nil && cfg.Database() != store.Memory {
 		// Replicas expire only what a stopped replica waited for (sweep):
-		// the others' cards are still waited for.
+		// the others' cards are still waited for. A database in memory is
+		// new: nothing waits in it.
 		if n, err := gate.ExpirePending(ctx); err != nil {
 			return nil, fmt.Errorf("expire pending approvals: %w", err)
 		} else if n > 0 {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -168,9 +169,22 @@ func New(o Options) (*Sandbox, error) {
 		s.limits.FileSize = DefaultFileSize
 	}
 	if os.Geteuid() == 0 {
-		s.pids = newPidsLimiter(DefaultCgroupPids)
+		s.pids = sharedPidsLimiter()
 	}
 	return s, nil
+}
+
+// The pids limiter is found (and proven, by making and removing a group)
+// once per process: the hierarchy does not change while it runs, and the
+// simulator builds a sandbox per scenario.
+var (
+	pidsOnce   sync.Once
+	pidsShared *pidsLimiter
+)
+
+func sharedPidsLimiter() *pidsLimiter {
+	pidsOnce.Do(func() { pidsShared = newPidsLimiter(DefaultCgroupPids) })
+	return pidsShared
 }
 
 // Status is what a Sandbox enforces, for the startup line and the

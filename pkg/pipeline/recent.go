@@ -18,8 +18,10 @@ type entry struct {
 	seq uint64
 }
 
+// newRecent returns an empty set of at most max keys; it grows as keys come
+// (a persona that sees few events keeps a small one).
 func newRecent(max int) *recent {
-	return &recent{max: max, keys: make(map[string]uint64, max), order: make([]entry, 0, max)}
+	return &recent{max: max, keys: map[string]uint64{}}
 }
 
 // addAll adds keys and reports whether none of them was present; when one
