@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"sync"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -182,9 +183,9 @@ func New() *Metrics {
 	// MustRegister cannot fail here: the registry is fresh and every name
 	// above is distinct and valid; a failure would be a programming error
 	// caught by the tests.
+	goc, procc := processCollectors()
 	m.Registry.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		goc, procc,
 		m.SessionsLive, m.Drops, m.Events,
 		m.StageOutcomes, m.StageDuration,
 		m.Turns, m.TurnDuration, m.StopGuard,
@@ -211,4 +212,22 @@ func New() *Metrics {
 // Stage returns the instruments every pipeline stage reports to.
 func (m *Metrics) Stage() pipeline.StageMetrics {
 	return pipeline.StageMetrics{Outcomes: m.StageOutcomes, Duration: m.StageDuration}
+}
+
+// The Go runtime's and the process's collectors describe the process, not
+// a service: made once (the Go collector reads the runtime's metric
+// descriptions, a cost the simulator paid per scenario) and registered in
+// every registry.
+var (
+	collectorsOnce sync.Once
+	goCollector    prometheus.Collector
+	procCollector  prometheus.Collector
+)
+
+func processCollectors() (prometheus.Collector, prometheus.Collector) {
+	collectorsOnce.Do(func() {
+		goCollector = collectors.NewGoCollector()
+		procCollector = collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})
+	})
+	return goCollector, procCollector
 }
