@@ -93,8 +93,12 @@ func (f *Fleet) Close() error {
 	if f.keeper == nil {
 		return nil
 	}
-	// Discard rather than return the session to the pool: its locks must
-	// end with it (ErrBadConn makes database/sql close the connection).
+	// Release the locks now (the server frees them only once it notices
+	// the connection is gone), then discard rather than return the session
+	// to the pool (ErrBadConn makes database/sql close the connection).
+	ctx, cancel := context.WithTimeout(context.Background(), fleetPing)
+	_, _ = f.keeper.ExecContext(ctx, "SELECT pg_advisory_unlock_all()")
+	cancel()
 	_ = f.keeper.Raw(func(any) error { return driver.ErrBadConn })
 	err := f.keeper.Close()
 	f.keeper = nil
