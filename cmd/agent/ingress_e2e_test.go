@@ -12,8 +12,8 @@ import (
 
 // newIngressHarness is a harness whose service takes events over HTTP:
 // CHAT_SIGNING_SECRET set, CHAT_APP_TOKEN unset.
-func newIngressHarness(t *testing.T) (*harness, fake.EventsHTTP) {
-	h := newHarness(t, testSoul)
+func newIngressHarness(t *testing.T, soul string) (*harness, fake.EventsHTTP) {
+	h := newHarness(t, soul)
 	delete(h.env, "CHAT_APP_TOKEN")
 	h.env["CHAT_SIGNING_SECRET"] = fake.DefaultSigningSecret
 	return h, fake.EventsHTTP{Base: h.url("")}
@@ -36,7 +36,7 @@ func status(t *testing.T, resp *http.Response, err error) (int, string) {
 // is dropped as a redelivery; a forged request is refused with 401 and a log
 // line and never reaches the model; slash commands arrive as forms.
 func TestHTTPIngressEndToEnd(t *testing.T) {
-	h, platform := newIngressHarness(t)
+	h, platform := newIngressHarness(t, testSoul)
 	h.start()
 	ctx := h.ctx()
 	if strings.Contains(h.logs.String(), "socket mode started") {
@@ -103,4 +103,35 @@ func TestHTTPIngressEndToEnd(t *testing.T) {
 	if got := len(h.slack.Posts()); got != 2 {
 		t.Fatalf("posts = %d, want 2 (the reply and the help): %+v", got, h.slack.Posts())
 	}
+}
+
+// A card's click over HTTP (the interactivity form) releases the turn that
+// waits for it; an unsigned click is refused and changes nothing.
+func TestHTTPIngressApprovalClick(t *testing.T) {
+	h, platform := newIngressHarness(t, rulesSoul)
+	h.scriptApproval("deploy", "deploy prod")
+	h.start()
+	ctx := h.ctx()
+
+	resp, err := platform.Event(ctx, fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "ship it"}.Payload(), 0)
+	if code, _ := status(t, resp, err); code != 200 {
+		t.Fatalf("event: %d", code)
+	}
+	card, err := h.slack.WaitForPost(ctx, func(p fake.Post) bool { return len(p.Blocks) > 0 && p.ThreadTS == "100.1" })
+	if err != nil {
+		t.Fatalf("no card: %v\nlogs:\n%s", err, h.logs)
+	}
+	click := fake.BlockActions{User: "U0APP", Channel: card.Channel, MessageTS: card.TS, ThreadTS: card.ThreadTS,
+		ActionID: "approve", Value: cardButtons(t, card)["approve"]}.Payload()
+
+	forged := fake.EventsHTTP{Base: platform.Base, Secret: "guessed"}
+	resp, err = forged.Interactive(ctx, click, 0)
+	if code, _ := status(t, resp, err); code != http.StatusUnauthorized {
+		t.Fatalf("unsigned click: %d, want 401", code)
+	}
+	resp, err = platform.Interactive(ctx, click, 0)
+	if code, body := status(t, resp, err); code != 200 || body != "" {
+		t.Fatalf("click: %d %q", code, body)
+	}
+	h.expectReply("D0MGR", "100.1", "approved by <@U0APP>")
 }
