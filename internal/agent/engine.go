@@ -260,7 +260,7 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	if err != nil {
 		return fmt.Errorf("load history: %w", err)
 	}
-	msgs, err := decodeHistory(stored)
+	msgs, err := requestHistory(stored)
 	if err != nil {
 		return fmt.Errorf("session %s: %w", sid, err)
 	}

@@ -28,12 +28,91 @@ func decodeHistory(rows []store.Message) ([]anthropic.MessageParam, error) {
 	return out, nil
 }
 
+// decodedTail is how many of the history's last messages a turn decodes:
+// the turn looks there for tool calls left without results, and the last
+// one carries the request's cache breakpoint. (Merged runs of one role
+// alternate, so the last assistant message is among the last two.)
+const decodedTail = 2
+
+// requestHistory is the stored history as a turn sends it: runs of one
+// role merged (the API wants them alternating), and all but the last
+// decodedTail messages passed on as the JSON they were stored as — never
+// decoded and encoded again, on every model call, as a long thread would
+// otherwise be. The stored JSON is what the request encoder wrote when
+// the message was new, so the bytes the provider's prompt cache keys on
+// stay the same whichever form a message is sent in.
+func requestHistory(rows []store.Message) ([]anthropic.MessageParam, error) {
+	type run struct {
+		role  string
+		seq   int64
+		parts []json.RawMessage // content arrays, none empty
+	}
+	var runs []run
+	for _, r := range rows {
+		content := bytes.TrimSpace(r.Content)
+		if len(content) < 2 || content[0] != '[' || content[len(content)-1] != ']' {
+			return nil, fmt.Errorf("history message %d: content is not a JSON array", r.Seq)
+		}
+		if len(bytes.TrimSpace(content[1:len(content)-1])) == 0 {
+			continue // no blocks: nothing to send
+		}
+		if n := len(runs); n > 0 && runs[n-1].role == r.Role {
+			runs[n-1].parts = append(runs[n-1].parts, content)
+			continue
+		}
+		runs = append(runs, run{role: r.Role, seq: r.Seq, parts: []json.RawMessage{content}})
+	}
+	out := make([]anthropic.MessageParam, 0, len(runs)+4)
+	for i, r := range runs {
+		if i < len(runs)-decodedTail {
+			out = append(out, param.Override[anthropic.MessageParam](rawMessage(r.role, r.parts)))
+			continue
+		}
+		m := anthropic.MessageParam{Role: anthropic.MessageParamRole(r.role)}
+		for _, part := range r.parts {
+			var blocks []anthropic.ContentBlockParamUnion
+			if err := json.Unmarshal(part, &blocks); err != nil {
+				return nil, fmt.Errorf("history message %d: %w", r.seq, err)
+			}
+			m.Content = append(m.Content, blocks...)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// rawMessage is the JSON of a message of role whose content is the
+// concatenation of the content arrays parts, as the request encoder
+// writes it: {"content":[…],"role":"…"}.
+func rawMessage(role string, parts []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString(`{"content":[`)
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(bytes.TrimSpace(p)[1 : len(bytes.TrimSpace(p))-1])
+	}
+	b.WriteString(`],"role":`)
+	r, _ := json.Marshal(role)
+	b.Write(r)
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// isRaw reports whether m is passed on as stored JSON (requestHistory).
+func isRaw(m anthropic.MessageParam) bool {
+	_, ok := m.Overrides()
+	return ok
+}
+
 // mergeRoles joins consecutive messages of the same role (a user message
-// whose turn failed, followed by the next one), as the API would.
+// whose turn failed, followed by the next one), as the API would. Stored
+// messages passed on as JSON were merged by requestHistory already.
 func mergeRoles(msgs []anthropic.MessageParam) []anthropic.MessageParam {
 	out := make([]anthropic.MessageParam, 0, len(msgs))
 	for _, m := range msgs {
-		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+		if n := len(out); n > 0 && out[n-1].Role == m.Role && !isRaw(m) && !isRaw(out[n-1]) {
 			merged := make([]anthropic.ContentBlockParamUnion, 0, len(out[n-1].Content)+len(m.Content))
 			merged = append(merged, out[n-1].Content...)
 			out[n-1].Content = append(merged, m.Content...)
@@ -110,9 +189,11 @@ func redactJSON(raw json.RawMessage, redact func(string) string) json.RawMessage
 		return v
 	}
 	v = walk(v)
-	if !changed {
-		return raw
-	}
+	// Re-encoded even when nothing changed: the canonical form (sorted
+	// keys) is what the message turns into when it is read back, so the
+	// bytes sent in this turn and in later ones are the same (the
+	// provider's prompt cache keys on them).
+	_ = changed
 	out, err := json.Marshal(v)
 	if err != nil {
 		return raw
