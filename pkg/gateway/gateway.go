@@ -293,7 +293,9 @@ func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 	if inbox == nil || !Journaled(ev) || ev.Redelivery {
 		inbox = nil
 	}
-	if g.cfg.LockThread != nil && ev.Kind == pipeline.KindMessage && !ev.Redelivery && queueKey(ev) == ev.ThreadKey() {
+	// Bots' messages (the runtime's own posts coming back) are dropped
+	// whatever order they run in: no lock for them.
+	if g.cfg.LockThread != nil && ev.Kind == pipeline.KindMessage && ev.BotID == "" && !ev.Redelivery && queueKey(ev) == ev.ThreadKey() {
 		unlock, err := g.cfg.LockThread(ctx, ev)
 		switch {
 		case err == nil:
