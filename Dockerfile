@@ -4,7 +4,8 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/agent ./cmd/agent
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/agent ./cmd/agent \
+ && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/agent-sandbox ./cmd/agent-sandbox
 
 FROM debian:bookworm-slim
 RUN apt-get update \
@@ -12,7 +13,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin agent \
  && mkdir -p /data && chown agent:agent /data
-COPY --from=build /out/agent /usr/local/bin/agent
+# agent-sandbox beside agent: the small helper every Bash command and tool
+# server starts through (the runtime re-executes itself without it).
+COPY --from=build /out/agent /out/agent-sandbox /usr/local/bin/
 # bypass mode is safe to offer only because every Bash command and tool
 # server runs in the kernel sandbox: refuse to start without it.
 ENV AGENT_HOME=/data \

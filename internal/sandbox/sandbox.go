@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -144,7 +145,7 @@ func New(o Options) (*Sandbox, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: the runtime's own binary: %w", err)
 		}
-		s.exe = exe
+		s.exe = helperBeside(exe)
 	}
 	for _, p := range o.ReadOnly {
 		if p == "" {
@@ -172,6 +173,33 @@ func New(o Options) (*Sandbox, error) {
 		s.pids = sharedPidsLimiter()
 	}
 	return s, nil
+}
+
+// HelperBinary is the name of the helper's own binary (cmd/agent-sandbox),
+// used when it is installed beside the runtime's.
+const HelperBinary = "agent-sandbox"
+
+// helperBeside returns the helper binary installed beside exe, or exe
+// itself (which runs the helper as `exe sandbox-exec`). The small binary
+// starts in a millisecond where the runtime's takes several; it is used
+// only when it is a regular executable file with exe's owner, writable by
+// nobody else — a helper runs before its own confinement.
+func helperBeside(exe string) string {
+	self, err := os.Stat(exe)
+	if err != nil {
+		return exe
+	}
+	helper := filepath.Join(filepath.Dir(exe), HelperBinary)
+	fi, err := os.Lstat(helper)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 || fi.Mode().Perm()&0o022 != 0 {
+		return exe
+	}
+	if a, ok := self.Sys().(*syscall.Stat_t); ok {
+		if b, ok := fi.Sys().(*syscall.Stat_t); !ok || a.Uid != b.Uid {
+			return exe
+		}
+	}
+	return helper
 }
 
 // The pids limiter is found (and proven, by making and removing a group)
