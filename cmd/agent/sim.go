@@ -19,6 +19,7 @@ import (
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
 )
 
@@ -68,6 +69,7 @@ func (c *cli) simRunCommand() *ffcli.Command {
 			if err := finish(); err != nil {
 				return err
 			}
+			go store.WarmMemory() // the scenarios' databases start as copies of it
 			files, err := sim.Discover(c.scenarioDir(), args)
 			if err != nil {
 				return err

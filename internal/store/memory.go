@@ -32,6 +32,11 @@ func template() (*Store, error) {
 	return templateStore, templateErr
 }
 
+// WarmMemory makes the template of in-memory databases now, so that the
+// first Memory stores find it ready (the simulator calls it in the
+// background while it reads its scenarios).
+func WarmMemory() { _, _ = template() }
+
 // restorer is modernc's connection: it copies a database into its own.
 type restorer interface {
 	NewRestore(srcURI string) (*sqlite.Backup, error)
