@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -599,6 +600,11 @@ func (s *service) run(ctx context.Context) error {
 		}()
 	}
 	s.runCtx = ctx
+	// Start-up leaves garbage (package init, the persona, the tools'
+	// schemas, the first connections): collect it and give the pages back
+	// once the service is up, rather than when the scavenger gets to them.
+	releaseStartup := time.AfterFunc(time.Second, debug.FreeOSMemory)
+	defer releaseStartup.Stop()
 	stopWaits := context.AfterFunc(ctx, s.gate.Close)
 	defer stopWaits()
 	err := s.gateway.Run(ctx)
