@@ -589,6 +589,7 @@ func (s *service) run(ctx context.Context) error {
 			select {
 			case <-s.fleet.Lost():
 				lost <- errors.New("fleet: the database connection holding this replica's locks failed")
+				s.gateway.Halt() // no grace: another replica takes these over
 				cancel()
 			case <-ctx.Done():
 			}

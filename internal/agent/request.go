@@ -91,7 +91,7 @@ func rawMessage(role string, parts []json.RawMessage) json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(bytes.TrimSpace(p)[1 : len(bytes.TrimSpace(p))-1])
+		b.Write(p[1 : len(p)-1]) // requestHistory trimmed them
 	}
 	b.WriteString(`],"role":`)
 	r, _ := json.Marshal(role)
@@ -168,15 +168,11 @@ func redactJSON(raw json.RawMessage, redact func(string) string) json.RawMessage
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return raw
 	}
-	changed := false
 	var walk func(any) any
 	walk = func(v any) any {
 		switch x := v.(type) {
 		case string:
-			if r := redact(x); r != x {
-				changed = true
-				return r
-			}
+			return redact(x)
 		case []any:
 			for i := range x {
 				x[i] = walk(x[i])
@@ -193,7 +189,6 @@ func redactJSON(raw json.RawMessage, redact func(string) string) json.RawMessage
 	// keys) is what the message turns into when it is read back, so the
 	// bytes sent in this turn and in later ones are the same (the
 	// provider's prompt cache keys on them).
-	_ = changed
 	out, err := json.Marshal(v)
 	if err != nil {
 		return raw

@@ -150,6 +150,18 @@ func (g *Gateway) Run(ctx context.Context) error {
 	return err
 }
 
+// Halt cancels the running events at once, without the grace period: the
+// replica lost what let it run them (its locks), and another takes them
+// over; a turn that went on could answer a second time.
+func (g *Gateway) Halt() {
+	g.mu.Lock()
+	cancel := g.cancel
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
 // drain waits for the running events, cancelling them after the grace period.
 func (g *Gateway) drain() {
 	done := make(chan struct{})

@@ -187,3 +187,34 @@ func waitID(t *testing.T, ch chan string) string {
 		return ""
 	}
 }
+
+// Halt cancels a running event at once, whatever the grace period.
+func TestGatewayHaltCancelsAtOnce(t *testing.T) {
+	started, stopped := make(chan struct{}), make(chan error, 1)
+	tr := &chanTransport{events: make(chan *pipeline.Event)}
+	g := New(tr, pipeline.HandlerFunc(func(ctx context.Context, ev *pipeline.Event) error {
+		close(started)
+		<-ctx.Done()
+		stopped <- ctx.Err()
+		return ctx.Err()
+	}), noop.NewTracerProvider().Tracer(""), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, Config{Grace: time.Hour})
+	g.Halt() // before Run: nothing to cancel, no panic
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	tr.events <- message("m1", "C1", "1.0", "")
+	<-started
+	g.Halt()
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the event ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Halt did not cancel the running event")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -17,7 +17,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -196,5 +195,5 @@ func strict(v any) any {
 // isQuantity tells resource.Quantity's definition ("64Mi" or 1).
 func isQuantity(s map[string]any) bool {
 	d, _ := s["description"].(string)
-	return s["type"] == "string" && bytes.HasPrefix([]byte(d), []byte("Quantity is a fixed-point representation of a number."))
+	return s["type"] == "string" && strings.HasPrefix(d, "Quantity is a fixed-point representation of a number.")
 }
