@@ -111,7 +111,11 @@ func abuseHarness(t *testing.T, net string, commands map[string]string) *harness
 			t.Errorf("no command for case %q", name)
 		}
 		n++
-		return fake.ToolUse(fmt.Sprintf("toolu_b%d", n), "Bash", map[string]any{"command": command, "timeout": 20000})
+		// 8 s: a case must end well inside the harness's 15 s wait for its
+		// reply. A fork bomb's shell retries a failed fork for up to 15 s
+		// (bash sleeps 1, 2, 4, 8 s between tries), so on a slow machine the
+		// bomb ends by this timeout, whose error still names the limit.
+		return fake.ToolUse(fmt.Sprintf("toolu_b%d", n), "Bash", map[string]any{"command": command, "timeout": 8000})
 	}
 	return h
 }
