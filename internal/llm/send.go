@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -83,7 +84,16 @@ func (c *Client) Send(ctx context.Context, params anthropic.MessageNewParams) (*
 // stream sends params as a streaming call and accumulates the message. st
 // follows the call's attempts.
 func (c *Client) stream(ctx context.Context, st *callState, params anthropic.MessageNewParams) (*anthropic.Message, error) {
-	s := c.api.Messages.NewStreaming(withCall(ctx, st), params)
+	body, err := encodeParams(params)
+	if err != nil {
+		return nil, &Error{Op: "messages", Message: "encode the request: " + c.scrub(err.Error()), err: err,
+			kinds: []error{ErrInvalidRequest}}
+	}
+	// The body is ours; the params the SDK sees carry only what it turns
+	// into headers.
+	s := c.api.Messages.NewStreaming(withCall(ctx, st),
+		anthropic.MessageNewParams{UserProfileID: params.UserProfileID, WorkspaceID: params.WorkspaceID},
+		option.WithRequestBody("application/json", body))
 	defer func() { _ = s.Close() }()
 
 	var msg anthropic.Message
