@@ -31,7 +31,7 @@ type Model interface {
 // History is the persisted conversation of the sessions.
 type History interface {
 	History(ctx context.Context, sessionID string) ([]store.Message, error)
-	AppendMessages(ctx context.Context, sessionID string, msgs ...store.Message) error
+	AppendMessagesUsage(ctx context.Context, sessionID string, u store.Usage, msgs ...store.Message) error
 	AddUsage(ctx context.Context, sessionID string, u store.Usage) error
 	ReplaceHistory(ctx context.Context, sessionID, summary string, keep []store.Message) error
 }
@@ -348,15 +348,17 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			}
 			return e.modelError(err, &outcome)
 		}
-		e.recordUsage(ctx, sid, resp.Usage)
+		usage := storeUsage(resp.Usage)
 		promptTokens = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
 		assistant, uses := e.assistantMessage(ctx, resp)
 		if len(uses) == 0 {
 			if len(assistant.Content) > 0 {
-				if err := e.persist(ctx, sid, assistant); err != nil {
+				if err := e.persistAnswer(ctx, sid, usage, assistant); err != nil {
 					return err
 				}
 				msgs = append(msgs, assistant)
+			} else {
+				e.recordUsage(ctx, sid, usage)
 			}
 			if resp.StopReason == anthropic.StopReasonPauseTurn && len(assistant.Content) > 0 {
 				continue
@@ -383,7 +385,7 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		// The tool calls are stored before they run and each result as it
 		// comes, so that a crash loses no result and leaves the unfinished
 		// calls for interruptedResults.
-		if err := e.persist(ctx, sid, assistant); err != nil {
+		if err := e.persistAnswer(ctx, sid, usage, assistant); err != nil {
 			return err
 		}
 		results, err := e.runTools(toolCtx, t, uses, func(result anthropic.MessageParam) error {
@@ -475,16 +477,21 @@ func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthrop
 	})
 }
 
-// recordUsage adds a response's tokens to the session's counters, off the
-// turn's path: the counters are for reports, and a crash losing the last
-// response's count costs nothing else.
-func (e *Engine) recordUsage(ctx context.Context, sid string, u anthropic.Usage) {
+func storeUsage(u anthropic.Usage) store.Usage {
+	return store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
+		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
+}
+
+// recordUsage adds the tokens of a response that left nothing to store to
+// the session's counters, off the turn's path: the counters are for
+// reports, and a crash losing the last response's count costs nothing
+// else. (A response with content is stored with its usage, persistAnswer.)
+func (e *Engine) recordUsage(ctx context.Context, sid string, u store.Usage) {
 	ctx = context.WithoutCancel(ctx)
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		err := e.o.History.AddUsage(ctx, sid, store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
-			CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens})
+		err := e.o.History.AddUsage(ctx, sid, u)
 		if err != nil {
 			e.o.Log.WarnContext(ctx, "record token usage", "session_id", sid, "err", err)
 		}
@@ -499,6 +506,16 @@ func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.Mess
 // persistEvent appends messages answering the chat event eventID ("" for
 // none) to the session's history.
 func (e *Engine) persistEvent(ctx context.Context, sid, eventID string, msgs ...anthropic.MessageParam) error {
+	return e.persistUsage(ctx, sid, eventID, store.Usage{}, msgs...)
+}
+
+// persistAnswer appends the model's answer with what it cost, in one
+// write.
+func (e *Engine) persistAnswer(ctx context.Context, sid string, u store.Usage, answer anthropic.MessageParam) error {
+	return e.persistUsage(ctx, sid, "", u, answer)
+}
+
+func (e *Engine) persistUsage(ctx context.Context, sid, eventID string, u store.Usage, msgs ...anthropic.MessageParam) error {
 	rows := make([]store.Message, 0, len(msgs))
 	now := e.o.Now()
 	for _, m := range msgs {
@@ -513,7 +530,7 @@ func (e *Engine) persistEvent(ctx context.Context, sid, eventID string, msgs ...
 	ctx, span := e.o.Tracer.Start(context.WithoutCancel(ctx), "store.append_messages",
 		trace.WithAttributes(attribute.Int("store.rows", len(rows))))
 	defer span.End()
-	if err := e.o.History.AppendMessages(ctx, sid, rows...); err != nil {
+	if err := e.o.History.AppendMessagesUsage(ctx, sid, u, rows...); err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		return fmt.Errorf("save history: %w", err)

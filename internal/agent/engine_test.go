@@ -810,25 +810,31 @@ func TestUserText(t *testing.T) {
 	}
 }
 
+// Every response's tokens reach the session's counters: stored with the
+// answer when it has content, on their own when it has none.
 func TestUsageRecorded(t *testing.T) {
-	e := newEnv(t, config{})
-	step1 := reply("ok")
-	step1.Usage = fake.AnthropicUsage{InputTokens: 10, OutputTokens: 5, CacheCreationInputTokens: 1000, CacheReadInputTokens: 0}
-	step2 := fake.TextReply("Done.")
-	step2.Usage = fake.AnthropicUsage{InputTokens: 20, OutputTokens: 7, CacheCreationInputTokens: 30, CacheReadInputTokens: 1000}
-	e.fake.Enqueue(step1, step2)
-	turn, _ := e.turn(t, "1.0", "count", pipeline.RoleMember)
-	if err := e.engine.Turn(t.Context(), turn); err != nil {
-		t.Fatalf("Turn: %v", err)
-	}
-	e.engine.Wait() // the counters are written beside the turn
-	s, err := e.store.SessionByThread(t.Context(), turn.Session.ThreadKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := [4]int64{s.InputTokens, s.OutputTokens, s.CacheWriteTokens, s.CacheReadTokens}
-	if want := [4]int64{30, 12, 1030, 1000}; got != want {
-		t.Errorf("stored usage (input, output, cache write, cache read) = %v, want %v", got, want)
+	for _, last := range []string{"Done.", ""} {
+		t.Run(fmt.Sprintf("last answer %q", last), func(t *testing.T) {
+			e := newEnv(t, config{})
+			step1 := reply("ok")
+			step1.Usage = fake.AnthropicUsage{InputTokens: 10, OutputTokens: 5, CacheCreationInputTokens: 1000, CacheReadInputTokens: 0}
+			step2 := fake.TextReply(last)
+			step2.Usage = fake.AnthropicUsage{InputTokens: 20, OutputTokens: 7, CacheCreationInputTokens: 30, CacheReadInputTokens: 1000}
+			e.fake.Enqueue(step1, step2)
+			turn, _ := e.turn(t, "1.0", "count", pipeline.RoleMember)
+			if err := e.engine.Turn(t.Context(), turn); err != nil {
+				t.Fatalf("Turn: %v", err)
+			}
+			e.engine.Wait() // an empty answer's counters are written beside the turn
+			s, err := e.store.SessionByThread(t.Context(), turn.Session.ThreadKey())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := [4]int64{s.InputTokens, s.OutputTokens, s.CacheWriteTokens, s.CacheReadTokens}
+			if want := [4]int64{30, 12, 1030, 1000}; got != want {
+				t.Errorf("stored usage (input, output, cache write, cache read) = %v, want %v", got, want)
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -46,8 +47,18 @@ type messageRow struct {
 // means now. Appending nothing does nothing. It returns an error matching
 // ErrNotFound if there is no such session.
 func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...Message) error {
+	return s.AppendMessagesUsage(ctx, sessionID, Usage{}, msgs...)
+}
+
+// AppendMessagesUsage is AppendMessages that also adds u to the session's
+// token counters, in the same transaction: a model's answer and what it
+// cost are recorded together, in one write instead of two.
+func (s *Store) AppendMessagesUsage(ctx context.Context, sessionID string, u Usage, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return nil
+	}
+	if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 {
+		return fmt.Errorf("append messages to session %q: negative usage %+v", sessionID, u)
 	}
 	now := s.now()
 	rows, err := messageRows(sessionID, msgs, now)
@@ -55,7 +66,13 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...Me
 		return fmt.Errorf("append messages to session %q: %w", sessionID, err)
 	}
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := s.txExec(ctx, tx, qTouchSession, now.UnixMilli(), sessionID)
+		var res sql.Result
+		var err error
+		if u == (Usage{}) {
+			res, err = s.txExec(ctx, tx, qTouchSession, now.UnixMilli(), sessionID)
+		} else {
+			res, err = s.txExec(ctx, tx, qTouchUsage, now.UnixMilli(), u.Input, u.Output, u.CacheRead, u.CacheWrite, sessionID)
+		}
 		if err != nil {
 			return err
 		}

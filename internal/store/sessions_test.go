@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"testing"
@@ -143,6 +144,47 @@ func TestAddUsage(t *testing.T) {
 	if got.InputTokens != 25 || got.OutputTokens != 40 || got.CacheReadTokens != 60 || got.CacheWriteTokens != 80 {
 		t.Errorf("usage = %d/%d/%d/%d, want 25/40/60/80",
 			got.InputTokens, got.OutputTokens, got.CacheReadTokens, got.CacheWriteTokens)
+	}
+}
+
+// A model's answer and its tokens are written together, or neither.
+func TestAppendMessagesUsage(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1", InputTokens: 5}); err != nil {
+		t.Fatal(err)
+	}
+	answer := Message{Role: RoleAssistant, Content: json.RawMessage(`[{"type":"text","text":"hi"}]`)}
+	if err := s.AppendMessagesUsage(ctx, "s1", Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}, answer); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendMessagesUsage(ctx, "s1", Usage{}, answer); err != nil { // no usage: the counters stay
+		t.Fatal(err)
+	}
+	if err := s.AppendMessagesUsage(ctx, "s1", Usage{Output: -1}, answer); err == nil {
+		t.Error("negative usage accepted")
+	}
+	bad := Message{Role: RoleAssistant, Content: json.RawMessage(`not json`)}
+	if err := s.AppendMessagesUsage(ctx, "s1", Usage{Input: 1000}, answer, bad); err == nil {
+		t.Error("an invalid message accepted")
+	}
+	if err := s.AppendMessagesUsage(ctx, "nope", Usage{Input: 1}, answer); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v, want ErrNotFound", err)
+	}
+	got, err := s.SessionByThread(ctx, "C1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InputTokens != 15 || got.OutputTokens != 20 || got.CacheReadTokens != 30 || got.CacheWriteTokens != 40 {
+		t.Errorf("usage = %d/%d/%d/%d, want 15/20/30/40",
+			got.InputTokens, got.OutputTokens, got.CacheReadTokens, got.CacheWriteTokens)
+	}
+	h, err := s.History(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 2 {
+		t.Errorf("history has %d messages, want 2 (the failed appends wrote nothing)", len(h))
 	}
 }
 

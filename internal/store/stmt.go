@@ -90,14 +90,16 @@ func (s *Store) txQueryRow(ctx context.Context, tx bun.Tx, query string, args ..
 
 // Statements of transactions on the event path, prepared by Open.
 const (
-	qTouchSession  = "UPDATE sessions SET last_activity = ? WHERE session_id = ?"
+	qTouchSession = "UPDATE sessions SET last_activity = ? WHERE session_id = ?"
+	qTouchUsage   = `UPDATE sessions SET last_activity = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+		cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ? WHERE session_id = ?`
 	qLastSeq       = "SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?"
 	qInsertMessage = `INSERT INTO messages (session_id, seq, role, content, created_at, event_id) VALUES (?, ?, ?, ?, ?, ?)`
 )
 
 // prepareHot prepares the statements that run inside transactions.
 func (s *Store) prepareHot(ctx context.Context) error {
-	for _, q := range []string{qTouchSession, qLastSeq, qInsertMessage} {
+	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage} {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)
 		}
