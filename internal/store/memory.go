@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -37,41 +39,60 @@ func template() (*Store, error) {
 // background while it reads its scenarios).
 func WarmMemory() { _, _ = template() }
 
-// restorer is modernc's connection: it copies a database into its own.
-type restorer interface {
-	NewRestore(srcURI string) (*sqlite.Backup, error)
+// backuper is modernc's connection: it copies its database into another.
+type backuper interface {
+	NewBackup(dstURI string) (*sqlite.Backup, error)
 }
 
-// restoreTemplate fills this Memory store with the template's pages.
-func (s *Store) restoreTemplate(ctx context.Context) error {
+// copyTemplate copies the template into the in-memory database name (the
+// memdb VFS's shared name) through a connection of its own, which it
+// returns: the database lives while that connection is open. The copy is
+// made from the template's open connection, and into a connection opened
+// without pragmas, so that neither parses the schema.
+func copyTemplate(ctx context.Context, name string) (io.Closer, error) {
 	tpl, err := template()
 	if err != nil {
-		return fmt.Errorf("template: %w", err)
+		return nil, fmt.Errorf("template: %w", err)
 	}
-	conn, err := s.db.Conn(ctx)
+	conn, err := tpl.db.Conn(ctx) // the template's one connection: copies queue here
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("template: %w", err)
 	}
 	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		r, ok := dc.(restorer)
+	var keep io.Closer
+	err = conn.Raw(func(dc any) error {
+		src, ok := dc.(backuper)
 		if !ok {
-			return fmt.Errorf("driver %T cannot restore a database", dc)
+			return fmt.Errorf("driver %T cannot copy a database", dc)
 		}
-		b, err := r.NewRestore(tpl.source)
+		b, err := src.NewBackup((&url.URL{Scheme: "file", Path: name, RawQuery: "vfs=memdb"}).String())
 		if err != nil {
-			return fmt.Errorf("restore: %w", err)
+			return err
 		}
 		more, err := b.Step(-1) // -1: every page; true: pages remain
 		if err == nil && more {
 			err = errors.New("incomplete")
 		}
-		if ferr := b.Finish(); err == nil {
-			err = ferr
-		}
 		if err != nil {
-			return fmt.Errorf("restore: %w", err)
+			return errors.Join(err, b.Finish()) // Finish closes the copy
 		}
+		dst, err := b.Commit()
+		if err != nil {
+			return err
+		}
+		keep = dst
 		return nil
 	})
+	if err != nil {
+		return nil, fmt.Errorf("copy the template: %w", err)
+	}
+	return keep, nil
+}
+
+// closeKeeper closes c, if any.
+func closeKeeper(c io.Closer) error {
+	if c == nil {
+		return nil
+	}
+	return c.Close()
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -51,6 +52,11 @@ type Store struct {
 	writer chan struct{}
 
 	stmts stmtCache
+
+	// keep is an in-memory database's own connection, outside the pool:
+	// the database lives as long as a connection holds it, so it outlives
+	// any the pool closes. Nil for files and Postgres.
+	keep io.Closer
 }
 
 // Open opens the SQLite database at path, creating the file (0600) and its
@@ -89,9 +95,20 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 		return nil, errors.New("open store: empty path")
 	}
 	var abs, source string
+	var keep io.Closer
+	embedded := migrations == nil
 	if path == Memory {
 		abs = Memory
-		source = memDSN(fmt.Sprintf("/agent-%d-%d", os.Getpid(), memSeq.Add(1)))
+		name := fmt.Sprintf("/agent-%d-%d", os.Getpid(), memSeq.Add(1))
+		source = memDSN(name)
+		if embedded {
+			// The database starts as a copy of the template, made before
+			// any connection of the pool opens it.
+			var err error
+			if keep, err = copyTemplate(ctx, name); err != nil {
+				return nil, fmt.Errorf("open store %s: %w", abs, err)
+			}
+		}
 	} else {
 		var err error
 		if abs, err = createFile(path); err != nil {
@@ -101,12 +118,19 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 	}
 	sqldb, err := sql.Open(sqliteshim.ShimName, source)
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, errors.Join(fmt.Errorf("open store: %w", err), closeKeeper(keep))
 	}
-	sqldb.SetMaxOpenConns(maxOpenConns)
+	conns := maxOpenConns
+	if path == Memory {
+		// In memory, reads are as cheap as the writes they would run
+		// beside, and every connection parses the schema and prepares its
+		// statements again (the simulator opens a store per scenario).
+		conns = 1
+	}
+	sqldb.SetMaxOpenConns(conns)
 	// Keep idle connections forever: reopening one re-runs the pragmas and
 	// starts with a cold page cache.
-	sqldb.SetMaxIdleConns(maxOpenConns)
+	sqldb.SetMaxIdleConns(conns)
 	sqldb.SetConnMaxIdleTime(0)
 	sqldb.SetConnMaxLifetime(0)
 
@@ -117,29 +141,25 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 		now:    opts.Now,
 		logger: opts.Logger,
 		writer: make(chan struct{}, 1),
+		keep:   keep,
 	}
 	s.defaults()
 	if err := s.setPragmas(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.Close())
 	}
-	embedded := migrations == nil
-	if path == Memory && embedded {
-		if err := s.restoreTemplate(ctx); err != nil {
-			return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
-		}
-	} else {
+	if keep == nil {
 		if migrations == nil {
 			migrations = embeddedMigrations()
 		}
 		if err := s.migrate(ctx, migrations); err != nil {
-			return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
+			return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.Close())
 		}
 	}
 	if !embedded {
 		return s, nil
 	}
 	if err := s.prepareHot(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.db.Close())
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.Close())
 	}
 	return s, nil
 }
@@ -177,7 +197,12 @@ func createFile(path string) (string, error) {
 // Close closes the database. Later calls return nil.
 func (s *Store) Close() error {
 	s.closeStmts()
-	if err := s.db.Close(); err != nil {
+	err := s.db.Close()
+	// The keeper goes last: with it goes an in-memory database's content.
+	if kerr := closeKeeper(s.keep); err == nil {
+		err = kerr
+	}
+	if err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	return nil

@@ -289,6 +289,13 @@ func TestOpenMemory(t *testing.T) {
 	if seen, err := b.EventSeen(ctx, "ev1"); err != nil || seen {
 		t.Errorf("b sees a's event: %v, %v", seen, err)
 	}
+	// The pool may close its connection (one the driver finds unusable):
+	// the database is kept by the store's own, and is still all there.
+	a.db.DB.SetMaxIdleConns(0)
+	a.db.DB.SetMaxIdleConns(1)
+	if seen, err := a.EventSeen(ctx, "ev1"); err != nil || !seen {
+		t.Errorf("a, after its pool's connection closed: EventSeen = %v, %v", seen, err)
+	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
