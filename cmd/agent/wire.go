@@ -124,7 +124,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}()
 	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), cfg.Secrets()...)
-	applyMemoryLimit(d.getenv, os.ReadFile, s.log)
+	if cfg.Database() != store.Memory { // not the simulator's scenarios: a service of its own
+		applyMemoryLimit(d.getenv, os.ReadFile, s.log)
+	}
 	transport, chat := d.platform(s.log)
 	if in, ok := transport.(interface{ Routes(chi.Router) }); ok {
 		s.ingress = in.Routes
