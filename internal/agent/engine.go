@@ -111,12 +111,13 @@ type streamsKey struct{}
 
 // replyStreams returns the observer that streams the replies of one model
 // call, or nil when streaming is off or the turn's Outbox cannot.
-func (e *Engine) replyStreams(ctx context.Context, t *pipeline.Turn) *replyStreams {
+// ready is waited for before a stream shows anything.
+func (e *Engine) replyStreams(ctx context.Context, t *pipeline.Turn, ready func()) *replyStreams {
 	st, ok := t.Out.(pipeline.Streamer)
 	if !e.o.Stream || !ok {
 		return nil
 	}
-	return &replyStreams{ctx: ctx, streamer: st, redact: e.o.Redact, holdback: max(e.o.StreamHoldback, minHoldback),
+	return &replyStreams{ctx: ctx, streamer: st, ready: ready, redact: e.o.Redact, holdback: max(e.o.StreamHoldback, minHoldback),
 		now: e.o.Now, calls: map[string]*replyCall{}}
 }
 
@@ -249,8 +250,8 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		}
 	}()
 
-	// The status call goes out while the history loads; it is over before
-	// the model is asked, so that nothing the turn posts can precede it.
+	// The status call goes out while the history loads and the model is
+	// asked; nothing the turn shows goes before it is over (loop).
 	ctx = context.WithValue(ctx, stateKey{}, &turnState{})
 	thinking := e.statusAsync(ctx, t, "is thinking…")
 	defer thinking()
@@ -304,7 +305,10 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 	defer func() { *outcomeP = outcome }()
 	state, _ := ctx.Value(stateKey{}).(*turnState)
 	ctx = tools.NewContextWithTurn(ctx, t)
-	thinking()
+	// The first status call runs beside the model's; everything the turn
+	// shows or does in the thread waits for it (a status landing after a
+	// reply would stay up): a streamed reply before it shows its first
+	// words, the rest once the model has answered.
 	defer func() {
 		// A status shown since the last reply is cleared; one a reply
 		// followed, the platform has cleared already.
@@ -328,16 +332,18 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 	for step := 0; ; step++ {
 		if step >= e.o.MaxSteps {
 			outcome = "max_steps"
+			thinking()
 			_, err := t.Out.Post(ctx, fmt.Sprintf(msgMaxSteps, e.o.MaxSteps))
 			return err
 		}
-		streams := e.replyStreams(ctx, t)
+		streams := e.replyStreams(ctx, t, thinking)
 		sendCtx, toolCtx := ctx, ctx
 		if streams != nil {
 			sendCtx = llm.WithToolInputObserver(ctx, streams)
 			toolCtx = context.WithValue(ctx, streamsKey{}, streams)
 		}
 		resp, err := e.send(sendCtx, static, thread, msgs)
+		thinking()
 		if err != nil {
 			if streams != nil {
 				streams.stopAll(context.WithoutCancel(ctx))

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,6 +112,7 @@ type config struct {
 	extra              []tools.Tool     // tools besides agent_chat
 	patterns           []redact.Pattern // the operator's redaction patterns
 	now                func() time.Time // the engine's clock
+	status             agent.Status     // the thread's status line (DMs)
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -177,8 +179,9 @@ func newEnv(t *testing.T, c config) *env {
 			ToolCalls:    e.toolCalls,
 			ToolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agent_tool_seconds"}, []string{"tool"}),
 		},
-		Log: log,
-		Now: c.now,
+		Log:    log,
+		Now:    c.now,
+		Status: c.status,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -835,6 +838,49 @@ func TestUsageRecorded(t *testing.T) {
 				t.Errorf("stored usage (input, output, cache write, cache read) = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// The turn's first status goes out beside the model call, and what the
+// turn posts waits for it: a status landing after the reply would stay.
+func TestThinkingStatusBesideTheModelBeforeTheReply(t *testing.T) {
+	release := make(chan struct{})
+	var shown atomic.Bool
+	e := newEnv(t, config{status: func(_ context.Context, _, _, status string) error {
+		if status == "is thinking…" {
+			<-release
+			shown.Store(true)
+		}
+		return nil
+	}})
+	e.fake.Enqueue(reply("hello"), fake.TextReply(""))
+	turn, out := e.turn(t, "1.0", "hi", pipeline.RoleMember)
+	turn.Event.ChannelID = "D1" // statuses are shown in DMs
+	out.PostFn = func(context.Context, string) (string, error) {
+		if !shown.Load() {
+			t.Error("the reply was posted before the status was shown")
+		}
+		return "100.1", nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- e.engine.Turn(t.Context(), turn) }()
+	// The model is asked while the status call is still on its way.
+	wait, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(wait, 1); err != nil {
+		close(release)
+		t.Fatalf("the model was not asked while the status call was on its way: %v", err)
+	}
+	time.Sleep(20 * time.Millisecond) // time for a reply that would not wait
+	if n := len(out.Posts()); n != 0 {
+		t.Fatalf("%d posts before the status call ended", n)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Posts(); len(got) != 1 || got[0] != "hello" {
+		t.Errorf("posts = %q", got)
 	}
 }
 

@@ -28,6 +28,9 @@ const minHoldback = 64
 type replyStreams struct {
 	ctx      context.Context
 	streamer pipeline.Streamer
+	// ready waits for the turn's first status call: nothing the turn
+	// shows may precede it.
+	ready    func()
 	redact   func(string) string
 	holdback int
 	now      func() time.Time
@@ -78,6 +81,9 @@ func (r *replyStreams) ToolInputDelta(id, partial string) {
 	}
 	if c.stream == nil {
 		c.stream = r.streamer.StartStream()
+	}
+	if r.ready != nil {
+		r.ready()
 	}
 	if err := c.stream.Preview(r.ctx, shown); err != nil {
 		c.failed = true // the final text is posted or edited as usual
