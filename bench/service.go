@@ -163,16 +163,29 @@ func (s *service) failed(err error) error {
 
 func (s *service) metrics() string { return fmt.Sprintf("http://127.0.0.1:%d/metrics", s.port) }
 
+// counters are the service's turn counters, read between turns.
+type counters struct{ turns, turnSum, modelSum float64 }
+
+// read scrapes the counters once.
+func (s *service) read() (counters, error) {
+	var c counters
+	var err error
+	if c.turns, err = metric(s.metrics(), "agent_turns_total"); err != nil {
+		return c, err
+	}
+	c.turnSum, _ = metric(s.metrics(), "agent_turn_duration_seconds_sum")
+	c.modelSum, _ = metric(s.metrics(), "agent_model_request_duration_seconds_sum")
+	return c, nil
+}
+
 // turn sends message n as a new DM thread and waits for its reply and the
 // end of its turn. It returns the event-to-reply time and the turn's own
-// time (turn duration minus model time, from the service's metrics).
-func (s *service) turn(n int) (reply, own time.Duration, err error) {
-	turnsBefore, err := metric(s.metrics(), "agent_turns_total")
-	if err != nil {
-		return 0, 0, err
-	}
-	turnSum, _ := metric(s.metrics(), "agent_turn_duration_seconds_sum")
-	modelSum, _ := metric(s.metrics(), "agent_model_request_duration_seconds_sum")
+// time (turn duration minus model time, from the service's metrics:
+// before, the counters as the last turn left them). The service is not
+// scraped while a turn runs — a scrape costs it more than a turn does —
+// but once the reply's feedback buttons are added, the last thing a turn
+// does.
+func (s *service) turn(n int, before counters) (reply, own time.Duration, after counters, err error) {
 	text := fmt.Sprintf("bench %d", n)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -182,21 +195,27 @@ func (s *service) turn(n int) (reply, own time.Duration, err error) {
 		return strings.HasPrefix(p.Text, "ack ") && strings.HasSuffix(p.Text, " "+text)
 	})
 	if err != nil {
-		return 0, 0, s.failed(err)
+		return 0, 0, after, s.failed(err)
 	}
 	reply = post.At.Sub(sent)
-	var turns float64
-	err = waitFor(ctx, func() bool {
-		turns, _ = metric(s.metrics(), "agent_turns_total")
-		return turns > turnsBefore
-	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("turn %d did not end: %w", n, err)
+	if _, err := s.slack.WaitForUpdate(ctx, func(p fake.Post) bool { return p.TS == post.TS }); err != nil {
+		return 0, 0, after, s.failed(fmt.Errorf("turn %d: no feedback buttons: %w", n, err))
 	}
-	turnSum2, _ := metric(s.metrics(), "agent_turn_duration_seconds_sum")
-	modelSum2, _ := metric(s.metrics(), "agent_model_request_duration_seconds_sum")
-	own = time.Duration(((turnSum2 - turnSum) - (modelSum2 - modelSum)) * float64(time.Second))
-	return reply, own, nil
+	for wait := time.Millisecond; ; wait *= 2 {
+		if after, err = s.read(); err != nil {
+			return 0, 0, after, err
+		}
+		if after.turns > before.turns {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, after, fmt.Errorf("turn %d did not end: %w", n, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+	own = time.Duration(((after.turnSum - before.turnSum) - (after.modelSum - before.modelSum)) * float64(time.Second))
+	return reply, own, after, nil
 }
 
 func measureService(bin, dir string, runs, events, sessions int) ([]row, error) {
@@ -258,15 +277,19 @@ func measureService(bin, dir string, runs, events, sessions int) ([]row, error) 
 	added := max(live-liveBefore, 1)
 
 	// Warm up, then one event at a time.
+	c, err := s.read()
+	if err != nil {
+		return nil, err
+	}
 	for i := range 20 {
-		if _, _, err := s.turn(i); err != nil {
+		if _, _, c, err = s.turn(i, c); err != nil {
 			return nil, err
 		}
 	}
 	var replies, owns []time.Duration
 	for i := range events {
-		r, o, err := s.turn(100 + i)
-		if err != nil {
+		var r, o time.Duration
+		if r, o, c, err = s.turn(100+i, c); err != nil {
 			return nil, err
 		}
 		replies = append(replies, r)
