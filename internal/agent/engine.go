@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -131,6 +133,8 @@ type Engine struct {
 	running map[string]context.CancelFunc // thread key → its running turn
 
 	bg sync.WaitGroup // work a turn left running beside it (the token counters)
+
+	static atomic.Pointer[encodedBlock] // the last static system block (staticBlock)
 }
 
 // Wait waits for the work turns left running beside them: call it after
@@ -463,11 +467,11 @@ func (e *Engine) modelError(err error, outcome *string) error {
 // system (static part, then the thread's part, a breakpoint on the last),
 // the history, and a rolling breakpoint on the last message's last block.
 func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthropic.MessageParam) (*anthropic.Message, error) {
-	system := []anthropic.TextBlockParam{{Text: static}}
+	system := []anthropic.TextBlockParam{e.staticBlock(static, thread == "")}
 	if thread != "" {
-		system = append(system, anthropic.TextBlockParam{Text: thread})
+		system = append(system, anthropic.TextBlockParam{Text: thread,
+			CacheControl: anthropic.NewCacheControlEphemeralParam()})
 	}
-	system[len(system)-1].CacheControl = anthropic.NewCacheControlEphemeralParam()
 
 	last := msgs[len(msgs)-1].Content
 	if cc := last[len(last)-1].GetCacheControl(); cc != nil {
@@ -486,6 +490,33 @@ func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthrop
 func storeUsage(u anthropic.Usage) store.Usage {
 	return store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
 		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
+}
+
+// staticBlock is the system prompt's static part, with the cache
+// breakpoint when nothing follows it, as raw JSON encoded once: it is the
+// persona's whole prompt, the same on every call, and the longest text a
+// request encodes.
+func (e *Engine) staticBlock(text string, breakpoint bool) anthropic.TextBlockParam {
+	if b := e.static.Load(); b != nil && b.breakpoint == breakpoint && b.text == text {
+		return param.Override[anthropic.TextBlockParam](b.raw)
+	}
+	block := anthropic.TextBlockParam{Text: text}
+	if breakpoint {
+		block.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	}
+	raw, err := block.MarshalJSON()
+	if err != nil {
+		return block
+	}
+	e.static.Store(&encodedBlock{text: text, breakpoint: breakpoint, raw: raw})
+	return param.Override[anthropic.TextBlockParam](json.RawMessage(raw))
+}
+
+// encodedBlock is a system block and its JSON.
+type encodedBlock struct {
+	text       string
+	breakpoint bool
+	raw        json.RawMessage
 }
 
 // recordUsage adds the tokens of a response that left nothing to store to

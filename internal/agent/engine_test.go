@@ -107,12 +107,13 @@ func (s *syncBuffer) String() string {
 // config tunes newEnv.
 type config struct {
 	maxTurns, maxSteps int
-	maxRetries         int              // 0: none
-	thread             string           // the thread part of the prompt
-	extra              []tools.Tool     // tools besides agent_chat
-	patterns           []redact.Pattern // the operator's redaction patterns
-	now                func() time.Time // the engine's clock
-	status             agent.Status     // the thread's status line (DMs)
+	maxRetries         int                                          // 0: none
+	thread             string                                       // the thread part of the prompt
+	extra              []tools.Tool                                 // tools besides agent_chat
+	patterns           []redact.Pattern                             // the operator's redaction patterns
+	now                func() time.Time                             // the engine's clock
+	status             agent.Status                                 // the thread's status line (DMs)
+	prompt             func(*pipeline.Turn) (static, thread string) // nil: staticPrompt and thread
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -163,11 +164,15 @@ func newEnv(t *testing.T, c config) *env {
 	reg.Add(chat.Tools()...)
 	reg.Add(c.extra...)
 	thread := c.thread
+	prompt := c.prompt
+	if prompt == nil {
+		prompt = func(*pipeline.Turn) (string, string) { return staticPrompt, thread }
+	}
 	e.engine, err = agent.New(agent.Options{
 		Model:    model,
 		History:  st,
 		Tools:    reg,
-		Prompt:   func(*pipeline.Turn) (string, string) { return staticPrompt, thread },
+		Prompt:   prompt,
 		Self:     func() pipeline.Identity { return pipeline.Identity{UserID: botID} },
 		MaxTurns: c.maxTurns, MaxSteps: c.maxSteps,
 		Redact: redactor.Redact,
@@ -881,6 +886,52 @@ func TestThinkingStatusBesideTheModelBeforeTheReply(t *testing.T) {
 	}
 	if got := out.Posts(); len(got) != 1 || got[0] != "hello" {
 		t.Errorf("posts = %q", got)
+	}
+}
+
+// The static system prompt is encoded once, and again when it changes: each
+// request carries the prompt of its turn, its breakpoint where it belongs.
+func TestSystemPromptFollowsItsTurn(t *testing.T) {
+	var mu sync.Mutex
+	static, thread := "Persona one.", ""
+	e := newEnv(t, config{prompt: func(*pipeline.Turn) (string, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return static, thread
+	}})
+	type block struct {
+		Text         string          `json:"text"`
+		CacheControl json.RawMessage `json:"cache_control"`
+	}
+	for i, p := range []struct{ static, thread string }{
+		{"Persona one.", ""}, {"Persona one.", ""}, {"Persona one.", "In thread 2."}, {"Persona <two> & more.", ""},
+	} {
+		mu.Lock()
+		static, thread = p.static, p.thread
+		mu.Unlock()
+		e.fake.Enqueue(reply("ok"), fake.TextReply(""))
+		turn, _ := e.turn(t, fmt.Sprintf("%d.0", i+1), "hi", pipeline.RoleMember)
+		if err := e.engine.Turn(t.Context(), turn); err != nil {
+			t.Fatal(err)
+		}
+		reqs := e.fake.Requests()
+		var sys []block
+		if err := json.Unmarshal(reqs[len(reqs)-1].System, &sys); err != nil {
+			t.Fatal(err)
+		}
+		want := []block{{Text: p.static}}
+		if p.thread != "" {
+			want = append(want, block{Text: p.thread})
+		}
+		if len(sys) != len(want) {
+			t.Fatalf("turn %d: system = %+v, want %d blocks", i, sys, len(want))
+		}
+		for j := range sys {
+			if sys[j].Text != want[j].Text || (len(sys[j].CacheControl) > 0) != (j == len(sys)-1) {
+				t.Errorf("turn %d: system block %d = %q (cache_control %s), want %q, a breakpoint on the last block only",
+					i, j, sys[j].Text, sys[j].CacheControl, want[j].Text)
+			}
+		}
 	}
 }
 
