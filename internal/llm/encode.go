@@ -46,58 +46,53 @@ func plainParams(p anthropic.MessageNewParams) bool {
 
 // encodePlain encodes params for which plainParams holds.
 func encodePlain(p anthropic.MessageNewParams) ([]byte, error) {
-	var err error
 	var b bytes.Buffer
 	b.Grow(16 << 10)
 	b.WriteString(`{"max_tokens":`)
 	b.WriteString(strconv.FormatInt(p.MaxTokens, 10))
-	b.WriteString(`,"messages":[`)
-	for i, m := range p.Messages {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := appendParam(&b, m.Overrides, m.MarshalJSON); err != nil {
-			return nil, err
-		}
-	}
-	b.WriteByte(']')
-	if p.Model != "" {
+	err := appendArray(&b, "messages", len(p.Messages), func(i int) error {
+		m := p.Messages[i]
+		return appendParam(&b, m.Overrides, m.MarshalJSON)
+	})
+	if err == nil && p.Model != "" {
 		b.WriteString(`,"model":`)
-		if err := appendJSON(&b, string(p.Model)); err != nil {
-			return nil, err
-		}
+		err = appendJSON(&b, string(p.Model))
 	}
-	if len(p.System) > 0 {
-		b.WriteString(`,"system":[`)
-		for i, s := range p.System {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := appendParam(&b, s.Overrides, s.MarshalJSON); err != nil {
-				return nil, err
-			}
-		}
-		b.WriteByte(']')
+	if err == nil && len(p.System) > 0 {
+		err = appendArray(&b, "system", len(p.System), func(i int) error {
+			s := p.System[i]
+			return appendParam(&b, s.Overrides, s.MarshalJSON)
+		})
 	}
-	if len(p.Tools) > 0 {
-		b.WriteString(`,"tools":[`)
-		for i, t := range p.Tools {
-			if i > 0 {
-				b.WriteByte(',')
-			}
+	if err == nil && len(p.Tools) > 0 {
+		err = appendArray(&b, "tools", len(p.Tools), func(i int) error {
+			t := p.Tools[i]
 			if t.OfTool != nil && isOnly(t) {
-				err = appendParam(&b, t.OfTool.Overrides, t.MarshalJSON)
-			} else {
-				err = appendParam(&b, func() (any, bool) { return nil, false }, t.MarshalJSON)
+				return appendParam(&b, t.OfTool.Overrides, t.MarshalJSON)
 			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		b.WriteByte(']')
+			return appendParam(&b, func() (any, bool) { return nil, false }, t.MarshalJSON)
+		})
+	}
+	if err != nil {
+		return nil, err
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// appendArray writes `,"key":[…]`, element i written by one.
+func appendArray(b *bytes.Buffer, key string, n int, one func(i int) error) error {
+	b.WriteString(`,"` + key + `":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := one(i); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
 }
 
 // appendParam writes a param: its raw JSON override as it is, else what
