@@ -96,10 +96,8 @@ func (s *Store) AppendMessagesUsage(ctx context.Context, sessionID string, u Usa
 // session). It returns an error matching ErrNotFound if there is no such
 // session.
 func (s *Store) History(ctx context.Context, sessionID string) ([]Message, error) {
-	var rows []messageRow
-	err := s.db.NewRaw("SELECT * FROM messages WHERE session_id = ? ORDER BY seq", sessionID).
-		Scan(ctx, &rows)
-	if err == nil && len(rows) == 0 {
+	msgs, err := s.history(ctx, sessionID)
+	if err == nil && len(msgs) == 0 {
 		// Sessions are never deleted, so checking afterwards is race-free.
 		var exists bool
 		err = s.queryRow(ctx,
@@ -111,18 +109,29 @@ func (s *Store) History(ctx context.Context, sessionID string) ([]Message, error
 	if err != nil {
 		return nil, fmt.Errorf("history of session %q: %w", sessionID, err)
 	}
-	msgs := make([]Message, len(rows))
-	for i, r := range rows {
-		msgs[i] = Message{
-			SessionID: r.SessionID,
-			Seq:       r.Seq,
-			Role:      r.Role,
-			Content:   json.RawMessage(r.Content),
-			CreatedAt: fromUnixMilli(r.CreatedAt),
-			EventID:   r.EventID,
-		}
-	}
 	return msgs, nil
+}
+
+// history reads the session's messages in order.
+func (s *Store) history(ctx context.Context, sessionID string) ([]Message, error) {
+	rows, err := s.query(ctx, `SELECT seq, role, content, created_at, event_id FROM messages
+		WHERE session_id = ? ORDER BY seq`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var msgs []Message
+	for rows.Next() {
+		m := Message{SessionID: sessionID}
+		var content []byte // a copy: the row's memory is the driver's
+		var created int64
+		if err := rows.Scan(&m.Seq, &m.Role, &content, &created, &m.EventID); err != nil {
+			return nil, err
+		}
+		m.Content, m.CreatedAt = json.RawMessage(content), fromUnixMilli(created)
+		msgs = append(msgs, m)
+	}
+	return msgs, rows.Err()
 }
 
 // ReplaceHistory compacts the session in one transaction: it deletes all

@@ -57,7 +57,10 @@ func NewID() string {
 // ErrNotFound.
 func (s *Store) SessionByThread(ctx context.Context, key string) (Session, error) {
 	var r sessionRow
-	err := s.db.NewRaw("SELECT * FROM sessions WHERE thread_key = ?", key).Scan(ctx, &r)
+	err := s.queryRow(ctx, `SELECT session_id, thread_key, state, created_at, last_activity, summary,
+		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens FROM sessions WHERE thread_key = ?`, key).
+		Scan(&r.SessionID, &r.ThreadKey, &r.State, &r.CreatedAt, &r.LastActivity, &r.Summary,
+			&r.InputTokens, &r.OutputTokens, &r.CacheReadTokens, &r.CacheWriteTokens)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}

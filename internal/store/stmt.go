@@ -63,6 +63,15 @@ func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 	return st.QueryRowContext(ctx, args...)
 }
 
+// query runs a prepared query outside a transaction.
+func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 // cached returns query's statement if it was prepared already. Inside a
 // transaction nothing is prepared on the pool: that would take a second
 // connection while the transaction holds the write lock.

@@ -34,7 +34,9 @@ type threadRow struct {
 // ErrNotFound.
 func (s *Store) GetThread(ctx context.Context, key string) (Thread, error) {
 	var r threadRow
-	err := s.db.NewRaw("SELECT * FROM threads WHERE thread_key = ?", key).Scan(ctx, &r)
+	err := s.queryRow(ctx, `SELECT thread_key, channel_id, root_ts, engaged, mode, locked_by, updated_at
+		FROM threads WHERE thread_key = ?`, key).
+		Scan(&r.ThreadKey, &r.ChannelID, &r.RootTS, &r.Engaged, &r.Mode, &r.LockedBy, &r.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
@@ -112,7 +114,7 @@ func (s *Store) upsertThread(ctx context.Context, key, query string, args ...any
 // one read: it runs on the drop path of every message.
 func (s *Store) LockHolder(ctx context.Context, threadKey, channelKey string) (string, error) {
 	var holder string
-	err := s.db.QueryRowContext(ctx, `SELECT locked_by FROM threads WHERE thread_key IN (?, ?) AND locked_by != ''
+	err := s.queryRow(ctx, `SELECT locked_by FROM threads WHERE thread_key IN (?, ?) AND locked_by != ''
 		ORDER BY thread_key = ? DESC LIMIT 1`, threadKey, channelKey, threadKey).Scan(&holder)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
