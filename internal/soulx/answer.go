@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/persona-runtime/agent/pkg/persona"
@@ -155,7 +156,7 @@ func (c *checker) id(field, raw string, k idKind) string {
 }
 
 // mention matches a user or channel mention in free text.
-var mention = regexp.MustCompile(`<[@#]([A-Za-z0-9]+)`)
+var mention = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[@#]([A-Za-z0-9]+)`) })
 
 // text normalises a text value (trimmed; on one line when oneLine) and
 // checks the mentions in it. A value holding the placeholder is no value.
@@ -167,7 +168,7 @@ func (c *checker) text(field, s string, oneLine bool) string {
 	if strings.Contains(s, persona.Placeholder) {
 		return ""
 	}
-	for _, m := range mention.FindAllStringSubmatch(s, -1) {
+	for _, m := range mention().FindAllStringSubmatch(s, -1) {
 		if !c.known[m[1]] {
 			c.fail("%s mentions %q, which does not appear in the file's text", field, m[1])
 		}
@@ -211,7 +212,7 @@ func (c *checker) scopes(field, id string, in []string) []string {
 		if strings.EqualFold(s, persona.ScopeAnything) {
 			s = persona.ScopeAnything
 		}
-		if !scopeRE.MatchString(s) {
+		if !scopeRE().MatchString(s) {
 			c.fail("%s (%s): scope %q is not a tool name or category", field, id, s)
 			continue
 		}

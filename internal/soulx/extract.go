@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/anthropics/anthropic-sdk-go"
 
@@ -295,7 +296,7 @@ func upperAlnum(s string) bool {
 // scopeRE is the parser's rule for an approver scope (not exported): the
 // pattern the model provider requires of a tool name, so no other string
 // can name a tool or category.
-var scopeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+var scopeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // unset reports whether a text field counts as absent, as for
 // persona.Missing: blank or still holding the placeholder.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // DefaultRef is the ref of an entry that names none.
@@ -23,17 +24,24 @@ var (
 )
 
 // slugPattern is the spec's slug format. It also makes a slug safe as one
-// directory name: no separators, no dot files, no "..".
-var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+// directory name: no separators, no dot files, no "..". The patterns are
+// compiled when first used, not at start-up: a counted repetition compiles
+// into a long program, and most commands never check an address.
+var slugPattern = lazyRegexp(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // ValidSlug reports whether s is a valid skill slug or knowledge-base label.
-func ValidSlug(s string) bool { return slugPattern.MatchString(s) }
+func ValidSlug(s string) bool { return slugPattern().MatchString(s) }
 
 var (
-	hostPattern    = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
-	segmentPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-	hexPattern     = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+	hostPattern    = lazyRegexp(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+	segmentPattern = lazyRegexp(`^[A-Za-z0-9._-]+$`)
+	hexPattern     = lazyRegexp(`^[0-9a-f]{7,64}$`)
 )
+
+// lazyRegexp returns expr compiled on its first call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // RepoURL returns the HTTPS clone URL of a git address written
 // host:owner/repo (the form of a legacy skill's git field, a knowledge
@@ -50,7 +58,7 @@ func RepoURL(addr string) (string, error) {
 // splitRepo splits host:owner/repo into its host and owner/repo.
 func splitRepo(addr string) (host, path string, err error) {
 	host, path, ok := strings.Cut(addr, ":")
-	if !ok || !hostPattern.MatchString(host) || validRepoPath(path) != nil {
+	if !ok || !hostPattern().MatchString(host) || validRepoPath(path) != nil {
 		return "", "", fmt.Errorf("invalid git address %q: want host:owner/repo", addr)
 	}
 	return host, path, nil
@@ -64,7 +72,7 @@ func validRepoPath(path string) error {
 		return errors.New("want owner/repo")
 	}
 	for _, s := range segs {
-		if !segmentPattern.MatchString(s) || s == "." || s == ".." {
+		if !segmentPattern().MatchString(s) || s == "." || s == ".." {
 			return fmt.Errorf("bad path segment %q", s)
 		}
 	}
@@ -151,9 +159,9 @@ func validRef(ref string) error {
 
 // isFullSHA reports whether ref is a full SHA-1 or SHA-256 object name.
 func isFullSHA(ref string) bool {
-	return (len(ref) == 40 || len(ref) == 64) && hexPattern.MatchString(ref)
+	return (len(ref) == 40 || len(ref) == 64) && hexPattern().MatchString(ref)
 }
 
 // looksLikeSHA reports whether ref may be an (abbreviated) commit name,
 // which git clone --branch cannot fetch.
-func looksLikeSHA(ref string) bool { return hexPattern.MatchString(ref) }
+func looksLikeSHA(ref string) bool { return hexPattern().MatchString(ref) }

@@ -60,7 +60,7 @@ func (k *KBServer) List() ([]KB, error) {
 	}
 	if entries, err := os.ReadDir(filepath.Join(k.Home, "knowledge")); err == nil {
 		for _, e := range entries {
-			if _, known := byLabel[e.Name()]; e.IsDir() && !known && SlugPattern.MatchString(e.Name()) {
+			if _, known := byLabel[e.Name()]; e.IsDir() && !known && deps.ValidSlug(e.Name()) {
 				byLabel[e.Name()] = KB{Label: e.Name()}
 			}
 		}
@@ -136,7 +136,7 @@ func (k *KBServer) open(_ context.Context, input json.RawMessage) (Result, error
 	if err := decode(input, &in); err != nil {
 		return Errorf("%v", err), nil
 	}
-	if !SlugPattern.MatchString(in.Label) {
+	if !deps.ValidSlug(in.Label) {
 		return Errorf("invalid label %q", in.Label), nil
 	}
 	dir := filepath.Join(k.Home, "knowledge", in.Label)

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -19,10 +18,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/persona-runtime/agent/internal/fsutil"
+	"github.com/persona-runtime/agent/pkg/deps"
 )
-
-// SlugPattern is the format of a skill's slug (its directory name).
-var SlugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // maxDescription is the platform's limit on a skill's description.
 const maxDescription = 1024
@@ -75,7 +72,7 @@ func (s *Skills) List() []Skill {
 	seen := map[string]bool{}
 	var out []Skill
 	for _, e := range entries {
-		if !e.IsDir() || !SlugPattern.MatchString(e.Name()) {
+		if !e.IsDir() || !deps.ValidSlug(e.Name()) {
 			continue
 		}
 		slug := e.Name()
@@ -192,7 +189,7 @@ func (s *SkillsServer) Tools() []Tool {
 }
 
 func (s *SkillsServer) dir(slug string) (string, error) {
-	if !SlugPattern.MatchString(slug) {
+	if !deps.ValidSlug(slug) {
 		return "", fmt.Errorf("invalid slug %q", slug)
 	}
 	return filepath.Join(s.Skills.Dir, slug), nil
