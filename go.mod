@@ -105,3 +105,5 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect
 )
+
+replace github.com/jinzhu/inflection => ./third_party/inflection
