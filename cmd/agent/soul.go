@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/internal/soulx"
@@ -66,6 +67,12 @@ func (x *extractor) cacheKey(src []byte) string {
 	return key + ":" + persona.Hash(src)
 }
 
+// parsedSouls holds, for the simulator's in-memory stores, the encoded
+// persona of each SOUL.md parsed in this process (cache key → JSON): the
+// scenarios of one run share a handful of souls, and their databases are
+// new, so the store's cache would miss every time.
+var parsedSouls sync.Map
+
 // loadPersona reads and parses SOUL.md, through the store's extraction
 // cache keyed by the file's content hash and the parser's (and extraction's)
 // version. A persona that lacks required fields is an error.
@@ -75,8 +82,14 @@ func loadPersona(ctx context.Context, path string, st *store.Store, x *extractor
 		return nil, fmt.Errorf("read SOUL.md: %w", err)
 	}
 	key := x.cacheKey(src)
+	memory := st.Path() == store.Memory // a simulator scenario's: new, and one of many
 	var p *persona.Persona
-	if data, err := st.PersonaCache(ctx, key); err == nil {
+	if data, ok := parsedSouls.Load(key); memory && ok {
+		p = &persona.Persona{}
+		if err := json.Unmarshal(data.([]byte), p); err != nil || p.Prepare() != nil {
+			p = nil
+		}
+	} else if data, err := st.PersonaCache(ctx, key); err == nil {
 		p = &persona.Persona{}
 		if err := json.Unmarshal(data, p); err != nil || p.Prepare() != nil {
 			p = nil // a bad cache entry is re-extracted below
@@ -96,7 +109,9 @@ func loadPersona(ctx context.Context, path string, st *store.Store, x *extractor
 		if err != nil {
 			return nil, fmt.Errorf("encode persona: %w", err)
 		}
-		if err := st.PutPersonaCache(ctx, key, data); err != nil {
+		if memory {
+			parsedSouls.Store(key, data)
+		} else if err := st.PutPersonaCache(ctx, key, data); err != nil {
 			return nil, fmt.Errorf("persona cache: %w", err)
 		}
 	}
