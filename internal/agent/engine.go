@@ -33,7 +33,7 @@ type Model interface {
 // History is the persisted conversation of the sessions.
 type History interface {
 	History(ctx context.Context, sessionID string) ([]store.Message, error)
-	AppendMessagesUsage(ctx context.Context, sessionID string, u store.Usage, msgs ...store.Message) error
+	AppendAnswer(ctx context.Context, sessionID string, a store.Answer, msgs ...store.Message) error
 	AddUsage(ctx context.Context, sessionID string, u store.Usage) error
 	ReplaceHistory(ctx context.Context, sessionID, summary string, keep []store.Message) error
 }
@@ -363,7 +363,7 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		assistant, uses := e.assistantMessage(ctx, resp)
 		if len(uses) == 0 {
 			if len(assistant.Content) > 0 {
-				if err := e.persistAnswer(ctx, sid, usage, assistant); err != nil {
+				if err := e.persistAnswer(ctx, sid, store.Answer{Usage: usage}, assistant); err != nil {
 					return err
 				}
 				msgs = append(msgs, assistant)
@@ -394,9 +394,18 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		}
 		// The tool calls are stored before they run and each result as it
 		// comes, so that a crash loses no result and leaves the unfinished
-		// calls for interruptedResults.
-		if err := e.persistAnswer(ctx, sid, usage, assistant); err != nil {
+		// calls for interruptedResults. A call that posts the event's first
+		// answer marks the event answering in the same write.
+		answer := store.Answer{Usage: usage}
+		progress := pipeline.ProgressFromContext(ctx)
+		if t.Event.ID != "" && progress != nil && !progress.IsAnswering() && postsReply(uses) {
+			answer.Answering = t.Event.ID
+		}
+		if err := e.persistAnswer(ctx, sid, answer, assistant); err != nil {
 			return err
+		}
+		if answer.Answering != "" {
+			progress.AnsweringRecorded()
 		}
 		results, err := e.runTools(toolCtx, t, uses, func(result anthropic.MessageParam) error {
 			return e.persist(ctx, sid, result)
@@ -543,16 +552,27 @@ func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.Mess
 // persistEvent appends messages answering the chat event eventID ("" for
 // none) to the session's history.
 func (e *Engine) persistEvent(ctx context.Context, sid, eventID string, msgs ...anthropic.MessageParam) error {
-	return e.persistUsage(ctx, sid, eventID, store.Usage{}, msgs...)
+	return e.persistUsage(ctx, sid, eventID, store.Answer{}, msgs...)
 }
 
-// persistAnswer appends the model's answer with what it cost, in one
-// write.
-func (e *Engine) persistAnswer(ctx context.Context, sid string, u store.Usage, answer anthropic.MessageParam) error {
-	return e.persistUsage(ctx, sid, "", u, answer)
+// persistAnswer appends the model's answer with what it records beside it
+// (its cost, its event's answering mark), in one write.
+func (e *Engine) persistAnswer(ctx context.Context, sid string, a store.Answer, answer anthropic.MessageParam) error {
+	return e.persistUsage(ctx, sid, "", a, answer)
 }
 
-func (e *Engine) persistUsage(ctx context.Context, sid, eventID string, u store.Usage, msgs ...anthropic.MessageParam) error {
+// postsReply reports whether the tool calls post in the thread (the reply
+// tool: the event's answer).
+func postsReply(uses []toolUse) bool {
+	for _, u := range uses {
+		if u.Name == tools.ChatReply {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) persistUsage(ctx context.Context, sid, eventID string, a store.Answer, msgs ...anthropic.MessageParam) error {
 	rows := make([]store.Message, 0, len(msgs))
 	now := e.o.Now()
 	for _, m := range msgs {
@@ -567,7 +587,7 @@ func (e *Engine) persistUsage(ctx context.Context, sid, eventID string, u store.
 	ctx, span := e.o.Tracer.Start(context.WithoutCancel(ctx), "store.append_messages",
 		trace.WithAttributes(attribute.Int("store.rows", len(rows))))
 	defer span.End()
-	if err := e.o.History.AppendMessagesUsage(ctx, sid, u, rows...); err != nil {
+	if err := e.o.History.AppendAnswer(ctx, sid, a, rows...); err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		return fmt.Errorf("save history: %w", err)

@@ -889,6 +889,48 @@ func TestThinkingStatusBesideTheModelBeforeTheReply(t *testing.T) {
 	}
 }
 
+// A tool call that posts the event's answer marks the event answering in
+// the write that stores the call, before the post: no write of its own.
+func TestReplyMarksAnsweringWithItsCall(t *testing.T) {
+	e := newEnv(t, config{})
+	e.fake.Enqueue(reply("hello"), fake.TextReply(""))
+	turn, out := e.turn(t, "1.0", "hi", pipeline.RoleMember)
+	turn.Event.ID = "Ev1"
+	if _, err := e.store.InboxReceive(t.Context(), store.InboxEntry{EventID: "Ev1", Kind: "message", ChannelID: "C1",
+		ThreadTS: "1.0", Event: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.InboxStart(t.Context(), "Ev1", "trace"); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		entries, err := e.store.InboxUnfinished(t.Context())
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("unfinished inbox: %v, %v", entries, err)
+		}
+		return entries[0].State
+	}
+	out.PostFn = func(context.Context, string) (string, error) {
+		if got := state(); got != store.InboxAnswering {
+			t.Errorf("at the post, the event is %q, want %q", got, store.InboxAnswering)
+		}
+		return "100.1", nil
+	}
+	var separate int
+	progress := pipeline.NewProgress(func() { separate++ }, nil)
+	ctx := pipeline.NewContextWithProgress(t.Context(), progress)
+	if err := e.engine.Turn(ctx, turn); err != nil {
+		t.Fatal(err)
+	}
+	progress.Answering() // what the outbox does before its post
+	if !progress.IsAnswering() || separate != 0 {
+		t.Errorf("progress answering = %v, separate answering writes = %d; want true, 0", progress.IsAnswering(), separate)
+	}
+	if len(out.Posts()) != 1 {
+		t.Errorf("posts = %q", out.Posts())
+	}
+}
+
 // The static system prompt is encoded once, and again when it changes: each
 // request carries the prompt of its turn, its breakpoint where it belongs.
 func TestSystemPromptFollowsItsTurn(t *testing.T) {

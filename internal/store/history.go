@@ -47,16 +47,26 @@ type messageRow struct {
 // means now. Appending nothing does nothing. It returns an error matching
 // ErrNotFound if there is no such session.
 func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...Message) error {
-	return s.AppendMessagesUsage(ctx, sessionID, Usage{}, msgs...)
+	return s.AppendAnswer(ctx, sessionID, Answer{}, msgs...)
 }
 
-// AppendMessagesUsage is AppendMessages that also adds u to the session's
-// token counters, in the same transaction: a model's answer and what it
-// cost are recorded together, in one write instead of two.
-func (s *Store) AppendMessagesUsage(ctx context.Context, sessionID string, u Usage, msgs ...Message) error {
+// Answer is what is recorded with a model's answer, in its transaction.
+type Answer struct {
+	// Usage is added to the session's token counters: an answer and what
+	// it cost are one write, not two.
+	Usage Usage
+	// Answering, when set, is the inbox event the answer is about to post
+	// for: it is marked answering (as InboxAnswering does) in the same
+	// write, instead of in one of its own just before the post.
+	Answering string
+}
+
+// AppendAnswer is AppendMessages that also records a.
+func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	u := a.Usage
 	if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 {
 		return fmt.Errorf("append messages to session %q: negative usage %+v", sessionID, u)
 	}
@@ -84,7 +94,13 @@ func (s *Store) AppendMessagesUsage(ctx context.Context, sessionID string, u Usa
 		if err != nil {
 			return err
 		}
-		return s.insertMessages(ctx, tx, rows, last)
+		if err := s.insertMessages(ctx, tx, rows, last); err != nil {
+			return err
+		}
+		if a.Answering != "" {
+			_, err = s.txExec(ctx, tx, qInboxAnswering, InboxAnswering, now.UnixMilli(), a.Answering, InboxReceived, InboxRunning)
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("append messages to session %q: %w", sessionID, err)

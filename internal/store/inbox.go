@@ -95,8 +95,7 @@ func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attemp
 // answer.
 func (s *Store) InboxAnswering(ctx context.Context, eventID string) error {
 	err := s.write(ctx, func(ctx context.Context) error {
-		_, err := s.exec(ctx, `UPDATE inbox SET state = ?, updated_at = ? WHERE event_id = ? AND state IN (?, ?)`,
-			InboxAnswering, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning)
+		_, err := s.exec(ctx, qInboxAnswering, InboxAnswering, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning)
 		return err
 	})
 	if err != nil {

@@ -147,29 +147,48 @@ func TestAddUsage(t *testing.T) {
 	}
 }
 
-// A model's answer and its tokens are written together, or neither.
-func TestAppendMessagesUsage(t *testing.T) {
+// A model's answer, its tokens and its event's answering mark are written
+// together, or none of them.
+func TestAppendAnswer(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
 	if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1", InputTokens: 5}); err != nil {
 		t.Fatal(err)
 	}
 	answer := Message{Role: RoleAssistant, Content: json.RawMessage(`[{"type":"text","text":"hi"}]`)}
-	if err := s.AppendMessagesUsage(ctx, "s1", Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}, answer); err != nil {
+	if _, err := s.InboxReceive(ctx, InboxEntry{EventID: "Ev1", Kind: "message", ChannelID: "C1", ThreadTS: "1",
+		Event: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendMessagesUsage(ctx, "s1", Usage{}, answer); err != nil { // no usage: the counters stay
+	if _, err := s.InboxStart(ctx, "Ev1", "trace"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendMessagesUsage(ctx, "s1", Usage{Output: -1}, answer); err == nil {
+	if err := s.AppendAnswer(ctx, "s1", Answer{Usage: Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}}, answer); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendAnswer(ctx, "s1", Answer{}, answer); err != nil { // no usage: the counters stay
+		t.Fatal(err)
+	}
+	if err := s.AppendAnswer(ctx, "s1", Answer{Usage: Usage{Output: -1}}, answer); err == nil {
 		t.Error("negative usage accepted")
 	}
 	bad := Message{Role: RoleAssistant, Content: json.RawMessage(`not json`)}
-	if err := s.AppendMessagesUsage(ctx, "s1", Usage{Input: 1000}, answer, bad); err == nil {
+	if err := s.AppendAnswer(ctx, "s1", Answer{Usage: Usage{Input: 1000}, Answering: "Ev1"}, answer, bad); err == nil {
 		t.Error("an invalid message accepted")
 	}
-	if err := s.AppendMessagesUsage(ctx, "nope", Usage{Input: 1}, answer); !errors.Is(err, ErrNotFound) {
+	if err := s.AppendAnswer(ctx, "nope", Answer{Usage: Usage{Input: 1}, Answering: "Ev1"}, answer); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown session: %v, want ErrNotFound", err)
+	}
+	// The event is still running after the failed appends; a good one
+	// marks it answering.
+	if state := inboxState(t, s, "Ev1"); state != InboxRunning {
+		t.Errorf("after failed appends, Ev1 is %q, want %q", state, InboxRunning)
+	}
+	if err := s.AppendAnswer(ctx, "s1", Answer{Answering: "Ev1"}, answer); err != nil {
+		t.Fatal(err)
+	}
+	if state := inboxState(t, s, "Ev1"); state != InboxAnswering {
+		t.Errorf("Ev1 is %q, want %q", state, InboxAnswering)
 	}
 	got, err := s.SessionByThread(ctx, "C1:1")
 	if err != nil {
@@ -183,9 +202,19 @@ func TestAppendMessagesUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h) != 2 {
-		t.Errorf("history has %d messages, want 2 (the failed appends wrote nothing)", len(h))
+	if len(h) != 3 {
+		t.Errorf("history has %d messages, want 3 (the failed appends wrote nothing)", len(h))
 	}
+}
+
+// inboxState is the state of the inbox's event id.
+func inboxState(t *testing.T, s *Store, id string) string {
+	t.Helper()
+	var state string
+	if err := s.queryRow(t.Context(), "SELECT state FROM inbox WHERE event_id = ?", id).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	return state
 }
 
 func TestNewID(t *testing.T) {

@@ -104,11 +104,14 @@ const (
 		cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ? WHERE session_id = ?`
 	qLastSeq       = "SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?"
 	qInsertMessage = `INSERT INTO messages (session_id, seq, role, content, created_at, event_id) VALUES (?, ?, ?, ?, ?, ?)`
+	// qInboxAnswering marks an event answering: state, updated_at,
+	// event_id, then the two states it may come from.
+	qInboxAnswering = `UPDATE inbox SET state = ?, updated_at = ? WHERE event_id = ? AND state IN (?, ?)`
 )
 
 // prepareHot prepares the statements that run inside transactions.
 func (s *Store) prepareHot(ctx context.Context) error {
-	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage} {
+	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering} {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)
 		}

@@ -41,6 +41,28 @@ func (p *Progress) Answering() {
 	}
 }
 
+// AnsweringRecorded records that the caller marked the event answering
+// itself, in the write that stored the message about to be posted: later
+// Answering calls do not run onAnswering.
+func (p *Progress) AnsweringRecorded() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.answering = true
+	p.mu.Unlock()
+}
+
+// IsAnswering reports whether the event was marked answering.
+func (p *Progress) IsAnswering() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.answering
+}
+
 // Reach records that the event reached the agent stage.
 func (p *Progress) Reach() {
 	if p == nil {
