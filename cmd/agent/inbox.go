@@ -99,9 +99,20 @@ func (j journal) Answering(ctx context.Context, ev *pipeline.Event) error {
 }
 
 // Start implements gateway.Inbox.
+// The event's dedupe key is recorded in the same write (the drop stage
+// reads the outcome off the event), unless it is a resumed event, which its
+// first run marked.
 func (j journal) Start(ctx context.Context, ev *pipeline.Event, traceID string) error {
 	ctx, span := storeSpan(ctx, "store.inbox_start")
-	_, err := j.store.InboxStart(ctx, ev.ID, traceID)
+	var err error
+	if key := pipeline.DedupeKey(ev); key != "" && !ev.Resumed {
+		var fresh bool
+		if _, fresh, err = j.store.InboxStartMark(ctx, ev.ID, traceID, key); err == nil {
+			ev.Marked, ev.Fresh = true, fresh
+		}
+	} else {
+		_, err = j.store.InboxStart(ctx, ev.ID, traceID)
+	}
 	endSpan(span, err)
 	return err
 }

@@ -27,9 +27,7 @@ func (s *Store) MarkEvent(ctx context.Context, key string) (fresh bool, err erro
 		return false, errors.New("mark event: empty key")
 	}
 	err = s.write(ctx, func(ctx context.Context) error {
-		res, err := s.exec(ctx,
-			"INSERT INTO processed_events (event_key, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-			key, s.now().UnixMilli())
+		res, err := s.exec(ctx, qMarkEvent, key, s.now().UnixMilli())
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // Inbox states.
@@ -78,8 +80,7 @@ func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err
 // left alone, and attempts is 0.
 func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attempts int, err error) {
 	err = s.write(ctx, func(ctx context.Context) error {
-		return s.queryRow(ctx, `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
-			WHERE event_id = ? AND state IN (?, ?) RETURNING attempts`,
+		return s.queryRow(ctx, qInboxStart,
 			InboxRunning, traceID, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning).Scan(&attempts)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -89,6 +90,37 @@ func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attemp
 		return 0, fmt.Errorf("inbox start %s: %w", eventID, err)
 	}
 	return attempts, nil
+}
+
+// InboxStartMark is InboxStart that also records key as processed, as
+// MarkEvent does, in the same write: fresh is true only for the one caller
+// that recorded it first. An event starts with one write, not two.
+func (s *Store) InboxStartMark(ctx context.Context, eventID, traceID, key string) (attempts int, fresh bool, err error) {
+	if key == "" {
+		return 0, false, fmt.Errorf("inbox start %s: empty dedupe key", eventID)
+	}
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		now := s.now().UnixMilli()
+		err := s.txQueryRow(ctx, tx, qInboxStart, InboxRunning, traceID, now, eventID, InboxReceived, InboxRunning).
+			Scan(&attempts)
+		if errors.Is(err, sql.ErrNoRows) {
+			attempts, err = 0, nil
+		}
+		if err != nil {
+			return err
+		}
+		res, err := s.txExec(ctx, tx, qMarkEvent, key, now)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		fresh = n == 1
+		return err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("inbox start %s: %w", eventID, err)
+	}
+	return attempts, fresh, nil
 }
 
 // InboxAnswering marks a running event as about to post its first

@@ -107,3 +107,35 @@ func BenchmarkInboxReceive(b *testing.B) {
 		}
 	}
 }
+
+// Starting an event records its dedupe key in the same write: the first
+// event of a key is fresh, its twin (another event id, the same key) is
+// not, and both are started.
+func TestInboxStartMark(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	for _, id := range []string{"Ev1", "Ev2"} {
+		if _, err := s.InboxReceive(ctx, InboxEntry{EventID: id, Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
+			MsgKey: "C1:1.1", Event: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempts, fresh, err := s.InboxStartMark(ctx, "Ev1", "t1", "ts:C1:1.1")
+	if err != nil || attempts != 1 || !fresh {
+		t.Fatalf("first start: attempts %d, fresh %v, %v; want 1, true", attempts, fresh, err)
+	}
+	if seen, err := s.EventSeen(ctx, "ts:C1:1.1"); err != nil || !seen {
+		t.Errorf("EventSeen after the start: %v, %v", seen, err)
+	}
+	attempts, fresh, err = s.InboxStartMark(ctx, "Ev2", "t2", "ts:C1:1.1")
+	if err != nil || attempts != 1 || fresh {
+		t.Errorf("the twin's start: attempts %d, fresh %v, %v; want 1, false", attempts, fresh, err)
+	}
+	attempts, fresh, err = s.InboxStartMark(ctx, "Ev1", "t3", "ts:C1:1.1")
+	if err != nil || attempts != 2 || fresh {
+		t.Errorf("a second start: attempts %d, fresh %v, %v; want 2, false", attempts, fresh, err)
+	}
+	if _, _, err := s.InboxStartMark(ctx, "Ev1", "t4", ""); err == nil {
+		t.Error("an empty key accepted")
+	}
+}

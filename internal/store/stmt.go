@@ -107,11 +107,16 @@ const (
 	// qInboxAnswering marks an event answering: state, updated_at,
 	// event_id, then the two states it may come from.
 	qInboxAnswering = `UPDATE inbox SET state = ?, updated_at = ? WHERE event_id = ? AND state IN (?, ?)`
+	// qInboxStart marks an event running: state, trace_id, updated_at,
+	// event_id, then the two states it may come from.
+	qInboxStart = `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
+		WHERE event_id = ? AND state IN (?, ?) RETURNING attempts`
+	qMarkEvent = "INSERT INTO processed_events (event_key, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING"
 )
 
 // prepareHot prepares the statements that run inside transactions.
 func (s *Store) prepareHot(ctx context.Context) error {
-	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering} {
+	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStart, qMarkEvent} {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)
 		}

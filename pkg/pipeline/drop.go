@@ -164,6 +164,17 @@ func dedupeKeys(ev *Event) (idKey, tsKey string) {
 	return idKey, tsKey
 }
 
+// DedupeKey is the key the store remembers ev by: channel+ts for a
+// message (it also catches a redelivery, which keeps channel and ts), the
+// event id for everything else; "" for neither.
+func DedupeKey(ev *Event) string {
+	idKey, tsKey := dedupeKeys(ev)
+	if tsKey != "" {
+		return tsKey
+	}
+	return idKey
+}
+
 // checkDuplicate keeps both keys in memory but one in the store: channel+ts
 // for messages (it also catches a redelivery, which keeps channel and ts),
 // the event id for everything else. One key means one read and one write,
@@ -193,10 +204,14 @@ func checkDuplicate(ctx context.Context, seen SeenStore, dedupe *recent, ev *Eve
 	if ev.Resumed {
 		return "", nil
 	}
-	key := tsKey
-	if key == "" {
-		key = idKey
+	// The journal marked it as it started the event, in the same write.
+	if ev.Marked {
+		if !ev.Fresh {
+			return DropDuplicate, nil
+		}
+		return "", nil
 	}
+	key := DedupeKey(ev)
 	// Then the store, read only: a redelivery after a restart.
 	ok, err := seen.EventSeen(ctx, key)
 	if err != nil {

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -372,6 +373,57 @@ func TestDropDuplicates(t *testing.T) {
 				assertSpan(t, f.sr, "pipeline.drop", pipeline.OutcomeDrop, pipeline.DropDuplicate)
 			}
 		})
+	}
+}
+
+// An event the journal marked as it started it: the drop stage takes the
+// outcome off the event and neither reads nor writes the store.
+func TestDropMarkedByTheJournal(t *testing.T) {
+	for _, fresh := range []bool{true, false} {
+		t.Run(fmt.Sprintf("fresh %v", fresh), func(t *testing.T) {
+			seen := memSeen()
+			seen.EventSeenFn = func(context.Context, string) (bool, error) {
+				t.Error("EventSeen called for a marked event")
+				return false, nil
+			}
+			f := newDropFixture(t, worldRoster(), seen, nil)
+			ev := with(msg("E1", trustedCh, member, ""), func(e *pipeline.Event) { e.Marked, e.Fresh = true, fresh })
+			if err := f.h.Handle(context.Background(), ev); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.seen.markCalls(); len(got) != 0 {
+				t.Errorf("MarkEvent called for a marked event: %q", got)
+			}
+			if fresh {
+				f.assertPassed(t)
+				// The twin that follows in this process is still a duplicate.
+				f.next.reset()
+				twin := with(msg("E2", trustedCh, member, ""), func(e *pipeline.Event) { e.Marked, e.Fresh = true, true })
+				if err := f.h.Handle(context.Background(), twin); err != nil {
+					t.Fatal(err)
+				}
+				if f.next.ran() {
+					t.Error("a second event of the same channel+ts ran")
+				}
+				return
+			}
+			f.assertDropped(t, pipeline.DropDuplicate, 0)
+		})
+	}
+}
+
+func TestDedupeKey(t *testing.T) {
+	for _, tt := range []struct {
+		ev   *pipeline.Event
+		want string
+	}{
+		{msg("E1", trustedCh, member, ""), "ts:" + trustedCh + ":" + msg("E1", trustedCh, member, "").TS},
+		{click("action:T1", randomCh, outsider), "id:action:T1"},
+		{&pipeline.Event{Kind: pipeline.KindMessage}, ""},
+	} {
+		if got := pipeline.DedupeKey(tt.ev); got != tt.want {
+			t.Errorf("DedupeKey(%s %s) = %q, want %q", tt.ev.Kind, tt.ev.ID, got, tt.want)
+		}
 	}
 }
 
