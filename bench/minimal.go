@@ -21,22 +21,27 @@ import (
 // it, make the same model call as the runtime's first (its system prompt,
 // tools and streaming, with the event's text as the only message), read
 // the answer to its end, post in the thread — on the same platform library
-// and fakes. It returns the event-to-reply times of n events sent one at a
-// time.
-func minimalBot(n int, call []byte) ([]time.Duration, error) {
+// and fakes. Its events are sent between the service's, one for one, so
+// that both are measured under the same load on the machine.
+type minimalBot struct {
+	sl     *fake.Slack
+	model  *httptest.Server
+	cancel context.CancelFunc
+}
+
+// newMinimalBot starts the bot; call is the runtime's recorded first model
+// call.
+func newMinimalBot(call []byte) (*minimalBot, error) {
 	var req map[string]json.RawMessage
 	if err := json.Unmarshal(call, &req); err != nil {
 		return nil, fmt.Errorf("the recorded model call: %w", err)
 	}
-	sl := &fake.Slack{}
-	defer sl.Close()
-	model := httptest.NewServer(&fake.Anthropic{Respond: instant, Key: benchKey})
-	defer model.Close()
-	api := slack.New(fake.DefaultBotToken, slack.OptionAppLevelToken(fake.DefaultAppToken), slack.OptionAPIURL(sl.URL()))
+	b := &minimalBot{sl: &fake.Slack{}, model: httptest.NewServer(&fake.Anthropic{Respond: instant, Key: benchKey})}
+	api := slack.New(fake.DefaultBotToken, slack.OptionAppLevelToken(fake.DefaultAppToken), slack.OptionAPIURL(b.sl.URL()))
 	sock := socketmode.New(api)
-	web := slack.New(fake.DefaultBotToken, slack.OptionAPIURL(sl.URL()))
+	web := slack.New(fake.DefaultBotToken, slack.OptionAPIURL(b.sl.URL()))
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	b.cancel = cancel
 	go func() { _ = sock.RunContext(ctx) }()
 	go func() {
 		for evt := range sock.Events {
@@ -52,28 +57,36 @@ func minimalBot(n int, call []byte) ([]time.Duration, error) {
 			if !ok {
 				continue
 			}
-			go answer(ctx, web, model.URL, req, msg)
+			go answer(ctx, web, b.model.URL, req, msg)
 		}
 	}()
 	wait, stop := context.WithTimeout(ctx, 10*time.Second)
 	defer stop()
-	if err := sl.WaitConnections(wait, 1); err != nil {
+	if err := b.sl.WaitConnections(wait, 1); err != nil {
+		b.stop()
 		return nil, err
 	}
-	var out []time.Duration
-	for i := range n + 20 {
-		text := fmt.Sprintf("minimal %d", i)
-		sent := time.Now()
-		sl.SendEvent(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: fmt.Sprintf("%d.%06d", 5000+i, i), Text: text}.Payload())
-		post, err := sl.WaitForPost(wait, func(p fake.Post) bool { return p.Text == "ack "+text })
-		if err != nil {
-			return nil, err
-		}
-		if i >= 20 { // after the warm-up
-			out = append(out, post.At.Sub(sent))
-		}
+	return b, nil
+}
+
+// one sends event i and returns the time to its reply.
+func (b *minimalBot) one(i int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	text := fmt.Sprintf("minimal %d", i)
+	sent := time.Now()
+	b.sl.SendEvent(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: fmt.Sprintf("%d.%06d", 5000+i, i), Text: text}.Payload())
+	post, err := b.sl.WaitForPost(ctx, func(p fake.Post) bool { return p.Text == "ack "+text })
+	if err != nil {
+		return 0, err
 	}
-	return out, nil
+	return post.At.Sub(sent), nil
+}
+
+func (b *minimalBot) stop() {
+	b.cancel()
+	b.sl.Close()
+	b.model.Close()
 }
 
 func answer(ctx context.Context, api *slack.Client, modelURL string, req map[string]json.RawMessage, msg *slackevents.MessageEvent) {
