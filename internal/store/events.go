@@ -27,12 +27,7 @@ func (s *Store) MarkEvent(ctx context.Context, key string) (fresh bool, err erro
 		return false, errors.New("mark event: empty key")
 	}
 	err = s.write(ctx, func(ctx context.Context) error {
-		res, err := s.exec(ctx, qMarkEvent, key, s.now().UnixMilli())
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		fresh = n == 1
+		fresh, err = oneRow(s.exec(ctx, qMarkEvent, key, s.now().UnixMilli()))
 		return err
 	})
 	if err != nil {

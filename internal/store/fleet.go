@@ -281,13 +281,9 @@ func (f *Fleet) ClaimOrphans(ctx context.Context) ([]InboxEntry, error) {
 		}
 		var claimed bool
 		err := f.s.write(ctx, func(ctx context.Context) error {
-			res, err := f.s.exec(ctx, `UPDATE inbox SET owner = ?, updated_at = ? WHERE event_id = ? AND owner = ? AND state IN (?, ?, ?)`,
-				f.id, f.s.now().UnixMilli(), e.EventID, e.Owner, InboxReceived, InboxRunning, InboxAnswering)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			claimed = n == 1
+			var err error
+			claimed, err = oneRow(f.s.exec(ctx, `UPDATE inbox SET owner = ?, updated_at = ? WHERE event_id = ? AND owner = ? AND state IN (?, ?, ?)`,
+				f.id, f.s.now().UnixMilli(), e.EventID, e.Owner, InboxReceived, InboxRunning, InboxAnswering))
 			return err
 		})
 		if err != nil {

@@ -57,15 +57,11 @@ func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err
 	}
 	now := s.now().UnixMilli()
 	err = s.write(ctx, func(ctx context.Context) error {
-		res, err := s.exec(ctx, `INSERT INTO inbox
+		var err error
+		fresh, err = oneRow(s.exec(ctx, `INSERT INTO inbox
 			(event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, received_at, updated_at, owner)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, e.MsgKey, string(e.Event), InboxReceived, now, now, s.replica)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		fresh = n == 1
+			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, e.MsgKey, string(e.Event), InboxReceived, now, now, s.replica))
 		return err
 	})
 	if err != nil {
@@ -109,12 +105,7 @@ func (s *Store) InboxStartMark(ctx context.Context, eventID, traceID, key string
 		if err != nil {
 			return err
 		}
-		res, err := s.txExec(ctx, tx, qMarkEvent, key, now)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		fresh = n == 1
+		fresh, err = oneRow(s.txExec(ctx, tx, qMarkEvent, key, now))
 		return err
 	})
 	if err != nil {

@@ -63,6 +63,17 @@ func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 	return st.QueryRowContext(ctx, args...)
 }
 
+// oneRow reports whether a statement changed exactly one row: the INSERT …
+// ON CONFLICT DO NOTHING that wrote its row first, the conditional UPDATE
+// that won.
+func oneRow(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // query runs a prepared query outside a transaction.
 func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	st, err := s.stmt(ctx, query)
