@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,6 +37,7 @@ func newPidsLimiter(max int) *pidsLimiter {
 		return nil
 	}
 	l := &pidsLimiter{parent: parent, max: max}
+	l.sweep()
 	dir, err := l.create()
 	if err != nil {
 		return nil
@@ -116,11 +118,59 @@ func hasWord(s, want string) bool {
 	return false
 }
 
-// create makes a new group with its pids.max set.
+// groupPrefix starts the name of every group a limiter makes:
+// agent-sbx-<pid>-<seq>.
+const groupPrefix = "agent-sbx-"
+
+// sweep removes the groups that runtimes no longer running left behind (a
+// runtime killed mid-command cannot remove its group), with what still
+// runs in them: their names carry the pid of the runtime that made them.
+// One attempt each; a group that will not go stays.
+func (l *pidsLimiter) sweep() {
+	entries, err := os.ReadDir(l.parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), groupPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		// This process's own names are left to create, which clears one
+		// it finds taken: a group with this pid may be live.
+		if err != nil || pid <= 0 || pid == os.Getpid() || alive(pid) {
+			continue
+		}
+		dir := filepath.Join(l.parent, e.Name())
+		killCgroup(dir)
+		_ = os.Remove(dir)
+	}
+}
+
+// alive reports whether a process with pid exists.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// create makes a new group with its pids.max set. A name taken already is
+// a group an earlier process with this pid left: it is cleared and
+// removed, else the next name is tried.
 func (l *pidsLimiter) create() (string, error) {
-	dir := filepath.Join(l.parent, fmt.Sprintf("agent-sbx-%d-%d", os.Getpid(), l.seq.Add(1)))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", fmt.Errorf("sandbox: pids cgroup: %w", err)
+	var dir string
+	for try := 0; ; try++ {
+		dir = filepath.Join(l.parent, fmt.Sprintf("%s%d-%d", groupPrefix, os.Getpid(), l.seq.Add(1)))
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || try >= 3 {
+			return "", fmt.Errorf("sandbox: pids cgroup: %w", err)
+		}
+		killCgroup(dir)
+		_ = os.Remove(dir)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(l.max)), 0); err != nil {
 		_ = os.Remove(dir)
@@ -137,13 +187,20 @@ func (l *pidsLimiter) remove(dir string) {
 		if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
 			return
 		}
-		if procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil {
-			for _, f := range strings.Fields(string(procs)) {
-				if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-		}
+		killCgroup(dir)
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killCgroup kills the processes in the pids group dir.
+func killCgroup(dir string) {
+	procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(procs)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
