@@ -213,12 +213,14 @@ const (
 )
 
 // EarlierPending tells whether the thread (channel, root ts) has messages
-// older than msgKey (channel:ts) that are received or running, and whose:
-// so that a thread's messages run in order whichever replica got them.
+// older than msgKey (channel:ts) that are unfinished — received, running or
+// answering (an answer about to be posted, which a replica's death leaves
+// to be read back or run again) — and whose: so that a thread's messages
+// run in order whichever replica got them.
 func (f *Fleet) EarlierPending(ctx context.Context, channelID, threadTS, msgKey string) (Earlier, error) {
 	rows, err := f.s.db.DB.QueryContext(ctx, `SELECT DISTINCT owner FROM inbox
-		WHERE channel_id = $1 AND thread_ts = $2 AND msg_key != '' AND msg_key < $3 AND state IN ($4, $5)`,
-		channelID, threadTS, msgKey, InboxReceived, InboxRunning)
+		WHERE channel_id = $1 AND thread_ts = $2 AND msg_key != '' AND msg_key < $3 AND state IN ($4, $5, $6)`,
+		channelID, threadTS, msgKey, InboxReceived, InboxRunning, InboxAnswering)
 	if err != nil {
 		return EarlierNone, fmt.Errorf("fleet: earlier events: %w", err)
 	}

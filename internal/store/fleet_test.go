@@ -83,6 +83,14 @@ func TestFleet(t *testing.T) {
 	if got, err := b.EarlierPending(ctx, "D1", "1.0", "D1:1.0"); err != nil || got != EarlierNone {
 		t.Fatalf("the oldest: %v, %v; want EarlierNone", got, err)
 	}
+	// An answer about to be posted is still pending: a replica that dies
+	// before its post leaves the message to be read back or run again.
+	if err := sa.InboxAnswering(ctx, "ev1.0"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.EarlierPending(ctx, "D1", "1.0", "D1:1.1"); err != nil || got != EarlierElsewhere {
+		t.Fatalf("b, behind a's message being answered: %v, %v; want EarlierElsewhere", got, err)
+	}
 	if orphans, err := b.ClaimOrphans(ctx); err != nil || len(orphans) != 0 {
 		t.Fatalf("b claimed a live replica's events: %v, %v", orphans, err)
 	}
