@@ -202,6 +202,7 @@ func (s *Store) Close() error {
 	if kerr := closeKeeper(s.keep); err == nil {
 		err = kerr
 	}
+	s.keep = nil
 	if err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}

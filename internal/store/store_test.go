@@ -299,4 +299,7 @@ func TestOpenMemory(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
 }
