@@ -552,13 +552,13 @@ func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.Mess
 // persistEvent appends messages answering the chat event eventID ("" for
 // none) to the session's history.
 func (e *Engine) persistEvent(ctx context.Context, sid, eventID string, msgs ...anthropic.MessageParam) error {
-	return e.persistUsage(ctx, sid, eventID, store.Answer{}, msgs...)
+	return e.appendHistory(ctx, sid, eventID, store.Answer{}, msgs...)
 }
 
 // persistAnswer appends the model's answer with what it records beside it
 // (its cost, its event's answering mark), in one write.
 func (e *Engine) persistAnswer(ctx context.Context, sid string, a store.Answer, answer anthropic.MessageParam) error {
-	return e.persistUsage(ctx, sid, "", a, answer)
+	return e.appendHistory(ctx, sid, "", a, answer)
 }
 
 // postsReply reports whether the tool calls post in the thread (the reply
@@ -572,7 +572,9 @@ func postsReply(uses []toolUse) bool {
 	return false
 }
 
-func (e *Engine) persistUsage(ctx context.Context, sid, eventID string, a store.Answer, msgs ...anthropic.MessageParam) error {
+// appendHistory stores msgs (answering the chat event eventID, "" for
+// none) with what a records beside them, in one transaction.
+func (e *Engine) appendHistory(ctx context.Context, sid, eventID string, a store.Answer, msgs ...anthropic.MessageParam) error {
 	rows := make([]store.Message, 0, len(msgs))
 	now := e.o.Now()
 	for _, m := range msgs {
