@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/tidwall/sjson"
 )
 
 // emptyParams is the SDK's encoding of MessageNewParams{} (its required
@@ -24,9 +25,16 @@ var emptyParams = sync.OnceValues(func() ([]byte, error) {
 // event and its reply. Params with any field beyond model, max_tokens,
 // system, tools and messages, or without messages, are encoded by the
 // SDK.
+//
+// The body asks for a stream, as the SDK's NewStreaming makes it: the
+// params' encoding with "stream":true set at its end.
 func encodeParams(p anthropic.MessageNewParams) ([]byte, error) {
 	if !plainParams(p) {
-		return p.MarshalJSON()
+		b, err := p.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		return sjson.SetBytes(b, "stream", true)
 	}
 	return encodePlain(p)
 }
@@ -76,7 +84,7 @@ func encodePlain(p anthropic.MessageNewParams) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.WriteByte('}')
+	b.WriteString(`,"stream":true}`)
 	return b.Bytes(), nil
 }
 

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -89,11 +92,18 @@ func (c *Client) stream(ctx context.Context, st *callState, params anthropic.Mes
 		return nil, &Error{Op: "messages", Message: "encode the request: " + c.scrub(err.Error()), err: err,
 			kinds: []error{ErrInvalidRequest}}
 	}
-	// The body is ours; the params the SDK sees carry only what it turns
-	// into headers.
-	s := c.api.Messages.NewStreaming(withCall(ctx, st),
-		anthropic.MessageNewParams{UserProfileID: params.UserProfileID, WorkspaceID: params.WorkspaceID},
-		option.WithRequestBody("application/json", body))
+	// What Messages.NewStreaming does, with the body ours: posted as it
+	// is, the response read as a stream of events.
+	var opts []option.RequestOption
+	if !param.IsOmitted(params.UserProfileID) {
+		opts = append(opts, option.WithHeader("anthropic-user-profile-id", params.UserProfileID.Value))
+	}
+	if !param.IsOmitted(params.WorkspaceID) {
+		opts = append(opts, option.WithHeader("anthropic-workspace-id", params.WorkspaceID.Value))
+	}
+	var raw *http.Response
+	err = c.api.Post(withCall(ctx, st), "v1/messages", body, &raw, opts...)
+	s := ssestream.NewStream[anthropic.MessageStreamEventUnion](ssestream.NewDecoder(raw), err)
 	defer func() { _ = s.Close() }()
 
 	var msg anthropic.Message
