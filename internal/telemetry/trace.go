@@ -54,10 +54,7 @@ func Setup(ctx context.Context, service, version string, getenv func(string) str
 	if err != nil {
 		return nil, nil, fmt.Errorf("otel resource: %w", err)
 	}
-	opts := []sdktrace.TracerProviderOption{
-		sdktrace.WithSampler(sdktrace.AlwaysSample()),
-		sdktrace.WithResource(res),
-	}
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	for _, p := range procs {
 		opts = append(opts, sdktrace.WithSpanProcessor(p))
 	}
@@ -67,7 +64,8 @@ func Setup(ctx context.Context, service, version string, getenv func(string) str
 	default:
 		return nil, nil, fmt.Errorf("OTEL_TRACES_EXPORTER: unsupported exporter %q (want otlp, console or none)", exporter)
 	}
-	if exporter == "console" && stderr != nil && !strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+	console := exporter == "console" && stderr != nil && !strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true")
+	if console {
 		opts = append(opts, sdktrace.WithSpanProcessor(NewTreePrinter(stderr)))
 	}
 	endpoint, err := tracesEndpoint(getenv)
@@ -85,6 +83,14 @@ func Setup(ctx context.Context, service, version string, getenv func(string) str
 		}
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
+	// Spans are recorded only for something that reads them. Without, they
+	// still carry trace and span ids (the logs' trace_id, the inbox's), but
+	// no attributes are kept: a dozen spans a turn, for nobody.
+	sampler := sdktrace.AlwaysSample()
+	if len(procs) == 0 && !console && endpoint == "" {
+		sampler = sdktrace.NeverSample()
+	}
+	opts = append(opts, sdktrace.WithSampler(sampler))
 	tp = sdktrace.NewTracerProvider(opts...)
 	shutdown = func(ctx context.Context) error {
 		if err := tp.Shutdown(ctx); err != nil {
