@@ -70,6 +70,13 @@ func (c *slackConn) write(frame []byte) error {
 	return c.ws.WriteMessage(websocket.TextMessage, frame)
 }
 
+// send writes frame holding the connection's write lock.
+func (c *slackConn) send(frame []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.write(frame)
+}
+
 // newTicket issues a one-use socket ticket; Slack.mu must be held.
 func (k *slackSocket) newTicket(s *Slack) string {
 	s.seq++
@@ -324,9 +331,7 @@ func (s *Slack) spreadFrame(id string, f inflight, frame []byte, n int) {
 		f.conn = c
 		s.socket.inflight[id] = f
 		s.mu.Unlock()
-		c.wmu.Lock()
-		err := c.write(frame)
-		c.wmu.Unlock()
+		err := c.send(frame)
 		if err == nil {
 			return
 		}
@@ -379,9 +384,7 @@ func (s *Slack) Disconnect(reason string) {
 	}
 	frame, _ := json.Marshal(map[string]any{"type": "disconnect", "reason": reason,
 		"debug_info": map[string]any{"host": "fake-applink"}})
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_ = c.write(frame)
+	_ = c.send(frame)
 }
 
 // sendFrame writes frame to the live socket, or queues it for the next.
@@ -396,9 +399,7 @@ func (s *Slack) sendFrame(frame []byte) {
 			return
 		}
 		s.mu.Unlock()
-		c.wmu.Lock()
-		err := c.write(frame)
-		c.wmu.Unlock()
+		err := c.send(frame)
 		if err == nil {
 			return
 		}
