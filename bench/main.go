@@ -34,16 +34,23 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == childFlag {
 		os.Exit(child(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == minimalFlag {
+		os.Exit(runMinimalBot(os.Args[2:]))
+	}
 	runs := flag.Int("runs", 10, "runs per start-up figure (medians)")
 	events := flag.Int("events", 200, "events for the event-to-reply figures")
 	sessions := flag.Int("sessions", 200, "live sessions for the per-session memory")
 	readme := flag.String("readme", "", "rewrite the table between the bench markers of this file")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the service while it answers the timed events (5 s, AGENT_PPROF=1)")
 	flag.Parse()
 	if err := run(*runs, *events, *sessions, *readme); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
+
+// cpuProfile is where the service's CPU profile goes ("": none).
+var cpuProfile string
 
 // row is one line of the table.
 type row struct{ what, goal, got string }
@@ -229,30 +236,41 @@ func procStatus(pid int, field string) (int64, error) {
 // metric scrapes one series (name with its labels, as exposed) from a
 // Prometheus text endpoint; absent series read 0.
 func metric(url, series string) (float64, error) {
-	resp, err := http.Get(url)
+	v, err := metrics(url, series)
 	if err != nil {
 		return 0, err
+	}
+	return v[0], nil
+}
+
+// metrics scrapes url once and returns the sum of each series' samples.
+func metrics(url string, series ...string) ([]float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	total := 0.0
+	totals := make([]float64, len(series))
 	for _, line := range strings.Split(string(b), "\n") {
 		name, value, ok := strings.Cut(line, " ")
 		if !ok || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if name == series || strings.HasPrefix(name, series+"{") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-			if err != nil {
-				return 0, fmt.Errorf("%s: %w", line, err)
+		for i, s := range series {
+			if name == s || strings.HasPrefix(name, s+"{") {
+				v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", line, err)
+				}
+				totals[i] += v
 			}
-			total += v
 		}
 	}
-	return total, nil
+	return totals, nil
 }
 
 // render prints the table as markdown, with the command that made it.

@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -21,28 +24,69 @@ import (
 // it, make the same model call as the runtime's first (its system prompt,
 // tools and streaming, with the event's text as the only message), read
 // the answer to its end, post in the thread — on the same platform library
-// and fakes. Its events are sent between the service's, one for one, so
-// that both are measured under the same load on the machine.
+// and fakes, in a process of its own as the service is. Its events are sent
+// between the service's, one for one, so that both are measured under the
+// same load on the machine.
 type minimalBot struct {
-	sl     *fake.Slack
-	model  *httptest.Server
-	cancel context.CancelFunc
+	sl    *fake.Slack
+	model *httptest.Server
+	cmd   *exec.Cmd
 }
 
-// newMinimalBot starts the bot; call is the runtime's recorded first model
-// call.
-func newMinimalBot(call []byte) (*minimalBot, error) {
-	var req map[string]json.RawMessage
-	if err := json.Unmarshal(call, &req); err != nil {
-		return nil, fmt.Errorf("the recorded model call: %w", err)
+// newMinimalBot starts the bot as a process of its own, as the service
+// is, against fakes of its own in this process; call is the runtime's
+// recorded first model call.
+func newMinimalBot(dir string, call []byte) (*minimalBot, error) {
+	callFile := filepath.Join(dir, "minimal-call.json")
+	if err := os.WriteFile(callFile, call, 0o600); err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
 	}
 	b := &minimalBot{sl: &fake.Slack{}, model: httptest.NewServer(&fake.Anthropic{Respond: instant, Key: benchKey})}
-	api := slack.New(fake.DefaultBotToken, slack.OptionAppLevelToken(fake.DefaultAppToken), slack.OptionAPIURL(b.sl.URL()))
+	b.cmd = exec.Command(self, minimalFlag, b.sl.URL(), b.model.URL, callFile)
+	b.cmd.Stdout, b.cmd.Stderr = os.Stderr, os.Stderr
+	if err := b.cmd.Start(); err != nil {
+		b.sl.Close()
+		b.model.Close()
+		return nil, err
+	}
+	wait, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := b.sl.WaitConnections(wait, 1); err != nil {
+		b.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// minimalFlag makes the bench the minimal bot: slack URL, model URL, the
+// file of the recorded model call.
+const minimalFlag = "-minimal-bot"
+
+// runMinimalBot is the bot's process: socket mode, ack, the model call,
+// the post; until it is killed.
+func runMinimalBot(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "minimal bot: want slack URL, model URL, call file")
+		return 2
+	}
+	call, err := os.ReadFile(args[2])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "minimal bot:", err)
+		return 1
+	}
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(call, &req); err != nil {
+		fmt.Fprintln(os.Stderr, "minimal bot: the recorded model call:", err)
+		return 1
+	}
+	api := slack.New(fake.DefaultBotToken, slack.OptionAppLevelToken(fake.DefaultAppToken), slack.OptionAPIURL(args[0]))
 	sock := socketmode.New(api)
-	web := slack.New(fake.DefaultBotToken, slack.OptionAPIURL(b.sl.URL()))
-	ctx, cancel := context.WithCancel(context.Background())
-	b.cancel = cancel
-	go func() { _ = sock.RunContext(ctx) }()
+	web := slack.New(fake.DefaultBotToken, slack.OptionAPIURL(args[0]))
+	ctx := context.Background()
 	go func() {
 		for evt := range sock.Events {
 			if evt.Type != socketmode.EventTypeEventsAPI || evt.Request == nil {
@@ -57,16 +101,14 @@ func newMinimalBot(call []byte) (*minimalBot, error) {
 			if !ok {
 				continue
 			}
-			go answer(ctx, web, b.model.URL, req, msg)
+			go answer(ctx, web, args[1], req, msg)
 		}
 	}()
-	wait, stop := context.WithTimeout(ctx, 10*time.Second)
-	defer stop()
-	if err := b.sl.WaitConnections(wait, 1); err != nil {
-		b.stop()
-		return nil, err
+	if err := sock.RunContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "minimal bot:", err)
+		return 1
 	}
-	return b, nil
+	return 0
 }
 
 // one sends event i and returns the time to its reply.
@@ -84,7 +126,8 @@ func (b *minimalBot) one(i int) (time.Duration, error) {
 }
 
 func (b *minimalBot) stop() {
-	b.cancel()
+	_ = b.cmd.Process.Kill()
+	_ = b.cmd.Wait()
 	b.sl.Close()
 	b.model.Close()
 }

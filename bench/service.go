@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -103,6 +104,9 @@ func startService(bin, dir string) (*service, error) {
 		"AGENT_HOME=" + home, "AGENT_HEALTH_PORT=" + strconv.Itoa(port), "AGENT_DEFAULT_MODE=bypass",
 		"AGENT_LOG_LEVEL=warn", "AGENT_MAX_TURNS=1000",
 	}
+	if cpuProfile != "" {
+		s.cmd.Env = append(s.cmd.Env, "AGENT_PPROF=1")
+	}
 	logs, err := os.Create(filepath.Join(home, "agent.log"))
 	if err != nil {
 		return nil, err
@@ -168,14 +172,11 @@ type counters struct{ turns, turnSum, modelSum float64 }
 
 // read scrapes the counters once.
 func (s *service) read() (counters, error) {
-	var c counters
-	var err error
-	if c.turns, err = metric(s.metrics(), "agent_turns_total"); err != nil {
-		return c, err
+	v, err := metrics(s.metrics(), "agent_turns_total", "agent_turn_duration_seconds_sum", "agent_model_request_duration_seconds_sum")
+	if err != nil {
+		return counters{}, err
 	}
-	c.turnSum, _ = metric(s.metrics(), "agent_turn_duration_seconds_sum")
-	c.modelSum, _ = metric(s.metrics(), "agent_model_request_duration_seconds_sum")
-	return c, nil
+	return counters{turns: v[0], turnSum: v[1], modelSum: v[2]}, nil
 }
 
 // turn sends message n as a new DM thread and waits for its reply and the
@@ -218,7 +219,33 @@ func (s *service) turn(n int, before counters) (reply, own time.Duration, after 
 	return reply, own, after, nil
 }
 
-func measureService(bin, dir string, runs, events, sessions int) ([]row, error) {
+// profile writes a CPU profile of the service, taken over the next d, to
+// path; the channel says how that went.
+func (s *service) profile(path string, d time.Duration) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", s.port, int(d.Seconds()))
+		resp, err := http.Get(url)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			done <- fmt.Errorf("cpu profile: %s", resp.Status)
+			return
+		}
+		f, err := os.Create(path)
+		if err == nil {
+			_, err = io.Copy(f, resp.Body)
+			err = errors.Join(err, f.Close())
+		}
+		done <- err
+	}()
+	return done
+}
+
+func measureService(bin, dir string, runs, events, sessions int) (_ []row, err error) {
 	var readies []time.Duration
 	for range runs {
 		s, err := startService(bin, dir)
@@ -292,7 +319,7 @@ func measureService(bin, dir string, runs, events, sessions int) ([]row, error) 
 	if call == nil {
 		return nil, errors.New("no model call recorded")
 	}
-	bot, err := newMinimalBot(*call)
+	bot, err := newMinimalBot(dir, *call)
 	if err != nil {
 		return nil, fmt.Errorf("minimal bot: %w", err)
 	}
@@ -306,6 +333,10 @@ func measureService(bin, dir string, runs, events, sessions int) ([]row, error) 
 	// last event left running (a turn's tail, its writes) is over.
 	const settle = 5 * time.Millisecond
 	var replies, owns, base []time.Duration
+	if cpuProfile != "" {
+		profiled := s.profile(cpuProfile, 5*time.Second)
+		defer func() { err = errors.Join(err, <-profiled) }()
+	}
 	for i := range events {
 		time.Sleep(settle)
 		var r, o time.Duration
