@@ -58,7 +58,10 @@ func msgKey(ev *pipeline.Event) string {
 	return ev.ChannelID + ":" + ev.TS
 }
 
-// Receive implements gateway.Inbox.
+// Receive implements gateway.Inbox. A message's dedupe key is recorded in
+// the same write (the drop stage reads the outcome off the event): the
+// first of twins (a mention arrives as a message and as a mention) to be
+// received is the one that runs.
 func (j journal) Receive(ctx context.Context, ev *pipeline.Event) (bool, error) {
 	cp := *ev
 	cp.Text = j.redact(cp.Text)
@@ -71,8 +74,13 @@ func (j journal) Receive(ctx context.Context, ev *pipeline.Event) (bool, error) 
 	if err != nil {
 		return true, fmt.Errorf("inbox: encode event: %w", err)
 	}
-	return j.store.InboxReceive(ctx, store.InboxEntry{EventID: ev.ID, Kind: ev.Kind.String(), ChannelID: ev.ChannelID,
-		ThreadTS: ev.RootTS(), UserID: ev.UserID, MsgKey: msgKey(ev), Event: data})
+	key := pipeline.DedupeKey(ev)
+	fresh, marked, err := j.store.InboxReceiveMark(ctx, store.InboxEntry{EventID: ev.ID, Kind: ev.Kind.String(), ChannelID: ev.ChannelID,
+		ThreadTS: ev.RootTS(), UserID: ev.UserID, MsgKey: msgKey(ev), Event: data}, key)
+	if err == nil && fresh && key != "" {
+		ev.Marked, ev.Fresh = true, marked
+	}
+	return fresh, err
 }
 
 // storeSpan opens the span of a store write on an event's path, with the
@@ -98,23 +106,11 @@ func (j journal) Answering(ctx context.Context, ev *pipeline.Event) error {
 	return err
 }
 
-// Start implements gateway.Inbox.
-// The event's dedupe key is recorded in the same write (the drop stage
-// reads the outcome off the event), unless it is a resumed event, which its
-// first run marked.
-func (j journal) Start(ctx context.Context, ev *pipeline.Event, traceID string) error {
-	ctx, span := storeSpan(ctx, "store.inbox_start")
-	var err error
-	if key := pipeline.DedupeKey(ev); key != "" && !ev.Resumed {
-		var fresh bool
-		if _, fresh, err = j.store.InboxStartMark(ctx, ev.ID, traceID, key); err == nil {
-			ev.Marked, ev.Fresh = true, fresh
-		}
-	} else {
-		_, err = j.store.InboxStart(ctx, ev.ID, traceID)
-	}
-	endSpan(span, err)
-	return err
+// Start implements gateway.Inbox. It writes nothing: the event's first
+// write records the start in its own transaction (store.WithInboxStart),
+// so that a turn does not pay a write of its own to begin.
+func (j journal) Start(ctx context.Context, ev *pipeline.Event, traceID string) context.Context {
+	return store.WithInboxStart(ctx, ev.ID, traceID)
 }
 
 // Finish implements gateway.Inbox.

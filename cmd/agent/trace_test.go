@@ -91,7 +91,7 @@ func TestTraceTrees(t *testing.T) {
 			{"chat.event", "pipeline.drop", "pipeline.auth", "pipeline.agent", "agent.turn", "llm.request"},
 			{"chat.event", "pipeline.agent", "tool.mcp__agent_chat__reply", "pipeline.markup", "chat.post"},
 			{"chat.event", "pipeline.agent", "store.append_messages"},
-			{"chat.event", "store.inbox_start"},
+			{"chat.event", "store.inbox_finish"},
 		} {
 			if tr.chain(chain...) == nil {
 				t.Errorf("no span chain %v", chain)

@@ -52,22 +52,34 @@ type InboxEntry struct {
 // resumed event): nothing is changed then. The insert is the arbiter
 // between replicas: one of them records an event, the others are told.
 func (s *Store) InboxReceive(ctx context.Context, e InboxEntry) (fresh bool, err error) {
+	fresh, _, err = s.InboxReceiveMark(ctx, e, "")
+	return fresh, err
+}
+
+// InboxReceiveMark is InboxReceive that also records key as processed, as
+// MarkEvent does, in the same write, when the event is fresh: marked is
+// true only when this event recorded the key first (its twin — another
+// event id, the same key — was not received before). An empty key marks
+// nothing.
+func (s *Store) InboxReceiveMark(ctx context.Context, e InboxEntry, key string) (fresh, marked bool, err error) {
 	if e.EventID == "" || !json.Valid(e.Event) {
-		return false, fmt.Errorf("inbox receive: an event id and a JSON event are required")
+		return false, false, fmt.Errorf("inbox receive: an event id and a JSON event are required")
 	}
 	now := s.now().UnixMilli()
-	err = s.write(ctx, func(ctx context.Context) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		fresh, err = oneRow(s.exec(ctx, `INSERT INTO inbox
-			(event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, received_at, updated_at, owner)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		fresh, err = oneRow(s.txExec(ctx, tx, qInboxReceive,
 			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, e.MsgKey, string(e.Event), InboxReceived, now, now, s.replica))
+		if err != nil || !fresh || key == "" {
+			return err
+		}
+		marked, err = oneRow(s.txExec(ctx, tx, qMarkEvent, key, now))
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("inbox receive %s: %w", e.EventID, err)
+		return false, false, fmt.Errorf("inbox receive %s: %w", e.EventID, err)
 	}
-	return fresh, nil
+	return fresh, marked, nil
 }
 
 // InboxStart marks the event running, counts the attempt and records the
@@ -88,30 +100,36 @@ func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attemp
 	return attempts, nil
 }
 
-// InboxStartMark is InboxStart that also records key as processed, as
-// MarkEvent does, in the same write: fresh is true only for the one caller
-// that recorded it first. An event starts with one write, not two.
-func (s *Store) InboxStartMark(ctx context.Context, eventID, traceID, key string) (attempts int, fresh bool, err error) {
-	if key == "" {
-		return 0, false, fmt.Errorf("inbox start %s: empty dedupe key", eventID)
+// pendingStart is an event's start not written yet: the first write made
+// with its context records it, in the same transaction. done is guarded
+// by the writer slot.
+type pendingStart struct {
+	eventID, traceID string
+	done             bool
+}
+
+type pendingStartKey struct{}
+
+// WithInboxStart returns ctx carrying the start of eventID (InboxStart:
+// running, one more attempt, traceID) without writing it: the first write
+// of this Store made with ctx, or a context made from it, records the
+// start first, in its own transaction. An event's turn thus starts in the
+// write that stores its first effect (its session, its message, its final
+// state) instead of a write of its own. Until then the event stays
+// received: a crash before it runs the event again as if it had never
+// started, which it had not, in effect.
+func WithInboxStart(ctx context.Context, eventID, traceID string) context.Context {
+	return context.WithValue(ctx, pendingStartKey{}, &pendingStart{eventID: eventID, traceID: traceID})
+}
+
+// pending returns ctx's start not written yet, if any; called with the
+// writer slot held.
+func pending(ctx context.Context) *pendingStart {
+	p, _ := ctx.Value(pendingStartKey{}).(*pendingStart)
+	if p == nil || p.done {
+		return nil
 	}
-	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		now := s.now().UnixMilli()
-		err := s.txQueryRow(ctx, tx, qInboxStart, InboxRunning, traceID, now, eventID, InboxReceived, InboxRunning).
-			Scan(&attempts)
-		if errors.Is(err, sql.ErrNoRows) {
-			attempts, err = 0, nil
-		}
-		if err != nil {
-			return err
-		}
-		fresh, err = oneRow(s.txExec(ctx, tx, qMarkEvent, key, now))
-		return err
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("inbox start %s: %w", eventID, err)
-	}
-	return attempts, fresh, nil
+	return p
 }
 
 // InboxAnswering marks a running event as about to post its first

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -108,34 +110,107 @@ func BenchmarkInboxReceive(b *testing.B) {
 	}
 }
 
-// Starting an event records its dedupe key in the same write: the first
-// event of a key is fresh, its twin (another event id, the same key) is
-// not, and both are started.
-func TestInboxStartMark(t *testing.T) {
+// Receiving an event records its dedupe key in the same write: the first
+// event of a key is marked, its twin (another event id, the same key) is
+// received but not marked, and a redelivery is neither.
+func TestInboxReceiveMark(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	entry := func(id string) InboxEntry {
+		return InboxEntry{EventID: id, Kind: "message", ChannelID: "C1", ThreadTS: "1.1", MsgKey: "C1:1.1", Event: json.RawMessage(`{}`)}
+	}
+	fresh, marked, err := s.InboxReceiveMark(ctx, entry("Ev1"), "ts:C1:1.1")
+	if err != nil || !fresh || !marked {
+		t.Fatalf("first receive: fresh %v, marked %v, %v; want true, true", fresh, marked, err)
+	}
+	if seen, err := s.EventSeen(ctx, "ts:C1:1.1"); err != nil || !seen {
+		t.Errorf("EventSeen after the receive: %v, %v", seen, err)
+	}
+	if fresh, marked, err = s.InboxReceiveMark(ctx, entry("Ev2"), "ts:C1:1.1"); err != nil || !fresh || marked {
+		t.Errorf("the twin: fresh %v, marked %v, %v; want true, false", fresh, marked, err)
+	}
+	if fresh, marked, err = s.InboxReceiveMark(ctx, entry("Ev1"), "ts:C1:1.1"); err != nil || fresh || marked {
+		t.Errorf("a redelivery: fresh %v, marked %v, %v; want false, false", fresh, marked, err)
+	}
+	if fresh, marked, err = s.InboxReceiveMark(ctx, entry("Ev3"), ""); err != nil || !fresh || marked {
+		t.Errorf("no key: fresh %v, marked %v, %v; want true, false", fresh, marked, err)
+	}
+	for id, want := range map[string]string{"Ev1": InboxReceived, "Ev2": InboxReceived, "Ev3": InboxReceived} {
+		if e := inboxEntry(t, s, id); e.State != want || e.Attempts != 0 {
+			t.Errorf("%s: %s after %d attempts, want %s after 0", id, e.State, e.Attempts, want)
+		}
+	}
+}
+
+// A start carried by a context is written by the first write made with
+// it, in that write's transaction, and once: a write that fails leaves it
+// for the next; a write without a transaction records it first; other
+// contexts never write it.
+func TestWithInboxStart(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
 	for _, id := range []string{"Ev1", "Ev2"} {
 		if _, err := s.InboxReceive(ctx, InboxEntry{EventID: id, Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
-			MsgKey: "C1:1.1", Event: json.RawMessage(`{}`)}); err != nil {
+			Event: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	attempts, fresh, err := s.InboxStartMark(ctx, "Ev1", "t1", "ts:C1:1.1")
-	if err != nil || attempts != 1 || !fresh {
-		t.Fatalf("first start: attempts %d, fresh %v, %v; want 1, true", attempts, fresh, err)
+	started := WithInboxStart(ctx, "Ev1", "trace-1")
+	if e := inboxEntry(t, s, "Ev1"); e.State != InboxReceived {
+		t.Fatalf("written before any write: %s", e.State)
 	}
-	if seen, err := s.EventSeen(ctx, "ts:C1:1.1"); err != nil || !seen {
-		t.Errorf("EventSeen after the start: %v, %v", seen, err)
+	// A write made without the context leaves it alone.
+	if err := s.CreateSession(ctx, Session{ID: NewID(), ThreadKey: "C1:0.1"}); err != nil {
+		t.Fatal(err)
 	}
-	attempts, fresh, err = s.InboxStartMark(ctx, "Ev2", "t2", "ts:C1:1.1")
-	if err != nil || attempts != 1 || fresh {
-		t.Errorf("the twin's start: attempts %d, fresh %v, %v; want 1, false", attempts, fresh, err)
+	if e := inboxEntry(t, s, "Ev1"); e.State != InboxReceived {
+		t.Fatalf("written by another context's write: %s", e.State)
 	}
-	attempts, fresh, err = s.InboxStartMark(ctx, "Ev1", "t3", "ts:C1:1.1")
-	if err != nil || attempts != 2 || fresh {
-		t.Errorf("a second start: attempts %d, fresh %v, %v; want 2, false", attempts, fresh, err)
+	// A write that fails rolls the start back with it.
+	if err := s.CreateSession(started, Session{ID: NewID(), ThreadKey: "C1:0.1"}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a second session for the thread: %v", err)
 	}
-	if _, _, err := s.InboxStartMark(ctx, "Ev1", "t4", ""); err == nil {
-		t.Error("an empty key accepted")
+	if e := inboxEntry(t, s, "Ev1"); e.State != InboxReceived || e.Attempts != 0 {
+		t.Fatalf("after a failed write: %s after %d attempts", e.State, e.Attempts)
 	}
+	// The next one carries it, from a context made from that one.
+	sid := NewID()
+	if err := s.CreateSession(context.WithoutCancel(started), Session{ID: sid, ThreadKey: "C1:1.1"}); err != nil {
+		t.Fatal(err)
+	}
+	e := inboxEntry(t, s, "Ev1")
+	if e.State != InboxRunning || e.Attempts != 1 || e.TraceID != "trace-1" {
+		t.Fatalf("after the first write: %s after %d attempts, trace %q", e.State, e.Attempts, e.TraceID)
+	}
+	// Once.
+	if err := s.AppendMessages(started, sid, Message{Role: RoleUser, Content: json.RawMessage(`[{"type":"text","text":"hi"}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	if e := inboxEntry(t, s, "Ev1"); e.Attempts != 1 {
+		t.Errorf("started again by a later write: %d attempts", e.Attempts)
+	}
+	// A single-statement write records it before its own statement.
+	other := WithInboxStart(ctx, "Ev2", "trace-2")
+	if err := s.InboxFinish(other, "Ev2", InboxDropped, ""); err != nil {
+		t.Fatal(err)
+	}
+	if e := inboxEntry(t, s, "Ev2"); e.State != InboxDropped || e.Attempts != 1 || e.TraceID != "trace-2" {
+		t.Errorf("finished with its start: %s after %d attempts, trace %q", e.State, e.Attempts, e.TraceID)
+	}
+}
+
+// inboxEntry reads one event's inbox record.
+func inboxEntry(t *testing.T, s *Store, id string) InboxEntry {
+	t.Helper()
+	all, err := s.InboxList(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range all {
+		if e.EventID == id {
+			return e
+		}
+	}
+	t.Fatalf("no inbox record for %s", id)
+	return InboxEntry{}
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // Session states.
@@ -98,19 +100,13 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 	if err := validSession(sess); err != nil {
 		return fmt.Errorf("create session for thread %q: %w", sess.ThreadKey, err)
 	}
-	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, `
-			INSERT INTO sessions (session_id, thread_key, state, created_at, last_activity, summary,
-				input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT DO NOTHING`,
+	// A transaction, so that the start of the event it is created for
+	// joins it (WithInboxStart).
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		created, err := oneRow(s.txExec(ctx, tx, qInsertSession,
 			sess.ID, sess.ThreadKey, sess.State, sess.CreatedAt.UnixMilli(), sess.LastActivity.UnixMilli(),
-			sess.Summary, sess.InputTokens, sess.OutputTokens, sess.CacheReadTokens, sess.CacheWriteTokens)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err == nil && n == 0 {
+			sess.Summary, sess.InputTokens, sess.OutputTokens, sess.CacheReadTokens, sess.CacheWriteTokens))
+		if err == nil && !created {
 			err = ErrConflict // ON CONFLICT DO NOTHING covers both the ID and the thread key
 		}
 		return err

@@ -20,14 +20,20 @@ type stmtCache struct {
 
 // stmt returns query prepared (written with ? placeholders).
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	s.stmts.mu.Lock()
-	defer s.stmts.mu.Unlock()
-	if st, ok := s.stmts.m[query]; ok {
+	if st := s.cached(query); st != nil {
 		return st, nil
 	}
+	// Prepared without the lock: preparing waits for a connection of the
+	// pool, which a transaction may hold while it reads the cache.
 	st, err := s.db.DB.PrepareContext(ctx, s.bind(query))
 	if err != nil {
 		return nil, err
+	}
+	s.stmts.mu.Lock()
+	defer s.stmts.mu.Unlock()
+	if had, ok := s.stmts.m[query]; ok { // prepared meanwhile by another caller
+		_ = st.Close()
+		return had, nil
 	}
 	if s.stmts.m == nil {
 		s.stmts.m = map[string]*sql.Stmt{}
@@ -122,12 +128,18 @@ const (
 	// event_id, then the two states it may come from.
 	qInboxStart = `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
 		WHERE event_id = ? AND state IN (?, ?) RETURNING attempts`
-	qMarkEvent = "INSERT INTO processed_events (event_key, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING"
+	qMarkEvent     = "INSERT INTO processed_events (event_key, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING"
+	qInsertSession = `INSERT INTO sessions (session_id, thread_key, state, created_at, last_activity, summary,
+		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	qInboxReceive = `INSERT INTO inbox
+		(event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, received_at, updated_at, owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 )
 
 // prepareHot prepares the statements that run inside transactions.
 func (s *Store) prepareHot(ctx context.Context) error {
-	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStart, qMarkEvent} {
+	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStart, qMarkEvent, qInboxReceive, qInsertSession} {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)
 		}

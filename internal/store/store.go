@@ -222,6 +222,21 @@ func (s *Store) Path() string { return s.path }
 // write runs fn while holding the writer slot. Use it for single-statement
 // writes; use inTx when more than one row changes.
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.slot(ctx, func(ctx context.Context) error {
+		// A start not written yet goes first (see WithInboxStart): in a
+		// statement of its own here, where fn's are not one transaction.
+		if p := pending(ctx); p != nil {
+			if _, err := s.exec(ctx, qInboxStart, InboxRunning, p.traceID, s.now().UnixMilli(), p.eventID, InboxReceived, InboxRunning); err != nil {
+				return fmt.Errorf("inbox start %s: %w", p.eventID, err)
+			}
+			p.done = true
+		}
+		return fn(ctx)
+	})
+}
+
+// slot runs fn holding the writer slot.
+func (s *Store) slot(ctx context.Context, fn func(ctx context.Context) error) error {
 	select {
 	case s.writer <- struct{}{}:
 	case <-ctx.Done():
@@ -234,17 +249,28 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 // inTx runs fn in one IMMEDIATE transaction while holding the writer slot;
 // fn's error rolls everything back. fn must use tx, never s.db. On
 // Postgres the transaction first takes the writer lock that other
-// processes' transactions take too.
+// processes' transactions take too. A start not written yet (see
+// WithInboxStart) is written first, in the same transaction.
 func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return s.write(ctx, func(ctx context.Context) error {
-		return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return s.slot(ctx, func(ctx context.Context) error {
+		p := pending(ctx)
+		err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			if s.pg {
 				if _, err := tx.Tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(pgLockWriter)); err != nil {
 					return fmt.Errorf("writer lock: %w", err)
 				}
 			}
+			if p != nil {
+				if _, err := s.txExec(ctx, tx, qInboxStart, InboxRunning, p.traceID, s.now().UnixMilli(), p.eventID, InboxReceived, InboxRunning); err != nil {
+					return fmt.Errorf("inbox start %s: %w", p.eventID, err)
+				}
+			}
 			return fn(ctx, tx)
 		})
+		if err == nil && p != nil {
+			p.done = true
+		}
+		return err
 	})
 }
 

@@ -59,8 +59,10 @@ type Inbox interface {
 	// event was recorded before (a redelivery, here or at another replica
 	// sharing the store): that copy is not run, the first one is.
 	Receive(ctx context.Context, ev *pipeline.Event) (fresh bool, err error)
-	// Start records that ev runs (another attempt) under traceID.
-	Start(ctx context.Context, ev *pipeline.Event, traceID string) error
+	// Start records that ev runs (another attempt) under traceID, at
+	// once or, through the context it returns, with the event's first
+	// write.
+	Start(ctx context.Context, ev *pipeline.Event, traceID string) context.Context
 	// Answering records that ev's first answer is about to be posted.
 	Answering(ctx context.Context, ev *pipeline.Event) error
 	// Finish records ev's final state: store.InboxAnswered, InboxFailed or
@@ -327,9 +329,7 @@ func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 	}
 	var progress *pipeline.Progress
 	if inbox != nil {
-		if err := inbox.Start(ctx, ev, span.SpanContext().TraceID().String()); err != nil {
-			g.log.ErrorContext(ctx, "inbox: start not recorded", "event_id", ev.ID, "err", err)
-		}
+		ctx = inbox.Start(ctx, ev, span.SpanContext().TraceID().String())
 		// The first message posted settles the event at once: a crash
 		// after it must not answer twice. Just before it, the event is
 		// marked answering: a crash in between cannot tell whether the

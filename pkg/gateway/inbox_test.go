@@ -42,9 +42,9 @@ func (r *recordingInbox) Receive(_ context.Context, ev *pipeline.Event) (bool, e
 	return fresh, nil
 }
 
-func (r *recordingInbox) Start(_ context.Context, ev *pipeline.Event, traceID string) error {
+func (r *recordingInbox) Start(ctx context.Context, ev *pipeline.Event, traceID string) context.Context {
 	r.add(ev.ID, "start")
-	return nil
+	return ctx
 }
 
 func (r *recordingInbox) Answering(_ context.Context, ev *pipeline.Event) error {
