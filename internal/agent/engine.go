@@ -261,9 +261,12 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	defer thinking()
 
 	sid := t.Session.ID()
-	stored, err := e.o.History.History(ctx, sid)
-	if err != nil {
-		return fmt.Errorf("load history: %w", err)
+	var stored []store.Message
+	// A session created for this message has nothing stored yet.
+	if s, ok := t.Session.(interface{ TakeEmpty() bool }); !ok || !s.TakeEmpty() {
+		if stored, err = e.o.History.History(ctx, sid); err != nil {
+			return fmt.Errorf("load history: %w", err)
+		}
 	}
 	msgs, err := requestHistory(stored)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -84,6 +85,9 @@ type Session struct {
 	id        string
 	threadKey string
 
+	// empty: created by this Manager, its history not read yet.
+	empty atomic.Bool
+
 	// guarded by Manager.mu
 	busy  int
 	timer *time.Timer
@@ -95,6 +99,10 @@ func (s *Session) ID() string { return s.id }
 
 // ThreadKey is the thread the session belongs to.
 func (s *Session) ThreadKey() string { return s.threadKey }
+
+// TakeEmpty reports, once, that the session was created here and so has
+// no history yet: its first turn need not read it from the store.
+func (s *Session) TakeEmpty() bool { return s.empty.Swap(false) }
 
 // New returns a Manager. It closes every session the store still has as
 // live: after a restart nothing is live until its thread speaks again.
@@ -156,11 +164,14 @@ func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Ses
 	// Not live: load or create outside the lock (store I/O). Events of one
 	// thread are serialised by the gateway, so no one else opens this key.
 	now := m.opt.Now()
+	created := false
 	rec, err := m.opt.Store.SessionByThread(ctx, key)
 	switch {
 	case errors.Is(err, m.opt.NotFound):
 		rec = Record{ID: m.opt.NewID(), ThreadKey: key, State: StateLive, CreatedAt: now, LastActivity: now}
+		created = true
 		if err := m.opt.Store.CreateSession(ctx, rec); err != nil {
+			created = false
 			// Created meanwhile by another caller: use theirs.
 			existing, lerr := m.opt.Store.SessionByThread(ctx, key)
 			if lerr != nil {
@@ -186,6 +197,7 @@ func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Ses
 		return s, m.releaser(s), nil
 	}
 	s := &Session{id: rec.ID, threadKey: key, busy: 1}
+	s.empty.Store(created)
 	m.live[key] = s
 	m.setGauge()
 	return s, m.releaser(s), nil

@@ -265,6 +265,11 @@ func TestLifecycle(t *testing.T) {
 	if s1.ID() == "" || s1.ThreadKey() != "C1:1.0" {
 		t.Errorf("session = %q in %q", s1.ID(), s1.ThreadKey())
 	}
+	// Created here: empty, said once (its first turn skips reading it).
+	empty := func(s pipeline.Session) bool { return s.(interface{ TakeEmpty() bool }).TakeEmpty() }
+	if !empty(s1) || empty(s1) {
+		t.Error("a new session is not said empty exactly once")
+	}
 	if got := storedState(t, st, "C1:1.0"); got != store.SessionLive {
 		t.Errorf("stored state = %q, want live", got)
 	}
@@ -302,6 +307,9 @@ func TestLifecycle(t *testing.T) {
 	}
 	if s3.ID() != s1.ID() {
 		t.Errorf("resumed session %q, want %q", s3.ID(), s1.ID())
+	}
+	if empty(s3) {
+		t.Error("a resumed session is said empty")
 	}
 	if got := storedState(t, st, "C1:1.0"); got != store.SessionLive {
 		t.Errorf("after resume: stored state = %q, want live", got)
