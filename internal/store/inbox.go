@@ -88,8 +88,7 @@ func (s *Store) InboxReceiveMark(ctx context.Context, e InboxEntry, key string) 
 // left alone, and attempts is 0.
 func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attempts int, err error) {
 	err = s.write(ctx, func(ctx context.Context) error {
-		return s.queryRow(ctx, qInboxStart,
-			InboxRunning, traceID, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning).Scan(&attempts)
+		return s.queryRow(ctx, qInboxStart, s.startArgs(eventID, traceID)...).Scan(&attempts)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
@@ -98,6 +97,11 @@ func (s *Store) InboxStart(ctx context.Context, eventID, traceID string) (attemp
 		return 0, fmt.Errorf("inbox start %s: %w", eventID, err)
 	}
 	return attempts, nil
+}
+
+// startArgs are qInboxStart's arguments.
+func (s *Store) startArgs(eventID, traceID string) []any {
+	return []any{InboxRunning, traceID, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning}
 }
 
 // pendingStart is an event's start not written yet: the first write made

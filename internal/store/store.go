@@ -226,7 +226,7 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 		// A start not written yet goes first (see WithInboxStart): in a
 		// statement of its own here, where fn's are not one transaction.
 		if p := pending(ctx); p != nil {
-			if _, err := s.exec(ctx, qInboxStart, InboxRunning, p.traceID, s.now().UnixMilli(), p.eventID, InboxReceived, InboxRunning); err != nil {
+			if _, err := s.exec(ctx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
 				return fmt.Errorf("inbox start %s: %w", p.eventID, err)
 			}
 			p.done = true
@@ -261,7 +261,7 @@ func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx
 				}
 			}
 			if p != nil {
-				if _, err := s.txExec(ctx, tx, qInboxStart, InboxRunning, p.traceID, s.now().UnixMilli(), p.eventID, InboxReceived, InboxRunning); err != nil {
+				if _, err := s.txExec(ctx, tx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
 					return fmt.Errorf("inbox start %s: %w", p.eventID, err)
 				}
 			}
