@@ -68,7 +68,10 @@ type sessionStore struct {
 	shared bool
 }
 
-var _ session.Store = sessionStore{}
+var (
+	_ session.Store    = sessionStore{}
+	_ session.Deferrer = sessionStore{}
+)
 
 func (s sessionStore) SessionByThread(ctx context.Context, key string) (session.Record, error) {
 	r, err := s.st.SessionByThread(ctx, key)
@@ -80,6 +83,16 @@ func (s sessionStore) SessionByThread(ctx context.Context, key string) (session.
 
 func (s sessionStore) CreateSession(ctx context.Context, r session.Record) error {
 	return s.st.CreateSession(ctx, store.Session{ID: r.ID, ThreadKey: r.ThreadKey, State: r.State, CreatedAt: r.CreatedAt, LastActivity: r.LastActivity})
+}
+
+// DeferSession leaves a new session's row to its event's first write
+// (store.DeferSession). Not for a replica: another replica could create
+// the thread's session meanwhile, and find out only at that write.
+func (s sessionStore) DeferSession(ctx context.Context, r session.Record, written func()) (bool, func(), error) {
+	if s.shared {
+		return false, nil, nil
+	}
+	return s.st.DeferSession(ctx, store.Session{ID: r.ID, ThreadKey: r.ThreadKey, State: r.State, CreatedAt: r.CreatedAt, LastActivity: r.LastActivity}, written)
 }
 
 func (s sessionStore) TouchSession(ctx context.Context, id, state string, at time.Time) error {

@@ -104,38 +104,6 @@ func (s *Store) startArgs(eventID, traceID string) []any {
 	return []any{InboxRunning, traceID, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning}
 }
 
-// pendingStart is an event's start not written yet: the first write made
-// with its context records it, in the same transaction. done is guarded
-// by the writer slot.
-type pendingStart struct {
-	eventID, traceID string
-	done             bool
-}
-
-type pendingStartKey struct{}
-
-// WithInboxStart returns ctx carrying the start of eventID (InboxStart:
-// running, one more attempt, traceID) without writing it: the first write
-// of this Store made with ctx, or a context made from it, records the
-// start first, in its own transaction. An event's turn thus starts in the
-// write that stores its first effect (its session, its message, its final
-// state) instead of a write of its own. Until then the event stays
-// received: a crash before it runs the event again as if it had never
-// started, which it had not, in effect.
-func WithInboxStart(ctx context.Context, eventID, traceID string) context.Context {
-	return context.WithValue(ctx, pendingStartKey{}, &pendingStart{eventID: eventID, traceID: traceID})
-}
-
-// pending returns ctx's start not written yet, if any; called with the
-// writer slot held.
-func pending(ctx context.Context) *pendingStart {
-	p, _ := ctx.Value(pendingStartKey{}).(*pendingStart)
-	if p == nil || p.done {
-		return nil
-	}
-	return p
-}
-
 // InboxAnswering marks a running event as about to post its first
 // answer.
 func (s *Store) InboxAnswering(ctx context.Context, eventID string) error {

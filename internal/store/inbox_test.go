@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -213,4 +214,75 @@ func inboxEntry(t *testing.T, s *Store, id string) InboxEntry {
 	}
 	t.Fatalf("no inbox record for %s", id)
 	return InboxEntry{}
+}
+
+// A session deferred to an event's context is stored by the event's next
+// write, in its transaction, after the event's start; written is told then
+// and not before; a cancelled one is not stored; without an event in the
+// context nothing is deferred; a row already stored by an earlier owner is
+// no conflict, another session of the thread is.
+func TestDeferSession(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	if _, err := s.InboxReceive(ctx, InboxEntry{EventID: "Ev1", Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
+		Event: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := s.DeferSession(ctx, Session{ID: NewID(), ThreadKey: "C1:1.1"}, nil); ok || err != nil {
+		t.Fatalf("deferred without an event: %v, %v", ok, err)
+	}
+	ev := WithInboxStart(ctx, "Ev1", "trace-1")
+	if _, _, err := s.DeferSession(ev, Session{ThreadKey: "C1:1.1"}, nil); err == nil {
+		t.Error("a session without an id deferred")
+	}
+	sid := NewID()
+	var written atomic.Int32
+	ok, _, err := s.DeferSession(ev, Session{ID: sid, ThreadKey: "C1:1.1"}, func() { written.Add(1) })
+	if !ok || err != nil {
+		t.Fatalf("DeferSession: %v, %v", ok, err)
+	}
+	ok, cancel, err := s.DeferSession(ev, Session{ID: NewID(), ThreadKey: "C1:2.1"}, func() { t.Error("a cancelled session written") })
+	if !ok || err != nil {
+		t.Fatalf("DeferSession: %v, %v", ok, err)
+	}
+	cancel()
+	if _, err := s.SessionByThread(ctx, "C1:1.1"); !errors.Is(err, ErrNotFound) || written.Load() != 0 {
+		t.Fatalf("stored before a write: %v, written %d", err, written.Load())
+	}
+	// The event's message: the start, the session and the message in one
+	// transaction.
+	if err := s.AppendMessages(ev, sid, Message{Role: RoleUser, Content: json.RawMessage(`[{"type":"text","text":"hi"}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.SessionByThread(ctx, "C1:1.1"); err != nil || got.ID != sid || got.State != SessionLive {
+		t.Fatalf("after the write: %+v, %v", got, err)
+	}
+	if written.Load() != 1 {
+		t.Errorf("written told %d times, want 1", written.Load())
+	}
+	if e := inboxEntry(t, s, "Ev1"); e.State != InboxRunning || e.Attempts != 1 {
+		t.Errorf("the event: %s after %d attempts", e.State, e.Attempts)
+	}
+	if _, err := s.SessionByThread(ctx, "C1:2.1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the cancelled session: %v", err)
+	}
+	// Owed again by a later event (the first one's writes might have
+	// failed): no conflict. Another session of the thread: a conflict.
+	again := WithInboxStart(ctx, "Ev2", "trace-2")
+	if _, _, err := s.DeferSession(again, Session{ID: sid, ThreadKey: "C1:1.1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InboxFinish(again, "Ev2", InboxDropped, ""); err != nil {
+		t.Errorf("a session owed twice: %v", err)
+	}
+	other := WithInboxStart(ctx, "Ev3", "trace-3")
+	if _, _, err := s.DeferSession(other, Session{ID: NewID(), ThreadKey: "C1:1.1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendMessages(other, sid, Message{Role: RoleUser, Content: json.RawMessage(`[{"type":"text","text":"again"}]`)}); !errors.Is(err, ErrConflict) {
+		t.Errorf("a second session for the thread: %v, want a conflict", err)
+	}
+	if h, err := s.History(ctx, sid); err != nil || len(h) != 1 {
+		t.Errorf("the failed write's message stored: %d messages, %v", len(h), err)
+	}
 }

@@ -88,24 +88,14 @@ func (s *Store) SessionByThread(ctx context.Context, key string) (Session, error
 // a zero LastActivity means CreatedAt. It returns an error matching
 // ErrConflict if the ID or the thread already has a session.
 func (s *Store) CreateSession(ctx context.Context, sess Session) error {
-	if sess.State == "" {
-		sess.State = SessionLive
-	}
-	if sess.CreatedAt.IsZero() {
-		sess.CreatedAt = s.now()
-	}
-	if sess.LastActivity.IsZero() {
-		sess.LastActivity = sess.CreatedAt
-	}
+	s.completeSession(&sess)
 	if err := validSession(sess); err != nil {
 		return fmt.Errorf("create session for thread %q: %w", sess.ThreadKey, err)
 	}
-	// A transaction, so that the start of the event it is created for
-	// joins it (WithInboxStart).
+	// A transaction, so that what the event's context owes joins it
+	// (WithInboxStart).
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		created, err := oneRow(s.txExec(ctx, tx, qInsertSession,
-			sess.ID, sess.ThreadKey, sess.State, sess.CreatedAt.UnixMilli(), sess.LastActivity.UnixMilli(),
-			sess.Summary, sess.InputTokens, sess.OutputTokens, sess.CacheReadTokens, sess.CacheWriteTokens))
+		created, err := oneRow(s.txExec(ctx, tx, qInsertSession, sessionArgs(sess)...))
 		if err == nil && !created {
 			err = ErrConflict // ON CONFLICT DO NOTHING covers both the ID and the thread key
 		}
@@ -115,6 +105,26 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		return fmt.Errorf("create session for thread %q: %w", sess.ThreadKey, err)
 	}
 	return nil
+}
+
+// completeSession fills in a new session's defaults: live, created now,
+// last active when created.
+func (s *Store) completeSession(sess *Session) {
+	if sess.State == "" {
+		sess.State = SessionLive
+	}
+	if sess.CreatedAt.IsZero() {
+		sess.CreatedAt = s.now()
+	}
+	if sess.LastActivity.IsZero() {
+		sess.LastActivity = sess.CreatedAt
+	}
+}
+
+// sessionArgs are qInsertSession's arguments.
+func sessionArgs(sess Session) []any {
+	return []any{sess.ID, sess.ThreadKey, sess.State, sess.CreatedAt.UnixMilli(), sess.LastActivity.UnixMilli(),
+		sess.Summary, sess.InputTokens, sess.OutputTokens, sess.CacheReadTokens, sess.CacheWriteTokens}
 }
 
 func validSession(sess Session) error {

@@ -223,13 +223,14 @@ func (s *Store) Path() string { return s.path }
 // writes; use inTx when more than one row changes.
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
 	return s.slot(ctx, func(ctx context.Context) error {
-		// A start not written yet goes first (see WithInboxStart): in a
-		// statement of its own here, where fn's are not one transaction.
-		if p := pending(ctx); p != nil {
-			if _, err := s.exec(ctx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
-				return fmt.Errorf("inbox start %s: %w", p.eventID, err)
+		// What the event's context still owes goes first (see
+		// WithInboxStart): in statements of their own here, where fn's
+		// are not one transaction.
+		if p := pendingOf(ctx); p != nil {
+			if err := s.flush(ctx, p, s.exec, s.queryRow); err != nil {
+				return err
 			}
-			p.done = true
+			p.flushed()
 		}
 		return fn(ctx)
 	})
@@ -253,7 +254,7 @@ func (s *Store) slot(ctx context.Context, fn func(ctx context.Context) error) er
 // WithInboxStart) is written first, in the same transaction.
 func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return s.slot(ctx, func(ctx context.Context) error {
-		p := pending(ctx)
+		p := pendingOf(ctx)
 		err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			if s.pg {
 				if _, err := tx.Tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(pgLockWriter)); err != nil {
@@ -261,14 +262,18 @@ func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx
 				}
 			}
 			if p != nil {
-				if _, err := s.txExec(ctx, tx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
-					return fmt.Errorf("inbox start %s: %w", p.eventID, err)
+				exec := func(ctx context.Context, q string, args ...any) (sql.Result, error) {
+					return s.txExec(ctx, tx, q, args...)
+				}
+				row := func(ctx context.Context, q string, args ...any) *sql.Row { return s.txQueryRow(ctx, tx, q, args...) }
+				if err := s.flush(ctx, p, exec, row); err != nil {
+					return err
 				}
 			}
 			return fn(ctx, tx)
 		})
 		if err == nil && p != nil {
-			p.done = true
+			p.flushed()
 		}
 		return err
 	})

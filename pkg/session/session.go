@@ -47,6 +47,15 @@ type Store interface {
 	CloseAllSessions(ctx context.Context) (int64, error)
 }
 
+// Deferrer is a Store that can leave a new session's row to the first
+// write of the event it is created for, in that write's transaction.
+type Deferrer interface {
+	// DeferSession reports false, doing nothing, when it cannot (the
+	// Manager creates the row at once then). written is called once the
+	// row is stored; cancel withdraws it if it is not yet.
+	DeferSession(ctx context.Context, r Record, written func()) (deferred bool, cancel func(), err error)
+}
+
 // Options configure a Manager.
 type Options struct {
 	Store Store
@@ -87,6 +96,11 @@ type Session struct {
 
 	// empty: created by this Manager, its history not read yet.
 	empty atomic.Bool
+	// written: the store has its row. A new session's row may be left
+	// to its event's first write (Deferrer); until then rec is what to
+	// write.
+	written atomic.Bool
+	rec     Record
 
 	// guarded by Manager.mu
 	busy  int
@@ -157,6 +171,14 @@ func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Ses
 			s.timer = nil
 		}
 		m.mu.Unlock()
+		// Its row may still be owed by the event that created it (or
+		// lost with that event's writes): this event owes it too.
+		if !s.written.Load() {
+			if _, err := m.owe(ctx, s); err != nil {
+				m.release(s)
+				return nil, nil, fmt.Errorf("create session: %w", err)
+			}
+		}
 		return s, m.releaser(s), nil
 	}
 	m.mu.Unlock()
@@ -165,19 +187,22 @@ func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Ses
 	// thread are serialised by the gateway, so no one else opens this key.
 	now := m.opt.Now()
 	created := false
+	var cancel func()
 	rec, err := m.opt.Store.SessionByThread(ctx, key)
+	s := &Session{threadKey: key}
 	switch {
 	case errors.Is(err, m.opt.NotFound):
 		rec = Record{ID: m.opt.NewID(), ThreadKey: key, State: StateLive, CreatedAt: now, LastActivity: now}
+		s.id, s.rec = rec.ID, rec
 		created = true
-		if err := m.opt.Store.CreateSession(ctx, rec); err != nil {
-			created = false
+		if cancel, err = m.owe(ctx, s); err != nil {
 			// Created meanwhile by another caller: use theirs.
 			existing, lerr := m.opt.Store.SessionByThread(ctx, key)
 			if lerr != nil {
 				return nil, nil, fmt.Errorf("create session: %w", err)
 			}
-			rec = existing
+			rec, created = existing, false
+			s.written.Store(true)
 		}
 		m.opt.Log.InfoContext(ctx, "session created", "session_id", rec.ID, "thread", key)
 	case err != nil:
@@ -186,21 +211,42 @@ func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Ses
 		if err := m.opt.Store.TouchSession(ctx, rec.ID, StateLive, now); err != nil {
 			return nil, nil, fmt.Errorf("resume session: %w", err)
 		}
+		s.written.Store(true)
 		m.opt.Log.InfoContext(ctx, "session resumed", "session_id", rec.ID, "thread", key)
 	}
+	s.id = rec.ID
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s, ok := m.live[key]; ok { // opened meanwhile by a caller outside the gateway
-		s.busy++
-		s.gen++
-		return s, m.releaser(s), nil
+	if live, ok := m.live[key]; ok { // opened meanwhile by a caller outside the gateway
+		if cancel != nil {
+			cancel()
+		}
+		live.busy++
+		live.gen++
+		return live, m.releaser(live), nil
 	}
-	s := &Session{id: rec.ID, threadKey: key, busy: 1}
+	s.busy = 1
 	s.empty.Store(created)
 	m.live[key] = s
 	m.setGauge()
 	return s, m.releaser(s), nil
+}
+
+// owe has s's row written: left to the event's first write when the store
+// can (cancel then withdraws it), at once otherwise.
+func (m *Manager) owe(ctx context.Context, s *Session) (cancel func(), err error) {
+	if d, ok := m.opt.Store.(Deferrer); ok {
+		deferred, cancel, err := d.DeferSession(ctx, s.rec, func() { s.written.Store(true) })
+		if err != nil || deferred {
+			return cancel, err
+		}
+	}
+	if err := m.opt.Store.CreateSession(ctx, s.rec); err != nil {
+		return nil, err
+	}
+	s.written.Store(true)
+	return nil, nil
 }
 
 // releaser returns the release func of one Acquire; calling it twice is
@@ -214,7 +260,9 @@ func (m *Manager) release(s *Session) {
 	// The activity is written before the idle timer is armed, so that the
 	// idle close is always the last write. It is best effort: the history
 	// rows carry their own times.
-	if err := m.opt.Store.TouchSession(context.Background(), s.id, StateLive, m.opt.Now()); err != nil {
+	if !s.written.Load() {
+		// Its row is still owed: nothing to touch.
+	} else if err := m.opt.Store.TouchSession(context.Background(), s.id, StateLive, m.opt.Now()); err != nil {
 		m.opt.Log.Warn("record session activity", "session_id", s.id, "err", err)
 	}
 	m.mu.Lock()
@@ -248,7 +296,9 @@ func (m *Manager) idle(s *Session, gen uint64) {
 }
 
 func (m *Manager) closed(s *Session, why string) {
-	if err := m.opt.Store.TouchSession(context.Background(), s.id, StateClosed, m.opt.Now()); err != nil {
+	if !s.written.Load() {
+		// Never stored (its event's writes all failed): nothing to close.
+	} else if err := m.opt.Store.TouchSession(context.Background(), s.id, StateClosed, m.opt.Now()); err != nil {
 		m.opt.Log.Warn("close session", "session_id", s.id, "err", err)
 	}
 	m.opt.Log.Info("session closed", "session_id", s.id, "thread", s.threadKey, "why", why)

@@ -37,6 +37,14 @@ func (a sqlStore) CreateSession(ctx context.Context, r session.Record) error {
 	return a.s.CreateSession(ctx, store.Session{ID: r.ID, ThreadKey: r.ThreadKey, State: r.State, CreatedAt: r.CreatedAt, LastActivity: r.LastActivity})
 }
 
+// deferringStore is sqlStore that leaves new sessions' rows to their
+// event's first write, as the service's adapter does.
+type deferringStore struct{ sqlStore }
+
+func (a deferringStore) DeferSession(ctx context.Context, r session.Record, written func()) (bool, func(), error) {
+	return a.s.DeferSession(ctx, store.Session{ID: r.ID, ThreadKey: r.ThreadKey, State: r.State, CreatedAt: r.CreatedAt, LastActivity: r.LastActivity}, written)
+}
+
 func (a sqlStore) TouchSession(ctx context.Context, id, state string, at time.Time) error {
 	return a.s.TouchSession(ctx, id, state, at)
 }
@@ -191,7 +199,8 @@ func event(channel, root string) *pipeline.Event {
 
 func options(st session.Store, live prometheus.Gauge, idle time.Duration, c *closes) session.Options {
 	o := session.Options{Store: st, NewID: newID, Idle: idle, Live: live, Log: slog.New(slog.DiscardHandler)}
-	if _, ok := st.(sqlStore); ok {
+	switch st.(type) {
+	case sqlStore, deferringStore:
 		o.NotFound = store.ErrNotFound
 	}
 	if c != nil {
@@ -695,5 +704,61 @@ func TestResumeDuringIdleClose(t *testing.T) {
 	}
 	if got := state(s1.ID()); m.Live() != 1 || got != session.StateLive {
 		t.Errorf("Live() = %d, stored state %q; want the resumed session live in the store", m.Live(), got)
+	}
+}
+
+// With a store that defers, a new session's row is written by its event's
+// first write; until then it is live in memory only, its release touches
+// nothing, and the next message of the thread owes the row too (the first
+// event's writes may have failed). Without an event in the context the row
+// is written at once.
+func TestDeferredSessionRow(t *testing.T) {
+	st := openStore(t)
+	m, err := session.New(t.Context(), options(deferringStore{sqlStore{st}}, gauge(), time.Hour, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"Ev1", "Ev2"} {
+		if _, err := st.InboxReceive(t.Context(), store.InboxEntry{EventID: id, Kind: "message", ChannelID: "C1",
+			ThreadTS: "1.0", Event: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := store.WithInboxStart(t.Context(), "Ev1", "trace-1")
+	s1, release, err := m.Acquire(ctx, event("C1", "1.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SessionByThread(t.Context(), "C1:1.0"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the row written before the event's first write: %v", err)
+	}
+	release() // nothing to touch yet
+	// The first event wrote nothing (say its writes failed): the next
+	// one owes the row, and its first write stores it.
+	ctx2 := store.WithInboxStart(t.Context(), "Ev2", "trace-2")
+	s2, release2, err := m.Acquire(ctx2, event("C1", "1.0"))
+	if err != nil || s2.ID() != s1.ID() {
+		t.Fatalf("second Acquire: %v, %v", s2, err)
+	}
+	if err := st.AppendMessages(ctx2, s2.ID(), store.Message{Role: store.RoleUser, Content: []byte(`[{"type":"text","text":"hi"}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.SessionByThread(t.Context(), "C1:1.0"); err != nil || got.ID != s1.ID() {
+		t.Fatalf("after the write: %+v, %v", got, err)
+	}
+	release2()
+	// Owed by Ev1 still: its late write finds the row there.
+	if err := st.InboxFinish(ctx, "Ev1", store.InboxDropped, ""); err != nil {
+		t.Errorf("the first event's late write: %v", err)
+	}
+
+	// No event in the context: written at once.
+	s3, release3, err := m.Acquire(t.Context(), event("C1", "3.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release3()
+	if got, err := st.SessionByThread(t.Context(), "C1:3.0"); err != nil || got.ID != s3.ID() {
+		t.Errorf("without an event: %+v, %v", got, err)
 	}
 }

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// pendingWrites are what an event's context owes the store: the event's
+// start and the sessions created for it, not written yet. The first write
+// of the Store made with the context (or a context made from it) writes
+// them first, in its own transaction; a write that fails leaves them for
+// the next. Guarded by the writer slot.
+type pendingWrites struct {
+	eventID, traceID string
+	started          bool
+	sessions         []*deferredSession
+}
+
+// deferredSession is a session row owed by an event's context.
+type deferredSession struct {
+	sess      Session
+	written   func()
+	cancelled bool
+}
+
+type pendingKey struct{}
+
+// WithInboxStart returns ctx carrying the start of eventID (InboxStart:
+// running, one more attempt, traceID) without writing it: the first write
+// of this Store made with ctx, or a context made from it, records the
+// start first, in its own transaction. An event's turn thus starts in the
+// write that stores its first effect (its session, its message, its final
+// state) instead of a write of its own. Until then the event stays
+// received: a crash before it runs the event again as if it had never
+// started, which it had not, in effect. The context can also carry the
+// event's new session (DeferSession).
+func WithInboxStart(ctx context.Context, eventID, traceID string) context.Context {
+	return context.WithValue(ctx, pendingKey{}, &pendingWrites{eventID: eventID, traceID: traceID})
+}
+
+// pendingOf returns what ctx still owes, if anything; called with the
+// writer slot held.
+func pendingOf(ctx context.Context) *pendingWrites {
+	p, _ := ctx.Value(pendingKey{}).(*pendingWrites)
+	if p == nil || (p.started && len(p.sessions) == 0) {
+		return nil
+	}
+	return p
+}
+
+// flush writes what p owes with exec and row (a transaction's, or the
+// pool's). A session row already written (an earlier context owed it too)
+// is not a conflict; another session of its thread is.
+func (s *Store) flush(ctx context.Context, p *pendingWrites,
+	exec func(ctx context.Context, q string, args ...any) (sql.Result, error),
+	row func(ctx context.Context, q string, args ...any) *sql.Row) error {
+	if !p.started {
+		if _, err := exec(ctx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
+			return fmt.Errorf("inbox start %s: %w", p.eventID, err)
+		}
+	}
+	for _, d := range p.sessions {
+		if d.cancelled {
+			continue
+		}
+		sess := d.sess
+		created, err := oneRow(exec(ctx, qInsertSession, sessionArgs(sess)...))
+		if err == nil && !created {
+			var n int
+			if err = row(ctx, "SELECT count(*) FROM sessions WHERE session_id = ? AND thread_key = ?", sess.ID, sess.ThreadKey).Scan(&n); err == nil && n == 0 {
+				err = ErrConflict
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create session for thread %q: %w", sess.ThreadKey, err)
+		}
+	}
+	return nil
+}
+
+// flushed records that p's writes committed and tells the sessions'
+// owners.
+func (p *pendingWrites) flushed() {
+	p.started = true
+	for _, d := range p.sessions {
+		if !d.cancelled && d.written != nil {
+			d.written()
+		}
+	}
+	p.sessions = nil
+}
+
+// DeferSession leaves the row of a new session to the next write made
+// with ctx, which stores it in the same transaction as its own rows (the
+// event's message, say): a new thread costs no write of its own. It
+// reports false, and does nothing, when ctx carries no event
+// (WithInboxStart): create the session at once then. written is called
+// once the row is committed; cancel withdraws the row if no write has
+// taken it yet. The session is completed and checked as by CreateSession.
+func (s *Store) DeferSession(ctx context.Context, sess Session, written func()) (deferred bool, cancel func(), err error) {
+	p, _ := ctx.Value(pendingKey{}).(*pendingWrites)
+	if p == nil {
+		return false, nil, nil
+	}
+	s.completeSession(&sess)
+	if err := validSession(sess); err != nil {
+		return false, nil, fmt.Errorf("create session for thread %q: %w", sess.ThreadKey, err)
+	}
+	d := &deferredSession{sess: sess, written: written}
+	err = s.slot(ctx, func(context.Context) error {
+		p.sessions = append(p.sessions, d)
+		return nil
+	})
+	if err != nil {
+		return false, nil, err
+	}
+	cancel = func() {
+		_ = s.slot(context.WithoutCancel(ctx), func(context.Context) error { d.cancelled = true; return nil })
+	}
+	return true, cancel, nil
+}
