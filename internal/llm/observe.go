@@ -2,8 +2,6 @@ package llm
 
 import (
 	"context"
-
-	"github.com/anthropics/anthropic-sdk-go"
 )
 
 // ToolInputObserver is told, while a streamed answer arrives, of the tool
@@ -38,15 +36,15 @@ func newStreamWatch(ctx context.Context) *streamWatch {
 	return &streamWatch{o: o, ids: map[int64]string{}}
 }
 
-func (w *streamWatch) event(ev anthropic.MessageStreamEventUnion) {
+func (w *streamWatch) event(ev *streamEvent, blocks []*blockAcc) {
 	if w == nil {
 		return
 	}
 	switch ev.Type {
 	case "content_block_start":
-		if ev.ContentBlock.Type == "tool_use" {
-			w.ids[ev.Index] = ev.ContentBlock.ID
-			w.o.ToolInputStart(ev.ContentBlock.ID, ev.ContentBlock.Name)
+		if b := blocks[ev.Index]; b.head.Type == "tool_use" {
+			w.ids[ev.Index] = b.head.ID
+			w.o.ToolInputStart(b.head.ID, b.head.Name)
 		}
 	case "content_block_delta":
 		if id, ok := w.ids[ev.Index]; ok && ev.Delta.Type == "input_json_delta" && ev.Delta.PartialJSON != "" {

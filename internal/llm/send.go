@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,35 +104,73 @@ func (c *Client) stream(ctx context.Context, st *callState, params anthropic.Mes
 	}
 	var raw *http.Response
 	err = c.api.Post(withCall(ctx, st), "v1/messages", body, &raw, opts...)
-	s := ssestream.NewStream[anthropic.MessageStreamEventUnion](ssestream.NewDecoder(raw), err)
-	defer func() { _ = s.Close() }()
-
-	var msg anthropic.Message
-	var stopped bool
-	watch := newStreamWatch(ctx)
-	for s.Next() {
-		ev := s.Current()
-		watch.event(ev)
-		if err := msg.Accumulate(ev); err != nil {
-			return nil, &Error{Op: "messages", Message: "malformed stream: " + c.scrub(err.Error()), err: err}
-		}
-		if ev.Type == "message_stop" {
-			stopped = true
-		}
-	}
-	if err := s.Err(); err != nil {
-		if isDecodeError(err) && ctx.Err() == nil {
-			return nil, &Error{Op: "messages", Message: "malformed stream event: " + c.scrub(err.Error()), err: err}
-		}
+	if err != nil {
 		return nil, c.convert(ctx, "messages", st, err)
 	}
-	if !stopped {
+	dec := ssestream.NewDecoder(raw)
+	defer func() { _ = dec.Close() }()
+
+	var acc accumulator
+	var events [][]byte // the data of each event, should the SDK have to accumulate them
+	watch := newStreamWatch(ctx)
+	for dec.Next() {
+		e := dec.Event()
+		switch e.Type {
+		case "", "ping":
+			continue
+		case "error":
+			return nil, c.convert(ctx, "messages", st, streamError(raw, e.Data))
+		}
+		if len(bytes.TrimSuffix(e.Data, []byte("\n"))) == 0 {
+			continue
+		}
+		var ev streamEvent
+		if err := json.Unmarshal(e.Data, &ev); err != nil {
+			if ctx.Err() == nil {
+				return nil, &Error{Op: "messages", Message: "malformed stream event: " + c.scrub(err.Error()), err: err}
+			}
+			return nil, c.convert(ctx, "messages", st, err)
+		}
+		if err := acc.add(&ev); err != nil {
+			return nil, &Error{Op: "messages", Message: "malformed stream: " + c.scrub(err.Error()), err: err}
+		}
+		events = append(events, e.Data)
+		watch.event(&ev, acc.blocks)
+	}
+	if err := dec.Err(); err != nil {
+		return nil, c.convert(ctx, "messages", st, err)
+	}
+	if !acc.stopped {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("llm messages: %w", err)
 		}
 		// The body ended cleanly but the message did not: a proxy or the
 		// provider cut the stream. Not the request's fault.
 		return nil, &Error{Op: "messages", Message: "stream ended before message_stop", kinds: []error{ErrUnavailable}}
+	}
+	msg, err := acc.message()
+	if err != nil {
+		// What the parts do not make into JSON, the SDK accumulates as
+		// it would have.
+		if msg, err = sdkAccumulate(events); err != nil {
+			return nil, &Error{Op: "messages", Message: "malformed stream: " + c.scrub(err.Error()), err: err}
+		}
+	}
+	return msg, nil
+}
+
+// sdkAccumulate decodes each event with the SDK and accumulates them with
+// Message.Accumulate.
+func sdkAccumulate(events [][]byte) (*anthropic.Message, error) {
+	var msg anthropic.Message
+	for _, data := range events {
+		var ev anthropic.MessageStreamEventUnion
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return nil, err
+		}
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, err
+		}
 	}
 	return &msg, nil
 }
