@@ -65,7 +65,10 @@ func copyTemplate(ctx context.Context, name string) (io.Closer, error) {
 		if !ok {
 			return fmt.Errorf("driver %T cannot copy a database", dc)
 		}
-		b, err := src.NewBackup((&url.URL{Scheme: "file", Path: name, RawQuery: "vfs=memdb"}).String())
+		// A page cache of 8 pages for the copy: the pages it writes are
+		// recycled, where a cache of SQLite's default size allocated each
+		// of them (one mmap apiece in modernc's allocator).
+		b, err := src.NewBackup((&url.URL{Scheme: "file", Path: name, RawQuery: "vfs=memdb&_pragma=cache_size(8)"}).String())
 		if err != nil {
 			return err
 		}
