@@ -285,4 +285,31 @@ func TestDeferSession(t *testing.T) {
 	if h, err := s.History(ctx, sid); err != nil || len(h) != 1 {
 		t.Errorf("the failed write's message stored: %d messages, %v", len(h), err)
 	}
+
+	// Before a write of single statements, what is owed is one
+	// transaction of its own: a conflicting session takes the start back
+	// with it, and the start is written once, when the session is
+	// withdrawn.
+	if _, err := s.InboxReceive(ctx, InboxEntry{EventID: "Ev4", Kind: "message", ChannelID: "C1", ThreadTS: "4.1",
+		Event: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	fourth := WithInboxStart(ctx, "Ev4", "trace-4")
+	_, cancel, err = s.DeferSession(fourth, Session{ID: NewID(), ThreadKey: "C1:1.1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InboxFinish(fourth, "Ev4", InboxDropped, ""); !errors.Is(err, ErrConflict) {
+		t.Fatalf("finish owing a conflicting session: %v, want a conflict", err)
+	}
+	if e := inboxEntry(t, s, "Ev4"); e.State != InboxReceived || e.Attempts != 0 {
+		t.Fatalf("after the failed write: %s after %d attempts", e.State, e.Attempts)
+	}
+	cancel()
+	if err := s.InboxFinish(fourth, "Ev4", InboxDropped, ""); err != nil {
+		t.Fatal(err)
+	}
+	if e := inboxEntry(t, s, "Ev4"); e.State != InboxDropped || e.Attempts != 1 {
+		t.Errorf("after the write: %s after %d attempts, want dropped after 1", e.State, e.Attempts)
+	}
 }

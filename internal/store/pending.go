@@ -2,15 +2,17 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+
+	"github.com/uptrace/bun"
 )
 
 // pendingWrites are what an event's context owes the store: the event's
 // start and the sessions created for it, not written yet. The first write
 // of the Store made with the context (or a context made from it) writes
-// them first, in its own transaction; a write that fails leaves them for
-// the next. Guarded by the writer slot.
+// them first, in its transaction (in a transaction of their own before a
+// write of single statements); a write that fails leaves them for the
+// next. Guarded by the writer slot.
 type pendingWrites struct {
 	eventID, traceID string
 	started          bool
@@ -49,14 +51,12 @@ func pendingOf(ctx context.Context) *pendingWrites {
 	return p
 }
 
-// flush writes what p owes with exec and row (a transaction's, or the
-// pool's). A session row already written (an earlier context owed it too)
-// is not a conflict; another session of its thread is.
-func (s *Store) flush(ctx context.Context, p *pendingWrites,
-	exec func(ctx context.Context, q string, args ...any) (sql.Result, error),
-	row func(ctx context.Context, q string, args ...any) *sql.Row) error {
+// flush writes what p owes in tx. A session row already written (an
+// earlier context owed it too) is not a conflict; another session of its
+// thread is.
+func (s *Store) flush(ctx context.Context, tx bun.Tx, p *pendingWrites) error {
 	if !p.started {
-		if _, err := exec(ctx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
+		if _, err := s.txExec(ctx, tx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
 			return fmt.Errorf("inbox start %s: %w", p.eventID, err)
 		}
 	}
@@ -65,10 +65,11 @@ func (s *Store) flush(ctx context.Context, p *pendingWrites,
 			continue
 		}
 		sess := d.sess
-		created, err := oneRow(exec(ctx, qInsertSession, sessionArgs(sess)...))
+		created, err := oneRow(s.txExec(ctx, tx, qInsertSession, sessionArgs(sess)...))
 		if err == nil && !created {
 			var n int
-			if err = row(ctx, "SELECT count(*) FROM sessions WHERE session_id = ? AND thread_key = ?", sess.ID, sess.ThreadKey).Scan(&n); err == nil && n == 0 {
+			err = s.txQueryRow(ctx, tx, "SELECT count(*) FROM sessions WHERE session_id = ? AND thread_key = ?", sess.ID, sess.ThreadKey).Scan(&n)
+			if err == nil && n == 0 {
 				err = ErrConflict
 			}
 		}

@@ -224,13 +224,12 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
 	return s.slot(ctx, func(ctx context.Context) error {
 		// What the event's context still owes goes first (see
-		// WithInboxStart): in statements of their own here, where fn's
-		// are not one transaction.
+		// WithInboxStart), in a transaction of its own: fn's statements
+		// are not one.
 		if p := pendingOf(ctx); p != nil {
-			if err := s.flush(ctx, p, s.exec, s.queryRow); err != nil {
+			if err := s.tx(ctx, p, nil); err != nil {
 				return err
 			}
-			p.flushed()
 		}
 		return fn(ctx)
 	})
@@ -250,33 +249,38 @@ func (s *Store) slot(ctx context.Context, fn func(ctx context.Context) error) er
 // inTx runs fn in one IMMEDIATE transaction while holding the writer slot;
 // fn's error rolls everything back. fn must use tx, never s.db. On
 // Postgres the transaction first takes the writer lock that other
-// processes' transactions take too. A start not written yet (see
-// WithInboxStart) is written first, in the same transaction.
+// processes' transactions take too. What the event's context still owes
+// (see WithInboxStart) is written first, in the same transaction.
 func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return s.slot(ctx, func(ctx context.Context) error {
-		p := pendingOf(ctx)
-		err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if s.pg {
-				if _, err := tx.Tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(pgLockWriter)); err != nil {
-					return fmt.Errorf("writer lock: %w", err)
-				}
-			}
-			if p != nil {
-				exec := func(ctx context.Context, q string, args ...any) (sql.Result, error) {
-					return s.txExec(ctx, tx, q, args...)
-				}
-				row := func(ctx context.Context, q string, args ...any) *sql.Row { return s.txQueryRow(ctx, tx, q, args...) }
-				if err := s.flush(ctx, p, exec, row); err != nil {
-					return err
-				}
-			}
-			return fn(ctx, tx)
-		})
-		if err == nil && p != nil {
-			p.flushed()
-		}
-		return err
+		return s.tx(ctx, pendingOf(ctx), fn)
 	})
+}
+
+// tx runs p's writes (p may be nil), then fn (may be nil), in one
+// transaction; called with the writer slot held. p is settled only once
+// the transaction committed.
+func (s *Store) tx(ctx context.Context, p *pendingWrites, fn func(ctx context.Context, tx bun.Tx) error) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if s.pg {
+			if _, err := tx.Tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(pgLockWriter)); err != nil {
+				return fmt.Errorf("writer lock: %w", err)
+			}
+		}
+		if p != nil {
+			if err := s.flush(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(ctx, tx)
+	})
+	if err == nil && p != nil {
+		p.flushed()
+	}
+	return err
 }
 
 // fromUnixMilli converts a stored timestamp back to a UTC time.
