@@ -334,6 +334,24 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			}
 		}
 	}()
+	// A tool's result is written behind the turn: while the next tool
+	// runs or the model is asked again. The turn's next write waits for
+	// it, and so does its end: this defer runs before the others (the
+	// compaction reads the history).
+	var behind <-chan error
+	caughtUp := func() error {
+		if behind == nil {
+			return nil
+		}
+		err := <-behind
+		behind = nil
+		return err
+	}
+	defer func() {
+		if werr := caughtUp(); werr != nil && err == nil {
+			err = werr
+		}
+	}()
 	static, thread := e.o.Prompt(t)
 	guarded := false
 	for step := 0; ; step++ {
@@ -364,6 +382,9 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		usage := storeUsage(resp.Usage)
 		promptTokens = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
 		assistant, uses := e.assistantMessage(ctx, resp)
+		if err := caughtUp(); err != nil {
+			return err
+		}
 		if len(uses) == 0 {
 			if len(assistant.Content) > 0 {
 				if err := e.persistAnswer(ctx, sid, store.Answer{Usage: usage}, assistant); err != nil {
@@ -411,7 +432,11 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			progress.AnsweringRecorded()
 		}
 		results, err := e.runTools(toolCtx, t, uses, func(result anthropic.MessageParam) error {
-			return e.persist(ctx, sid, result)
+			if err := caughtUp(); err != nil {
+				return err
+			}
+			behind = e.writeBehind(ctx, sid, result)
+			return nil
 		})
 		if streams != nil {
 			streams.stopAll(context.WithoutCancel(ctx))
@@ -547,6 +572,26 @@ func (e *Engine) recordUsage(ctx context.Context, sid string, u store.Usage) {
 	}()
 }
 
+// writeBehind appends msg to the session's history in the background; the
+// channel gets the write's outcome. The write starts at once, so a result
+// is as durable as when the turn waited for it.
+// The message is encoded before it returns: the request that follows
+// marks its last block (the cache breakpoint) in place.
+func (e *Engine) writeBehind(ctx context.Context, sid string, msg anthropic.MessageParam) <-chan error {
+	done := make(chan error, 1)
+	rows, err := e.historyRows(sid, "", []anthropic.MessageParam{msg})
+	if err != nil {
+		done <- err
+		return done
+	}
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		done <- e.appendRows(ctx, sid, store.Answer{}, rows)
+	}()
+	return done
+}
+
 // persist appends messages to the session's history.
 func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.MessageParam) error {
 	return e.persistEvent(ctx, sid, "", msgs...)
@@ -578,15 +623,30 @@ func postsReply(uses []toolUse) bool {
 // appendHistory stores msgs (answering the chat event eventID, "" for
 // none) with what a records beside them, in one transaction.
 func (e *Engine) appendHistory(ctx context.Context, sid, eventID string, a store.Answer, msgs ...anthropic.MessageParam) error {
+	rows, err := e.historyRows(sid, eventID, msgs)
+	if err != nil {
+		return err
+	}
+	return e.appendRows(ctx, sid, a, rows)
+}
+
+// historyRows encodes msgs as the history's rows.
+func (e *Engine) historyRows(sid, eventID string, msgs []anthropic.MessageParam) ([]store.Message, error) {
 	rows := make([]store.Message, 0, len(msgs))
 	now := e.o.Now()
 	for _, m := range msgs {
 		content, err := json.Marshal(m.Content)
 		if err != nil {
-			return fmt.Errorf("encode message: %w", err)
+			return nil, fmt.Errorf("encode message: %w", err)
 		}
 		rows = append(rows, store.Message{SessionID: sid, Role: string(m.Role), Content: content, CreatedAt: now, EventID: eventID})
 	}
+	return rows, nil
+}
+
+// appendRows stores rows with what a records beside them, in one
+// transaction.
+func (e *Engine) appendRows(ctx context.Context, sid string, a store.Answer, rows []store.Message) error {
 	// The history must be written even when the turn is being cancelled,
 	// so that what happened is not lost.
 	ctx, span := e.o.Tracer.Start(context.WithoutCancel(ctx), "store.append_messages",

@@ -114,6 +114,7 @@ type config struct {
 	now                func() time.Time                             // the engine's clock
 	status             agent.Status                                 // the thread's status line (DMs)
 	prompt             func(*pipeline.Turn) (static, thread string) // nil: staticPrompt and thread
+	history            func(agent.History) agent.History            // wraps the store as the engine's history
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -168,9 +169,13 @@ func newEnv(t *testing.T, c config) *env {
 	if prompt == nil {
 		prompt = func(*pipeline.Turn) (string, string) { return staticPrompt, thread }
 	}
+	var history agent.History = st
+	if c.history != nil {
+		history = c.history(st)
+	}
 	e.engine, err = agent.New(agent.Options{
 		Model:    model,
-		History:  st,
+		History:  history,
 		Tools:    reg,
 		Prompt:   prompt,
 		Self:     func() pipeline.Identity { return pipeline.Identity{UserID: botID} },
@@ -1454,5 +1459,81 @@ func TestResumedTurnAnswersInterruptedCalls(t *testing.T) {
 		"assistant:tool_use", "user:tool_result", "assistant:text"}
 	if got := e.history(t, sid); !equal(got, want) {
 		t.Errorf("history = %q, want %q", got, want)
+	}
+}
+
+// resultWrites is the store as the engine's history, with its writes of
+// tool results held back or failed by the test.
+type resultWrites struct {
+	*store.Store
+	hold func() error // called before a tool result is written
+}
+
+func (h resultWrites) AppendAnswer(ctx context.Context, sid string, a store.Answer, msgs ...store.Message) error {
+	for _, m := range msgs {
+		if strings.Contains(string(m.Content), `"tool_result"`) {
+			if err := h.hold(); err != nil {
+				return err
+			}
+		}
+	}
+	return h.Store.AppendAnswer(ctx, sid, a, msgs...)
+}
+
+// A tool's result is written while the model is asked again, not before;
+// the history keeps its order, and the turn ends once the write is done.
+func TestToolResultWrittenBehind(t *testing.T) {
+	var e *env
+	written := make(chan struct{}, 2)
+	e = newEnv(t, config{extra: []tools.Tool{lookupTool()}, history: func(h agent.History) agent.History {
+		return resultWrites{Store: h.(*store.Store), hold: func() error {
+			// Held until the model has the next request: a turn that
+			// waited for the write before asking would never get there.
+			deadline := time.Now().Add(5 * time.Second)
+			for len(e.fake.Requests()) < len(written)+2 {
+				if time.Now().After(deadline) {
+					return errors.New("the model was not asked while the result was written")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(20 * time.Millisecond) // the model's answer is back meanwhile
+			written <- struct{}{}
+			return nil
+		}}
+	}})
+	e.fake.Enqueue(fake.ToolUse("toolu_l", "lookup", map[string]string{}), reply("It is 42."), fake.TextReply("Done."))
+	turn, out := e.turn(t, "1.0", "look it up", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	if len(written) != 2 {
+		t.Fatalf("%d of the 2 tool results written when the turn ended", len(written))
+	}
+	if got := out.Posts(); !equal(got, []string{"It is 42."}) {
+		t.Errorf("posts = %q", got)
+	}
+	want := []string{"user:text", "assistant:tool_use", "user:tool_result", "assistant:tool_use", "user:tool_result", "assistant:text"}
+	if got := e.history(t, turn.Session.ID()); !equal(got, want) {
+		t.Errorf("history = %q, want %q", got, want)
+	}
+}
+
+// A tool result that cannot be written fails the turn before anything the
+// model asked next is stored or done.
+func TestToolResultWriteFails(t *testing.T) {
+	e := newEnv(t, config{extra: []tools.Tool{lookupTool()}, history: func(h agent.History) agent.History {
+		return resultWrites{Store: h.(*store.Store), hold: func() error { return errors.New("disk full") }}
+	}})
+	e.fake.Enqueue(fake.ToolUse("toolu_l", "lookup", map[string]string{}), reply("It is 42."), fake.TextReply("Done."))
+	turn, out := e.turn(t, "1.0", "look it up", pipeline.RoleMember)
+	err := e.engine.Turn(t.Context(), turn)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Turn = %v, want the write's error", err)
+	}
+	if got := out.Posts(); len(got) != 0 {
+		t.Errorf("posts = %q: the reply asked for after the failed write ran", got)
+	}
+	if got := e.history(t, turn.Session.ID()); !equal(got, []string{"user:text", "assistant:tool_use"}) {
+		t.Errorf("history = %q: the answer after the failed write was stored", got)
 	}
 }
