@@ -130,6 +130,24 @@ func (j journal) Finish(ctx context.Context, ev *pipeline.Event, state string, c
 	j.outcomes.WithLabelValues(state).Inc()
 }
 
+// Answered implements gateway.Inbox: the answered state goes with the
+// event's next write (store.OweInboxFinish), the posting tool's result.
+func (j journal) Answered(ctx context.Context, ev *pipeline.Event) {
+	count := func() { j.outcomes.WithLabelValues(store.InboxAnswered).Inc() }
+	owed, err := j.store.OweInboxFinish(ctx, ev.ID, store.InboxAnswered, "", count)
+	if err != nil || !owed {
+		j.Finish(ctx, ev, store.InboxAnswered, nil)
+	}
+}
+
+// Flush implements gateway.Inbox. What it writes shows as events of the
+// event's span.
+func (j journal) Flush(ctx context.Context, ev *pipeline.Event) {
+	if err := j.store.Flush(ctx); err != nil {
+		j.log.ErrorContext(ctx, "inbox: final state not recorded", "event_id", ev.ID, "err", err)
+	}
+}
+
 // deliveryChecker is a chat API that can read back whether the answer to
 // an event is in its thread.
 type deliveryChecker interface {

@@ -91,10 +91,31 @@ func TestTraceTrees(t *testing.T) {
 			{"chat.event", "pipeline.drop", "pipeline.auth", "pipeline.agent", "agent.turn", "llm.request"},
 			{"chat.event", "pipeline.agent", "tool.mcp__agent_chat__reply", "pipeline.markup", "chat.post"},
 			{"chat.event", "pipeline.agent", "store.append_messages"},
-			{"chat.event", "store.inbox_finish"},
 		} {
 			if tr.chain(chain...) == nil {
 				t.Errorf("no span chain %v", chain)
+			}
+		}
+		// The event's start and its answered state go with its writes
+		// (the user's message, the reply's tool result), which say so.
+		for _, want := range []string{"inbox.start", "inbox.finish inbox.state=answered"} {
+			found := false
+			for _, s := range tr.spans {
+				for _, e := range s.Events() {
+					got := e.Name
+					for _, kv := range e.Attributes {
+						got += " " + string(kv.Key) + "=" + kv.Value.Emit()
+					}
+					if got != want || s.Name() != "store.append_messages" {
+						continue
+					}
+					for p := tr.parent(s); p != nil; p = tr.parent(p) {
+						found = found || p.Name() == "agent.turn"
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no store.append_messages of the turn with the event %q", want)
 			}
 		}
 		if s := tr.chain("llm.request"); s == nil || attr(s, "gen_ai.operation.name") != "chat" {

@@ -121,21 +121,27 @@ func (s *Store) InboxAnswering(ctx context.Context, eventID string) error {
 // dropped) with an error text for failed. A final state is kept: an event
 // already answered stays answered whatever comes after.
 func (s *Store) InboxFinish(ctx context.Context, eventID, state, errText string) error {
-	switch state {
-	case InboxAnswered, InboxFailed, InboxDropped:
-	default:
+	if !finalState(state) {
 		return fmt.Errorf("inbox finish %s: %q is not a final state", eventID, state)
 	}
 	err := s.write(ctx, func(ctx context.Context) error {
-		_, err := s.exec(ctx, `UPDATE inbox SET state = ?, error = ?, updated_at = ?
-			WHERE event_id = ? AND state IN (?, ?, ?)`,
-			state, errText, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning, InboxAnswering)
+		_, err := s.exec(ctx, qInboxFinish, s.finishArgs(eventID, state, errText)...)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("inbox finish %s: %w", eventID, err)
 	}
 	return nil
+}
+
+// finalState reports whether state is one an event ends in.
+func finalState(state string) bool {
+	return state == InboxAnswered || state == InboxFailed || state == InboxDropped
+}
+
+// finishArgs are qInboxFinish's arguments.
+func (s *Store) finishArgs(eventID, state, errText string) []any {
+	return []any{state, errText, s.now().UnixMilli(), eventID, InboxReceived, InboxRunning, InboxAnswering}
 }
 
 // InboxList returns the inbox's events in a state ("" for all), oldest

@@ -200,6 +200,77 @@ func TestWithInboxStart(t *testing.T) {
 	}
 }
 
+// An event's final state owed by its context is written by the context's
+// next write, in its transaction, and told once; a write that fails keeps
+// it owed; Flush writes it when no write came, and nothing when nothing is
+// owed; another event's context owes nothing.
+func TestOweInboxFinish(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	for _, id := range []string{"Ev1", "Ev2"} {
+		if _, err := s.InboxReceive(ctx, InboxEntry{EventID: id, Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
+			Event: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sid := NewID()
+	if err := s.CreateSession(ctx, Session{ID: sid, ThreadKey: "C1:1.1"}); err != nil {
+		t.Fatal(err)
+	}
+	ev1 := WithInboxStart(ctx, "Ev1", "trace-1")
+	if err := s.InboxAnswering(ev1, "Ev1"); err != nil {
+		t.Fatal(err)
+	}
+	if owed, err := s.OweInboxFinish(ev1, "Ev2", InboxAnswered, "", nil); owed || err != nil {
+		t.Fatalf("owed by another event's context: %v, %v", owed, err)
+	}
+	if owed, err := s.OweInboxFinish(ctx, "Ev1", InboxAnswered, "", nil); owed || err != nil {
+		t.Fatalf("owed by a context without an event: %v, %v", owed, err)
+	}
+	if _, err := s.OweInboxFinish(ev1, "Ev1", InboxRunning, "", nil); err == nil {
+		t.Fatal("a state that is not final was owed")
+	}
+	told := 0
+	if owed, err := s.OweInboxFinish(ev1, "Ev1", InboxAnswered, "", func() { told++ }); !owed || err != nil {
+		t.Fatalf("OweInboxFinish = %v, %v", owed, err)
+	}
+	if e := inboxEntry(t, s, "Ev1"); e.State != InboxAnswering {
+		t.Fatalf("written before any write: %s", e.State)
+	}
+	// A failed write keeps it owed.
+	if err := s.CreateSession(ev1, Session{ID: NewID(), ThreadKey: "C1:1.1"}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a second session for the thread: %v", err)
+	}
+	if e := inboxEntry(t, s, "Ev1"); e.State != InboxAnswering || told != 0 {
+		t.Fatalf("after a failed write: %s, told %d times", e.State, told)
+	}
+	// The next write takes it.
+	if err := s.AppendMessages(context.WithoutCancel(ev1), sid, Message{Role: RoleUser,
+		Content: json.RawMessage(`[{"type":"tool_result","tool_use_id":"t1","content":"posted"}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	if e := inboxEntry(t, s, "Ev1"); e.State != InboxAnswered || told != 1 {
+		t.Fatalf("after the next write: %s, told %d times", e.State, told)
+	}
+	if err := s.Flush(ev1); err != nil || told != 1 {
+		t.Fatalf("Flush with nothing owed: %v, told %d times", err, told)
+	}
+	// Flush writes what no write took.
+	ev2 := WithInboxStart(ctx, "Ev2", "trace-2")
+	if owed, err := s.OweInboxFinish(ev2, "Ev2", InboxFailed, "model down", nil); !owed || err != nil {
+		t.Fatalf("OweInboxFinish = %v, %v", owed, err)
+	}
+	if err := s.Flush(ev2); err != nil {
+		t.Fatal(err)
+	}
+	if e := inboxEntry(t, s, "Ev2"); e.State != InboxFailed || e.Error != "model down" || e.Attempts != 1 {
+		t.Errorf("flushed: %s (%q) after %d attempts", e.State, e.Error, e.Attempts)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Errorf("Flush of a context without an event: %v", err)
+	}
+}
+
 // inboxEntry reads one event's inbox record.
 func inboxEntry(t *testing.T, s *Store, id string) InboxEntry {
 	t.Helper()

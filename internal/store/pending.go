@@ -5,18 +5,27 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // pendingWrites are what an event's context owes the store: the event's
-// start and the sessions created for it, not written yet. The first write
-// of the Store made with the context (or a context made from it) writes
-// them first, in its transaction (in a transaction of their own before a
-// write of single statements); a write that fails leaves them for the
-// next. Guarded by the writer slot.
+// start, the sessions created for it and its final state, not written
+// yet. The first write of the Store made with the context (or a context
+// made from it) writes them first, in its transaction (in a transaction
+// of their own before a write of single statements); a write that fails
+// leaves them for the next. Guarded by the writer slot.
 type pendingWrites struct {
 	eventID, traceID string
 	started          bool
 	sessions         []*deferredSession
+	finish           *owedFinish
+}
+
+// owedFinish is an event's final state owed by its context.
+type owedFinish struct {
+	state, text string
+	written     func()
 }
 
 // deferredSession is a session row owed by an event's context.
@@ -45,7 +54,7 @@ func WithInboxStart(ctx context.Context, eventID, traceID string) context.Contex
 // writer slot held.
 func pendingOf(ctx context.Context) *pendingWrites {
 	p, _ := ctx.Value(pendingKey{}).(*pendingWrites)
-	if p == nil || (p.started && len(p.sessions) == 0) {
+	if p == nil || (p.started && len(p.sessions) == 0 && p.finish == nil) {
 		return nil
 	}
 	return p
@@ -55,10 +64,13 @@ func pendingOf(ctx context.Context) *pendingWrites {
 // earlier context owed it too) is not a conflict; another session of its
 // thread is.
 func (s *Store) flush(ctx context.Context, tx bun.Tx, p *pendingWrites) error {
+	// The write that takes them says so in its span.
+	span := trace.SpanFromContext(ctx)
 	if !p.started {
 		if _, err := s.txExec(ctx, tx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
 			return fmt.Errorf("inbox start %s: %w", p.eventID, err)
 		}
+		span.AddEvent("inbox.start")
 	}
 	for _, d := range p.sessions {
 		if d.cancelled {
@@ -77,6 +89,12 @@ func (s *Store) flush(ctx context.Context, tx bun.Tx, p *pendingWrites) error {
 			return fmt.Errorf("create session for thread %q: %w", sess.ThreadKey, err)
 		}
 	}
+	if f := p.finish; f != nil {
+		if _, err := s.txExec(ctx, tx, qInboxFinish, s.finishArgs(p.eventID, f.state, f.text)...); err != nil {
+			return fmt.Errorf("inbox finish %s: %w", p.eventID, err)
+		}
+		span.AddEvent("inbox.finish", trace.WithAttributes(attribute.String("inbox.state", f.state)))
+	}
 	return nil
 }
 
@@ -90,6 +108,44 @@ func (p *pendingWrites) flushed() {
 		}
 	}
 	p.sessions = nil
+	if f := p.finish; f != nil {
+		p.finish = nil
+		if f.written != nil {
+			f.written()
+		}
+	}
+}
+
+// OweInboxFinish leaves the final state of the event ctx carries
+// (WithInboxStart) to the next write made with ctx, which records it in
+// its transaction — an answer's post thus costs no write of its own: its
+// tool result takes it. Until then the event stays as it was (answering,
+// for a post); Flush writes it when no write came. written is called
+// once it is committed. It reports false, and does nothing, when ctx
+// carries no event or another one: call InboxFinish then.
+func (s *Store) OweInboxFinish(ctx context.Context, eventID, state, errText string, written func()) (bool, error) {
+	p, _ := ctx.Value(pendingKey{}).(*pendingWrites)
+	if p == nil || p.eventID != eventID {
+		return false, nil
+	}
+	if !finalState(state) {
+		return false, fmt.Errorf("inbox finish %s: %q is not a final state", eventID, state)
+	}
+	err := s.slot(ctx, func(context.Context) error {
+		p.finish = &owedFinish{state: state, text: errText, written: written}
+		return nil
+	})
+	return err == nil, err
+}
+
+// Flush writes what ctx still owes (WithInboxStart, DeferSession,
+// OweInboxFinish), in a transaction of its own; nothing when it owes
+// nothing.
+func (s *Store) Flush(ctx context.Context) error {
+	if p, _ := ctx.Value(pendingKey{}).(*pendingWrites); p == nil {
+		return nil
+	}
+	return s.write(ctx, func(context.Context) error { return nil })
 }
 
 // DeferSession leaves the row of a new session to the next write made

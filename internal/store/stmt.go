@@ -128,6 +128,10 @@ const (
 	// event_id, then the two states it may come from.
 	qInboxStart = `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
 		WHERE event_id = ? AND state IN (?, ?) RETURNING attempts`
+	// qInboxFinish moves an event to a final state: state, error,
+	// updated_at, event_id, then the three states it may come from.
+	qInboxFinish = `UPDATE inbox SET state = ?, error = ?, updated_at = ?
+		WHERE event_id = ? AND state IN (?, ?, ?)`
 	qMarkEvent     = "INSERT INTO processed_events (event_key, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING"
 	qInsertSession = `INSERT INTO sessions (session_id, thread_key, state, created_at, last_activity, summary,
 		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)

@@ -68,6 +68,12 @@ type Inbox interface {
 	// Finish records ev's final state: store.InboxAnswered, InboxFailed or
 	// InboxDropped, with the error of a failure.
 	Finish(ctx context.Context, ev *pipeline.Event, state string, cause error)
+	// Answered records that ev's first answer was posted: at once or,
+	// through the context Start returned, with the event's next write
+	// (the posting tool's result); Flush writes it if none came.
+	Answered(ctx context.Context, ev *pipeline.Event)
+	// Flush writes what the context Start returned still owes.
+	Flush(ctx context.Context, ev *pipeline.Event)
 }
 
 // Inbox states the gateway reports (the store's names).
@@ -330,15 +336,16 @@ func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 	var progress *pipeline.Progress
 	if inbox != nil {
 		ctx = inbox.Start(ctx, ev, span.SpanContext().TraceID().String())
-		// The first message posted settles the event at once: a crash
-		// after it must not answer twice. Just before it, the event is
-		// marked answering: a crash in between cannot tell whether the
-		// post went out, and the next start says so instead of guessing.
+		// The first message posted settles the event, with the event's
+		// next write: a crash after it must not answer twice. Just before
+		// it, the event is marked answering: a crash before it is settled
+		// cannot tell whether the post went out, and the next start says
+		// so instead of guessing.
 		progress = pipeline.NewProgress(func() {
 			if err := inbox.Answering(context.WithoutCancel(ctx), ev); err != nil {
 				g.log.ErrorContext(ctx, "inbox: answering not recorded", "event_id", ev.ID, "err", err)
 			}
-		}, func() { inbox.Finish(context.WithoutCancel(ctx), ev, InboxAnswered, nil) })
+		}, func() { inbox.Answered(context.WithoutCancel(ctx), ev) })
 		ctx = pipeline.NewContextWithProgress(ctx, progress)
 	}
 	err := g.handler.Handle(ctx, ev)
@@ -382,7 +389,8 @@ func (g *Gateway) settle(ctx context.Context, inbox Inbox, ev *pipeline.Event, p
 	ctx = context.WithoutCancel(ctx)
 	switch {
 	case answered:
-		// Recorded when the answer was posted.
+		// Recorded when the answer was posted, or owed since.
+		inbox.Flush(ctx, ev)
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && g.base.Err() != nil:
 		// Shutdown: left running for the next start.
 	case err != nil:

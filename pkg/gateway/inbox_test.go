@@ -61,6 +61,12 @@ func (r *recordingInbox) Finish(_ context.Context, ev *pipeline.Event, state str
 	r.done <- ev.ID
 }
 
+func (r *recordingInbox) Answered(ctx context.Context, ev *pipeline.Event) {
+	r.Finish(ctx, ev, InboxAnswered, nil)
+}
+
+func (r *recordingInbox) Flush(context.Context, *pipeline.Event) {}
+
 func (r *recordingInbox) life(id string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
