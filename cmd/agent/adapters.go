@@ -42,12 +42,8 @@ func (t threadStore) SetEngaged(ctx context.Context, key, channelID, rootTS stri
 // ThreadMode is the thread's own mode (/mode in the thread), else the
 // channel's (/mode as a slash command, stored under "<channel>:").
 func (t threadStore) ThreadMode(ctx context.Context, key string) (pipeline.Mode, error) {
-	th, _, err := t.thread(ctx, key)
-	if err != nil || th.Mode != "" {
-		return pipeline.Mode(th.Mode), err
-	}
-	ch, _, err := t.thread(ctx, channelKey(key))
-	return pipeline.Mode(ch.Mode), err
+	mode, err := t.st.ModeOf(ctx, key, channelKey(key))
+	return pipeline.Mode(mode), err
 }
 
 // ThreadLock is the thread's /1on1 holder, else the channel's.

@@ -109,6 +109,22 @@ func (s *Store) upsertThread(ctx context.Context, key, query string, args ...any
 	})
 }
 
+// ModeOf returns the permission mode of a thread, or of its channel when
+// the thread has none (the slash form sets the channel's), "" for
+// neither, in one read: it runs on the path of every message.
+func (s *Store) ModeOf(ctx context.Context, threadKey, channelKey string) (string, error) {
+	var mode string
+	err := s.queryRow(ctx, `SELECT mode FROM threads WHERE thread_key IN (?, ?) AND mode != ''
+		ORDER BY thread_key = ? DESC LIMIT 1`, threadKey, channelKey, threadKey).Scan(&mode)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("mode of %q: %w", threadKey, err)
+	}
+	return mode, nil
+}
+
 // LockHolder returns who holds the /1on1 lock of a thread, or of its
 // channel when the thread has none (the slash form locks the channel), in
 // one read: it runs on the drop path of every message.

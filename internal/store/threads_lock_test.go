@@ -28,3 +28,30 @@ func TestLockHolder(t *testing.T) {
 	s.SetThreadLock(ctx, "C1:", "")
 	check("C1:1.0", "")
 }
+
+func TestModeOf(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, testPath(t), Options{Now: func() time.Time { return time.Unix(0, 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check := func(key, want string) {
+		t.Helper()
+		if got, err := s.ModeOf(ctx, key, "C1:"); err != nil || got != want {
+			t.Fatalf("ModeOf(%s) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	check("C1:1.0", "")
+	s.SetEngaged(ctx, "C1:1.0", "C1", "1.0", true) // a thread row without a mode
+	check("C1:1.0", "")
+	s.SetThreadMode(ctx, "C1:", "ask") // the channel
+	check("C1:1.0", "ask")
+	s.SetThreadMode(ctx, "C1:1.0", "bypass") // the thread wins
+	check("C1:1.0", "bypass")
+	check("C1:2.0", "ask")
+	s.SetThreadMode(ctx, "C1:1.0", "")
+	check("C1:1.0", "ask")
+	s.SetThreadMode(ctx, "C1:", "")
+	check("C1:1.0", "")
+}
