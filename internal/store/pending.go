@@ -67,7 +67,7 @@ func (s *Store) flush(ctx context.Context, tx bun.Tx, p *pendingWrites) error {
 	// The write that takes them says so in its span.
 	span := trace.SpanFromContext(ctx)
 	if !p.started {
-		if _, err := s.txExec(ctx, tx, qInboxStart, s.startArgs(p.eventID, p.traceID)...); err != nil {
+		if _, err := s.txExec(ctx, tx, qInboxStarted, s.startArgs(p.eventID, p.traceID)...); err != nil {
 			return fmt.Errorf("inbox start %s: %w", p.eventID, err)
 		}
 		span.AddEvent("inbox.start")

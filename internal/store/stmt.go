@@ -128,10 +128,17 @@ const (
 	// event_id, then the two states it may come from.
 	qInboxStart = `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
 		WHERE event_id = ? AND state IN (?, ?) RETURNING attempts`
+	// qInboxStarted is qInboxStart for a write that needs no count back:
+	// SQLite's RETURNING goes through a temporary table, built and freed
+	// at each run.
+	qInboxStarted = `UPDATE inbox SET state = ?, attempts = attempts + 1, trace_id = ?, updated_at = ?
+		WHERE event_id = ? AND state IN (?, ?)`
 	// qInboxFinish moves an event to a final state: state, error,
 	// updated_at, event_id, then the three states it may come from.
+	// (ORs, not IN: SQLite evaluates an IN list of more than two values
+	// through a temporary table, built and freed at each run.)
 	qInboxFinish = `UPDATE inbox SET state = ?, error = ?, updated_at = ?
-		WHERE event_id = ? AND state IN (?, ?, ?)`
+		WHERE event_id = ? AND (state = ? OR state = ? OR state = ?)`
 	qMarkEvent     = "INSERT INTO processed_events (event_key, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING"
 	qInsertSession = `INSERT INTO sessions (session_id, thread_key, state, created_at, last_activity, summary,
 		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
@@ -143,7 +150,7 @@ const (
 
 // prepareHot prepares the statements that run inside transactions.
 func (s *Store) prepareHot(ctx context.Context) error {
-	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStart, qMarkEvent, qInboxReceive, qInsertSession} {
+	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStarted, qMarkEvent, qInboxReceive, qInsertSession} {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -301,5 +302,65 @@ func TestOpenMemory(t *testing.T) {
 	}
 	if err := a.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
+	}
+}
+
+// Migration 0007 makes the inbox again with its state check as
+// comparisons: the events stored before it are kept, field for field, and
+// the check still refuses an unknown state.
+func TestInboxStateCheckMigration(t *testing.T) {
+	sqliteOnly(t)
+	ctx := t.Context()
+	path := testPath(t)
+	before := fstest.MapFS{}
+	all := embeddedMigrations()
+	names, err := fs.Glob(all, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if name < "0007" {
+			data, err := fs.ReadFile(all, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[name] = &fstest.MapFile{Data: data}
+		}
+	}
+	old, err := open(ctx, path, Options{}, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := InboxEntry{EventID: "Ev1", Kind: "message", ChannelID: "C1", ThreadTS: "1.1", UserID: "U1",
+		MsgKey: "C1:1.1", Event: json.RawMessage(`{"text":"hi"}`)}
+	if _, err := old.InboxReceive(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.InboxFinish(ctx, "Ev1", InboxFailed, "model down"); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openAt(t, path, newClock())
+	got := inboxEntry(t, s, "Ev1")
+	if got.Kind != want.Kind || got.ChannelID != want.ChannelID || got.ThreadTS != want.ThreadTS || got.UserID != want.UserID ||
+		got.MsgKey != want.MsgKey || string(got.Event) != string(want.Event) || got.State != InboxFailed || got.Error != "model down" {
+		t.Errorf("after the migration: %+v", got)
+	}
+	if _, err := s.DB().ExecContext(ctx, "UPDATE inbox SET state = 'lost' WHERE event_id = 'Ev1'"); err == nil {
+		t.Error("an unknown state was stored")
+	}
+	var schema string
+	if err := s.DB().QueryRowContext(ctx, "SELECT sql FROM sqlite_master WHERE name = 'inbox'").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(schema, " IN (") {
+		t.Errorf("the inbox's check still lists its states with IN:\n%s", schema)
+	}
+	var indexes int
+	if err := s.DB().QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'inbox' AND sql IS NOT NULL").Scan(&indexes); err != nil || indexes != 2 {
+		t.Errorf("inbox indexes = %d, %v; want 2", indexes, err)
 	}
 }

@@ -114,11 +114,8 @@ func (s *Store) upsertThread(ctx context.Context, key, query string, args ...any
 // neither, in one read: it runs on the path of every message.
 func (s *Store) ModeOf(ctx context.Context, threadKey, channelKey string) (string, error) {
 	var mode string
-	err := s.queryRow(ctx, `SELECT mode FROM threads WHERE thread_key IN (?, ?) AND mode != ''
-		ORDER BY thread_key = ? DESC LIMIT 1`, threadKey, channelKey, threadKey).Scan(&mode)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	err := s.queryRow(ctx, `SELECT coalesce((SELECT nullif(mode, '') FROM threads WHERE thread_key = ?),
+		(SELECT nullif(mode, '') FROM threads WHERE thread_key = ?), '')`, threadKey, channelKey).Scan(&mode)
 	if err != nil {
 		return "", fmt.Errorf("mode of %q: %w", threadKey, err)
 	}
@@ -130,11 +127,8 @@ func (s *Store) ModeOf(ctx context.Context, threadKey, channelKey string) (strin
 // one read: it runs on the drop path of every message.
 func (s *Store) LockHolder(ctx context.Context, threadKey, channelKey string) (string, error) {
 	var holder string
-	err := s.queryRow(ctx, `SELECT locked_by FROM threads WHERE thread_key IN (?, ?) AND locked_by != ''
-		ORDER BY thread_key = ? DESC LIMIT 1`, threadKey, channelKey, threadKey).Scan(&holder)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	err := s.queryRow(ctx, `SELECT coalesce((SELECT nullif(locked_by, '') FROM threads WHERE thread_key = ?),
+		(SELECT nullif(locked_by, '') FROM threads WHERE thread_key = ?), '')`, threadKey, channelKey).Scan(&holder)
 	if err != nil {
 		return "", fmt.Errorf("lock holder %q: %w", threadKey, err)
 	}
