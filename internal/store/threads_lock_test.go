@@ -55,3 +55,22 @@ func TestModeOf(t *testing.T) {
 	s.SetThreadMode(ctx, "C1:", "")
 	check("C1:1.0", "")
 }
+
+// The permission mode read on the path of every message: the thread has
+// none, its channel has one.
+func BenchmarkModeOf(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, testPath(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetThreadMode(ctx, "C1:", "ask"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if mode, err := s.ModeOf(ctx, "C1:1.0", "C1:"); err != nil || mode != "ask" {
+			b.Fatalf("ModeOf = %q, %v", mode, err)
+		}
+	}
+}
