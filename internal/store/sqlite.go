@@ -49,6 +49,13 @@ func dsn(path string) string {
 func memDSN(name string) string {
 	q := url.Values{}
 	q.Set("vfs", "memdb")
+	// Pages of 1 KiB, set while the database is empty (the template's,
+	// which its copies keep): the simulator's databases are small and
+	// mostly one page per table and index, so a copy of the template moves
+	// 39 KiB instead of 128, and every page cached, copied and written is
+	// a quarter of SQLite's default (BenchmarkSimScenarios: 5.9 → 4.6 ms
+	// a scenario).
+	q.Add("_pragma", "page_size(1024)")
 	q.Add("_pragma", "cache_size(-64)") // KiB; the pages themselves are in memory already
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")

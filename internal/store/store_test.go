@@ -290,6 +290,11 @@ func TestOpenMemory(t *testing.T) {
 	if seen, err := b.EventSeen(ctx, "ev1"); err != nil || seen {
 		t.Errorf("b sees a's event: %v, %v", seen, err)
 	}
+	// Pages of 1 KiB, the template's (memDSN).
+	var size int
+	if err := b.DB().QueryRowContext(ctx, "PRAGMA page_size").Scan(&size); err != nil || size != 1024 {
+		t.Errorf("page_size = %d, %v; want 1024", size, err)
+	}
 	// The pool may close its connection (one the driver finds unusable):
 	// the database is kept by the store's own, and is still all there.
 	a.db.DB.SetMaxIdleConns(0)
