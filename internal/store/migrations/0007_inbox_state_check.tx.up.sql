@@ -2,8 +2,16 @@
 -- evaluates an IN list of more than two values through a temporary table
 -- built and freed at every write of a state (three or four per event), which
 -- cost more than the rest of the write. SQLite cannot change a check in
--- place, so the table is made again, with its rows and indexes.
-CREATE TABLE inbox_new (
+-- place, so the table is made again, with its rows and indexes (its rows
+-- kept aside in a temporary table: no rename, which re-reads the whole
+-- schema; nothing refers to the inbox).
+CREATE TEMP TABLE inbox_keep AS SELECT event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, attempts,
+	trace_id, error, received_at, updated_at, owner
+FROM inbox;
+
+DROP TABLE inbox;
+
+CREATE TABLE inbox (
 	event_id    TEXT    NOT NULL PRIMARY KEY,
 	kind        TEXT    NOT NULL,
 	channel_id  TEXT    NOT NULL DEFAULT '',
@@ -21,15 +29,13 @@ CREATE TABLE inbox_new (
 	owner       TEXT    NOT NULL DEFAULT ''
 );
 
-INSERT INTO inbox_new (event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, attempts,
+INSERT INTO inbox (event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, attempts,
 	trace_id, error, received_at, updated_at, owner)
 SELECT event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, attempts,
 	trace_id, error, received_at, updated_at, owner
-FROM inbox;
+FROM inbox_keep;
 
-DROP TABLE inbox;
-
-ALTER TABLE inbox_new RENAME TO inbox;
+DROP TABLE inbox_keep;
 
 CREATE INDEX inbox_state ON inbox (state, received_at);
 
