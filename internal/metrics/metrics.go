@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 	"sync"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -36,9 +37,9 @@ var (
 // registered on. Constructors elsewhere take the fields they report to;
 // every field is safe for concurrent use.
 type Metrics struct {
-	// Registry holds every instrument below plus the Go runtime and process
-	// collectors. It is also the Gatherer that /metrics serves.
-	Registry *prometheus.Registry
+	// Registry gathers every instrument below plus the Go runtime and
+	// process collectors: the Gatherer that /metrics serves.
+	Registry prometheus.Gatherer
 
 	// SessionsLive is agent_sessions_live: agent sessions currently live.
 	SessionsLive prometheus.Gauge
@@ -102,7 +103,6 @@ type Metrics struct {
 // global one, together with the Go runtime and process collectors.
 func New() *Metrics {
 	m := &Metrics{
-		Registry: prometheus.NewRegistry(),
 		SessionsLive: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "agent_sessions_live",
 			Help: "Agent sessions currently live.",
@@ -180,11 +180,8 @@ func New() *Metrics {
 			Help: "Clicks on the feedback buttons of final replies, by value (good, bad).",
 		}, []string{"value"}),
 	}
-	// MustRegister cannot fail here: the registry is fresh and every name
-	// above is distinct and valid; a failure would be a programming error
-	// caught by the tests.
 	goc, procc := processCollectors()
-	m.Registry.MustRegister(
+	m.Registry = &lazyRegistry{collectors: []prometheus.Collector{
 		goc, procc,
 		m.SessionsLive, m.Drops, m.Events,
 		m.StageOutcomes, m.StageDuration,
@@ -192,7 +189,7 @@ func New() *Metrics {
 		m.ToolCalls, m.ToolDuration,
 		m.ModelRequests, m.ModelTokens, m.ModelDuration,
 		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures, m.Feedback,
-	)
+	}}
 	for _, v := range []string{pipeline.FeedbackGood, pipeline.FeedbackBad} {
 		m.Feedback.WithLabelValues(v)
 	}
@@ -207,6 +204,27 @@ func New() *Metrics {
 		m.ModelTokens.WithLabelValues(k)
 	}
 	return m
+}
+
+// lazyRegistry registers its collectors on a registry of its own the first
+// time it is gathered: registering runs each collector's Describe in a
+// goroutine of its own, a cost every simulated scenario paid for metrics
+// nobody scrapes. Registering cannot fail: every name above is distinct
+// and valid, which the tests check by gathering; a failure would be a
+// programming error, and panics.
+type lazyRegistry struct {
+	once       sync.Once
+	reg        *prometheus.Registry
+	collectors []prometheus.Collector
+}
+
+// Gather implements prometheus.Gatherer.
+func (l *lazyRegistry) Gather() ([]*dto.MetricFamily, error) {
+	l.once.Do(func() {
+		l.reg = prometheus.NewRegistry()
+		l.reg.MustRegister(l.collectors...)
+	})
+	return l.reg.Gather()
 }
 
 // Stage returns the instruments every pipeline stage reports to.

@@ -106,3 +106,10 @@ func TestStage(t *testing.T) {
 		t.Error("Stage does not return the stage instruments")
 	}
 }
+
+// A service's instruments, made once per simulated scenario.
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		New()
+	}
+}
