@@ -348,8 +348,12 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		return err
 	}
 	defer func() {
-		if werr := caughtUp(); werr != nil && err == nil {
+		switch werr := caughtUp(); {
+		case werr == nil:
+		case err == nil:
 			err = werr
+		default: // the turn failed anyway: the write's error is not lost
+			e.o.Log.ErrorContext(ctx, "tool result not stored", "session_id", sid, "err", werr)
 		}
 	}()
 	static, thread := e.o.Prompt(t)

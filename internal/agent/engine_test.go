@@ -1536,4 +1536,17 @@ func TestToolResultWriteFails(t *testing.T) {
 	if got := e.history(t, turn.Session.ID()); !equal(got, []string{"user:text", "assistant:tool_use"}) {
 		t.Errorf("history = %q: the answer after the failed write was stored", got)
 	}
+
+	// When the model fails too, the turn says so, and the write's
+	// failure is logged.
+	e.fake.Enqueue(fake.ToolUse("toolu_m", "lookup", map[string]string{}),
+		fake.APIError(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"))
+	turn2, _ := e.turn(t, "2.0", "look it up again", pipeline.RoleMember)
+	err = e.engine.Turn(t.Context(), turn2)
+	if !errors.Is(err, llm.ErrContextTooLong) {
+		t.Fatalf("Turn = %v, want the model's error", err)
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, "tool result not stored") || !strings.Contains(logs, "disk full") {
+		t.Errorf("the write's failure is not logged:\n%s", logs)
+	}
 }
