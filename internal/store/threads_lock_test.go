@@ -6,13 +6,20 @@ import (
 	"time"
 )
 
-func TestLockHolder(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open(ctx, testPath(t), Options{Now: func() time.Time { return time.Unix(0, 0) }})
+// openThreads opens a store for the thread tests.
+func openThreads(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), testPath(t), Options{Now: func() time.Time { return time.Unix(0, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestLockHolder(t *testing.T) {
+	ctx := context.Background()
+	s := openThreads(t)
 	check := func(key, want string) {
 		t.Helper()
 		if got, err := s.LockHolder(ctx, key, "C1:"); err != nil || got != want {
@@ -31,11 +38,7 @@ func TestLockHolder(t *testing.T) {
 
 func TestModeOf(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, testPath(t), Options{Now: func() time.Time { return time.Unix(0, 0) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openThreads(t)
 	check := func(key, want string) {
 		t.Helper()
 		if got, err := s.ModeOf(ctx, key, "C1:"); err != nil || got != want {
@@ -60,11 +63,7 @@ func TestModeOf(t *testing.T) {
 // none, its channel has one.
 func BenchmarkModeOf(b *testing.B) {
 	ctx := context.Background()
-	s, err := Open(ctx, testPath(b), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := openThreads(b)
 	if err := s.SetThreadMode(ctx, "C1:", "ask"); err != nil {
 		b.Fatal(err)
 	}
