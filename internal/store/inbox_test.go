@@ -150,12 +150,7 @@ func TestInboxReceiveMark(t *testing.T) {
 func TestWithInboxStart(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
-	for _, id := range []string{"Ev1", "Ev2"} {
-		if _, err := s.InboxReceive(ctx, InboxEntry{EventID: id, Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
-			Event: json.RawMessage(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	receiveEvents(t, s, "Ev1", "Ev2")
 	started := WithInboxStart(ctx, "Ev1", "trace-1")
 	if e := inboxEntry(t, s, "Ev1"); e.State != InboxReceived {
 		t.Fatalf("written before any write: %s", e.State)
@@ -207,12 +202,7 @@ func TestWithInboxStart(t *testing.T) {
 func TestOweInboxFinish(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
-	for _, id := range []string{"Ev1", "Ev2"} {
-		if _, err := s.InboxReceive(ctx, InboxEntry{EventID: id, Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
-			Event: json.RawMessage(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	receiveEvents(t, s, "Ev1", "Ev2")
 	sid := NewID()
 	if err := s.CreateSession(ctx, Session{ID: sid, ThreadKey: "C1:1.1"}); err != nil {
 		t.Fatal(err)
@@ -268,6 +258,17 @@ func TestOweInboxFinish(t *testing.T) {
 	}
 	if err := s.Flush(ctx); err != nil {
 		t.Errorf("Flush of a context without an event: %v", err)
+	}
+}
+
+// receiveEvents records messages of thread C1:1.1 in the inbox.
+func receiveEvents(t *testing.T, s *Store, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := s.InboxReceive(t.Context(), InboxEntry{EventID: id, Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
+			Event: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
