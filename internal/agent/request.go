@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
@@ -139,18 +141,41 @@ func toolParams(ts []tools.Tool) []anthropic.ToolUnionParam {
 	}
 	out := make([]anthropic.ToolUnionParam, 0, len(ts))
 	for i, t := range ts {
-		w := wire{Name: t.Name, Description: t.Description, InputSchema: compactJSON(t.Schema)}
-		if i == len(ts)-1 {
-			w.CacheControl = &cacheControl{Type: "ephemeral"}
+		key := toolKey{name: t.Name, description: t.Description, schema: string(t.Schema), last: i == len(ts)-1}
+		raw, ok := toolJSON.Load(key)
+		if !ok {
+			w := wire{Name: t.Name, Description: t.Description, InputSchema: compactJSON(t.Schema)}
+			if key.last {
+				w.CacheControl = &cacheControl{Type: "ephemeral"}
+			}
+			b, err := json.Marshal(w)
+			if err != nil {
+				panic("agent: tool " + t.Name + " has an invalid schema") // the registry checks schemas at Add
+			}
+			raw = json.RawMessage(b)
+			if toolJSONSize.Add(1) <= maxToolJSON {
+				toolJSON.Store(key, raw)
+			}
 		}
-		raw, err := json.Marshal(w)
-		if err != nil {
-			panic("agent: tool " + t.Name + " has an invalid schema") // the registry checks schemas at Add
-		}
-		tp := param.Override[anthropic.ToolParam](json.RawMessage(raw))
+		tp := param.Override[anthropic.ToolParam](raw.(json.RawMessage))
 		out = append(out, anthropic.ToolUnionParam{OfTool: &tp})
 	}
 	return out
+}
+
+// toolJSON keeps each tool's JSON for the process (read-only bytes): the
+// simulator makes an engine per scenario, with the same tools each time.
+// It holds at most maxToolJSON tools.
+var (
+	toolJSON     sync.Map // toolKey → json.RawMessage
+	toolJSONSize atomic.Int64
+)
+
+const maxToolJSON = 1024
+
+type toolKey struct {
+	name, description, schema string
+	last                      bool // carries the tools' cache breakpoint
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {

@@ -145,6 +145,7 @@ func NewBuiltins(o BuiltinOptions) (*Builtins, error) {
 			return nil, fmt.Errorf("builtins: resolve %s: %w", r.p, err)
 		}
 	}
+	parents := fsParents{} // the deny paths share their directories
 	for _, d := range o.Deny {
 		if d == "" {
 			continue
@@ -155,7 +156,7 @@ func NewBuiltins(o BuiltinOptions) (*Builtins, error) {
 		d = filepath.Clean(d)
 		for _, p := range []string{d, d + "-wal", d + "-shm", d + "-journal"} {
 			b.deny = append(b.deny, p)
-			if r, err := fsEvalPath(p); err == nil && r != p {
+			if r, err := parents.eval(p); err == nil && r != p {
 				b.deny = append(b.deny, r)
 			}
 		}

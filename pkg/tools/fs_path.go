@@ -75,6 +75,44 @@ func fsEvalPath(abs string) (string, error) {
 	return resolved, nil
 }
 
+// fsParents resolves paths as fsEvalPath does, each directory once: the
+// paths of one directory (a database and its -wal, -shm and -journal
+// files) cost a lookup of their last component each.
+type fsParents map[string]fsResolved
+
+type fsResolved struct {
+	path string
+	err  error
+}
+
+// eval is fsEvalPath(abs) for a clean absolute path.
+func (ps fsParents) eval(abs string) (string, error) {
+	dir, name := filepath.Split(abs)
+	dir = filepath.Clean(dir)
+	if name == "" || dir == abs {
+		return fsEvalPath(abs)
+	}
+	parent, ok := ps[dir]
+	if !ok {
+		parent.path, parent.err = fsEvalPath(dir)
+		ps[dir] = parent
+	}
+	if parent.err != nil {
+		return "", parent.err
+	}
+	next := filepath.Join(parent.path, name)
+	fi, err := os.Lstat(next)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return next, nil // taken literally, as below a missing component
+	case err != nil:
+		return "", err
+	case fi.Mode()&fs.ModeSymlink == 0:
+		return next, nil
+	}
+	return fsEvalPath(abs) // a symlink: followed the long way
+}
+
 // fsSplit splits a path into its components.
 func fsSplit(p string) []string {
 	return strings.FieldsFunc(p, func(r rune) bool { return r < 0x80 && os.IsPathSeparator(uint8(r)) })
