@@ -76,6 +76,14 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 		return fmt.Errorf("append messages to session %q: %w", sessionID, err)
 	}
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		// A session this transaction created (a new thread's first
+		// message) has no messages yet and was just touched.
+		if u == (Usage{}) && createdInTx(ctx, sessionID) {
+			if err := s.insertMessages(ctx, tx, rows, 0); err != nil {
+				return err
+			}
+			return s.markAnswering(ctx, tx, a, now)
+		}
 		var res sql.Result
 		var err error
 		if u == (Usage{}) {
@@ -97,15 +105,21 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 		if err := s.insertMessages(ctx, tx, rows, last); err != nil {
 			return err
 		}
-		if a.Answering != "" {
-			_, err = s.txExec(ctx, tx, qInboxAnswering, InboxAnswering, now.UnixMilli(), a.Answering, InboxReceived, InboxRunning)
-		}
-		return err
+		return s.markAnswering(ctx, tx, a, now)
 	})
 	if err != nil {
 		return fmt.Errorf("append messages to session %q: %w", sessionID, err)
 	}
 	return nil
+}
+
+// markAnswering marks a's event answering, if it names one.
+func (s *Store) markAnswering(ctx context.Context, tx bun.Tx, a Answer, now time.Time) error {
+	if a.Answering == "" {
+		return nil
+	}
+	_, err := s.txExec(ctx, tx, qInboxAnswering, InboxAnswering, now.UnixMilli(), a.Answering, InboxReceived, InboxRunning)
+	return err
 }
 
 // History returns the session's messages ordered by Seq (none for a new

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -332,6 +333,25 @@ func TestDeferSession(t *testing.T) {
 	if written.Load() != 1 {
 		t.Errorf("written told %d times, want 1", written.Load())
 	}
+	// The next write of the context finds the session created: its
+	// message follows the first.
+	if err := s.AppendMessages(ev, sid, Message{Role: RoleAssistant, Content: json.RawMessage(`[{"type":"text","text":"hello"}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	// A session owed again whose row exists (written by an earlier event):
+	// the message of that write goes after the stored ones.
+	receiveEvents(t, s, "Ev5")
+	fifth := WithInboxStart(ctx, "Ev5", "trace-5")
+	if _, _, err := s.DeferSession(fifth, Session{ID: sid, ThreadKey: "C1:1.1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendMessages(fifth, sid, Message{Role: RoleUser, Content: json.RawMessage(`[{"type":"text","text":"more"}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := s.History(ctx, sid); err != nil || len(h) != 3 || h[0].Seq != 1 || h[1].Seq != 2 || h[2].Seq != 3 ||
+		!strings.Contains(string(h[2].Content), "more") {
+		t.Fatalf("history = %+v, %v; want the three messages in order", h, err)
+	}
 	if e := inboxEntry(t, s, "Ev1"); e.State != InboxRunning || e.Attempts != 1 {
 		t.Errorf("the event: %s after %d attempts", e.State, e.Attempts)
 	}
@@ -354,7 +374,7 @@ func TestDeferSession(t *testing.T) {
 	if err := s.AppendMessages(other, sid, Message{Role: RoleUser, Content: json.RawMessage(`[{"type":"text","text":"again"}]`)}); !errors.Is(err, ErrConflict) {
 		t.Errorf("a second session for the thread: %v, want a conflict", err)
 	}
-	if h, err := s.History(ctx, sid); err != nil || len(h) != 1 {
+	if h, err := s.History(ctx, sid); err != nil || len(h) != 3 {
 		t.Errorf("the failed write's message stored: %d messages, %v", len(h), err)
 	}
 

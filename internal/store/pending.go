@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/attribute"
@@ -20,6 +21,16 @@ type pendingWrites struct {
 	started          bool
 	sessions         []*deferredSession
 	finish           *owedFinish
+	// createdNow are the sessions the running transaction created
+	// (flush): they have no messages and were touched by their insert.
+	createdNow []string
+}
+
+// createdInTx reports whether the transaction running with ctx created
+// the session id (a deferred session's row, DeferSession).
+func createdInTx(ctx context.Context, id string) bool {
+	p, _ := ctx.Value(pendingKey{}).(*pendingWrites)
+	return p != nil && slices.Contains(p.createdNow, id)
 }
 
 // owedFinish is an event's final state owed by its context.
@@ -78,6 +89,9 @@ func (s *Store) flush(ctx context.Context, tx bun.Tx, p *pendingWrites) error {
 		}
 		sess := d.sess
 		created, err := oneRow(s.txExec(ctx, tx, qInsertSession, sessionArgs(sess)...))
+		if created {
+			p.createdNow = append(p.createdNow, sess.ID)
+		}
 		if err == nil && !created {
 			var n int
 			err = s.txQueryRow(ctx, tx, "SELECT count(*) FROM sessions WHERE session_id = ? AND thread_key = ?", sess.ID, sess.ThreadKey).Scan(&n)

@@ -277,8 +277,11 @@ func (s *Store) tx(ctx context.Context, p *pendingWrites, fn func(ctx context.Co
 		}
 		return fn(ctx, tx)
 	})
-	if err == nil && p != nil {
-		p.flushed()
+	if p != nil {
+		p.createdNow = nil
+		if err == nil {
+			p.flushed()
+		}
 	}
 	return err
 }
