@@ -26,14 +26,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
 func main() {
-	if len(os.Args) > 2 && os.Args[1] == childFlag {
-		os.Exit(child(os.Args[2:]))
-	}
 	if len(os.Args) > 1 && os.Args[1] == minimalFlag {
 		os.Exit(runMinimalBot(os.Args[2:]))
 	}
@@ -63,8 +59,10 @@ func run(runs, events, sessions int, readme string) error {
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "agent")
 	fmt.Fprintln(os.Stderr, "building", bin)
-	// As shipped: the runtime and, beside it, the sandbox helper.
-	for out, pkg := range map[string]string{bin: "./cmd/agent", filepath.Join(dir, "agent-sandbox"): "./cmd/agent-sandbox"} {
+	// As shipped: the runtime and, beside it, the sandbox helper; and the
+	// launcher that measures start-ups.
+	for out, pkg := range map[string]string{bin: "./cmd/agent", filepath.Join(dir, "agent-sandbox"): "./cmd/agent-sandbox",
+		filepath.Join(dir, "launcher"): "./bench/launcher"} {
 		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := build.CombinedOutput(); err != nil {
@@ -124,40 +122,11 @@ func run(runs, events, sessions int, readme string) error {
 	return nil
 }
 
-// childFlag makes the bench a small go-between that runs one command and
-// prints its peak RSS. It is needed because a process started straight
-// from this one inherits this one's peak: Go starts children with vfork,
-// and exec records the peak of the memory it leaves, the parent's, as the
-// child's own (ru_maxrss). The go-between is smaller than anything it
-// measures, and its child's peak is the child's alone.
-const childFlag = "-measure-child"
-
-// child runs args and prints the child's wall time (ns) and peak RSS (KiB).
-func child(args []string) int {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stderr, os.Stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if ru == nil {
-		return 1
-	}
-	fmt.Println(wall.Nanoseconds(), ru.Maxrss)
-	return 0
-}
-
-// measure runs bin once and returns its wall time and peak RSS (bytes).
+// measure runs bin once and returns its wall time and peak RSS (bytes),
+// through the launcher built beside it (bench/launcher: a process
+// started straight from the bench would inherit the bench's peak).
 func measure(bin string, env []string, stdin io.Reader, args ...string) (time.Duration, int64, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return 0, 0, err
-	}
-	cmd := exec.Command(self, append([]string{childFlag, bin}, args...)...)
+	cmd := exec.Command(filepath.Join(filepath.Dir(bin), "launcher"), append([]string{bin}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = stdin
 	var out, errs bytes.Buffer
