@@ -45,20 +45,17 @@ type Approval struct {
 }
 
 type approvalRow struct {
-	ApprovalID  string `bun:"approval_id"`
-	ThreadKey   string `bun:"thread_key"`
-	ChannelID   string `bun:"channel_id"`
-	ThreadTS    string `bun:"thread_ts"`
-	CardTS      string `bun:"card_ts"`
-	Category    string `bun:"category"`
-	Tool        string `bun:"tool"`
-	Summary     string `bun:"summary"`
-	Digest      string `bun:"digest"`
-	RequestedBy string `bun:"requested_by"`
-	RequestedAt int64  `bun:"requested_at"`
-	Event       string `bun:"event"`
-	Actor       string `bun:"actor"`
-	At          int64  `bun:"at"`
+	ApprovalID, ThreadKey, ChannelID, ThreadTS, CardTS string
+	Category, Tool, Summary, Digest, RequestedBy       string
+	RequestedAt                                        int64
+	Event, Actor                                       string
+	At                                                 int64
+}
+
+// scan reads a row of approvalSelect.
+func (r *approvalRow) scan(row interface{ Scan(...any) error }) error {
+	return row.Scan(&r.ApprovalID, &r.ThreadKey, &r.ChannelID, &r.ThreadTS, &r.CardTS, &r.Category, &r.Tool,
+		&r.Summary, &r.Digest, &r.RequestedBy, &r.RequestedAt, &r.Event, &r.Actor, &r.At)
 }
 
 func (r approvalRow) approval() Approval {
@@ -71,8 +68,13 @@ func (r approvalRow) approval() Approval {
 	return a
 }
 
+// approvalSelect reads approvals with their last event, column by column
+// (approvalRow.scan): scanning into a model made bun reflect on it and
+// compile its pluraliser's rules at every start, for the pending
+// approvals expired then.
 const approvalSelect = `
-	SELECT a.*, e.event, e.actor, e.at FROM approvals a
+	SELECT a.approval_id, a.thread_key, a.channel_id, a.thread_ts, a.card_ts, a.category, a.tool, a.summary,
+		a.digest, a.requested_by, a.requested_at, e.event, e.actor, e.at FROM approvals a
 	JOIN approval_events e ON e.approval_id = a.approval_id
 	AND e.seq = (SELECT max(seq) FROM approval_events WHERE approval_id = a.approval_id)`
 
@@ -115,7 +117,7 @@ func (s *Store) SetApprovalCard(ctx context.Context, id, cardTS string) error {
 // GetApproval returns an approval with its current state, or ErrNotFound.
 func (s *Store) GetApproval(ctx context.Context, id string) (Approval, error) {
 	var r approvalRow
-	err := s.db.NewRaw(approvalSelect+" WHERE a.approval_id = ?", id).Scan(ctx, &r)
+	err := r.scan(s.queryRow(ctx, approvalSelect+" WHERE a.approval_id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
@@ -138,7 +140,7 @@ func (s *Store) DecideApproval(ctx context.Context, id, event, actor string) (Ap
 	var out Approval
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var r approvalRow
-		err := tx.NewRaw(approvalSelect+" WHERE a.approval_id = ?", id).Scan(ctx, &r)
+		err := r.scan(s.txQueryRow(ctx, tx, approvalSelect+" WHERE a.approval_id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -177,13 +179,21 @@ func (s *Store) ApprovalsSince(ctx context.Context, since time.Time) ([]Approval
 }
 
 func (s *Store) approvals(ctx context.Context, where string, args ...any) ([]Approval, error) {
-	var rows []approvalRow
-	if err := s.db.NewRaw(approvalSelect+where, args...).Scan(ctx, &rows); err != nil {
+	rows, err := s.query(ctx, approvalSelect+where, args...)
+	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}
-	out := make([]Approval, 0, len(rows))
-	for _, r := range rows {
+	defer rows.Close()
+	out := []Approval{}
+	for rows.Next() {
+		var r approvalRow
+		if err := r.scan(rows); err != nil {
+			return nil, fmt.Errorf("list approvals: %w", err)
+		}
 		out = append(out, r.approval())
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
 	}
 	return out, nil
 }
@@ -199,19 +209,23 @@ type ApprovalEvent struct {
 
 // ApprovalEvents returns an approval's whole trail, in order.
 func (s *Store) ApprovalEvents(ctx context.Context, id string) ([]ApprovalEvent, error) {
-	var rows []struct {
-		ApprovalID string `bun:"approval_id"`
-		Seq        int64  `bun:"seq"`
-		Event      string `bun:"event"`
-		Actor      string `bun:"actor"`
-		At         int64  `bun:"at"`
-	}
-	if err := s.db.NewRaw(`SELECT * FROM approval_events WHERE approval_id = ? ORDER BY seq`, id).Scan(ctx, &rows); err != nil {
+	rows, err := s.query(ctx, `SELECT approval_id, seq, event, actor, at FROM approval_events WHERE approval_id = ? ORDER BY seq`, id)
+	if err != nil {
 		return nil, fmt.Errorf("approval events: %w", err)
 	}
-	out := make([]ApprovalEvent, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, ApprovalEvent{ApprovalID: r.ApprovalID, Seq: r.Seq, Event: r.Event, Actor: r.Actor, At: fromUnixMilli(r.At)})
+	defer rows.Close()
+	out := []ApprovalEvent{}
+	for rows.Next() {
+		var e ApprovalEvent
+		var at int64
+		if err := rows.Scan(&e.ApprovalID, &e.Seq, &e.Event, &e.Actor, &at); err != nil {
+			return nil, fmt.Errorf("approval events: %w", err)
+		}
+		e.At = fromUnixMilli(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("approval events: %w", err)
 	}
 	return out, nil
 }
