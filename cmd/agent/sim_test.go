@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +146,38 @@ func TestSimNeverUsesThePersonasPostgres(t *testing.T) {
 	defer w.close()
 	if w.svc.fleet != nil || store.IsPostgres(w.svc.cfg.Database()) {
 		t.Fatalf("the simulator's database is %q", store.Redact(w.svc.cfg.Database()))
+	}
+}
+
+// A scenario's temporary home is made only when the scenario writes there
+// (a thread's workspace here, as the file tools make it), 0700, and is gone
+// once the scenario ends either way.
+func TestSimTemporaryHome(t *testing.T) {
+	for _, writes := range []bool{false, true} {
+		w, err := startSim(t.Context(), simOptions{soul: []byte(testSoul), behaviour: "reply"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		home := w.home
+		if _, err := os.Stat(home); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the home exists before anything was written: %v", err)
+		}
+		if writes {
+			ws, err := w.svc.builtins.Workspace("D0SIM:1.0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, dir := range []string{home, filepath.Dir(ws), ws} {
+				if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+					t.Errorf("%s: %v, %v; want a directory 0700", dir, fi, err)
+				}
+			}
+		}
+		if err := w.close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(home); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("written %v: the home is left behind: %v", writes, err)
+		}
 	}
 }

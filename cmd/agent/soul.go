@@ -76,10 +76,12 @@ var parsedSouls sync.Map
 // loadPersona reads and parses SOUL.md, through the store's extraction
 // cache keyed by the file's content hash and the parser's (and extraction's)
 // version. A persona that lacks required fields is an error.
-func loadPersona(ctx context.Context, path string, st *store.Store, x *extractor, log *slog.Logger) (*persona.Persona, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read SOUL.md: %w", err)
+func loadPersona(ctx context.Context, path string, src []byte, st *store.Store, x *extractor, log *slog.Logger) (*persona.Persona, error) {
+	var err error
+	if src == nil {
+		if src, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("read SOUL.md: %w", err)
+		}
 	}
 	key := x.cacheKey(src)
 	memory := st.Path() == store.Memory // a simulator scenario's: new, and one of many

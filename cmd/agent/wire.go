@@ -110,6 +110,10 @@ type serviceDeps struct {
 	// onHandled and onDrop observe the gateway (the simulator's waits).
 	onHandled func(ev *pipeline.Event, err error)
 	onDrop    func(ev *pipeline.Event, reason string)
+	// soul, when set, is the SOUL.md, and the home is made only when
+	// something is written there (the simulator's scenarios): nothing is
+	// read from it or seeded in it at start.
+	soul []byte
 }
 
 // newService builds the service from cfg: logger, tracing, store, persona,
@@ -139,10 +143,12 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	s.tp, s.tracer = tp, tp.Tracer("github.com/persona-runtime/agent")
 	s.closers = append(s.closers, shutdown)
 
-	if seeded, err := seedSoul(cfg.Home); err != nil {
-		return nil, err
-	} else if seeded {
-		s.log.Warn("seeded a starter SOUL.md: fill in its placeholders, then start again", "path", filepath.Join(cfg.Home, "SOUL.md"))
+	if d.soul == nil {
+		if seeded, err := seedSoul(cfg.Home); err != nil {
+			return nil, err
+		} else if seeded {
+			s.log.Warn("seeded a starter SOUL.md: fill in its placeholders, then start again", "path", filepath.Join(cfg.Home, "SOUL.md"))
+		}
 	}
 	if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log}); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -157,7 +163,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	if err != nil {
 		return nil, err
 	}
-	if s.persona, err = loadPersona(ctx, filepath.Join(cfg.Home, "SOUL.md"), s.store, x, s.log); err != nil {
+	if s.persona, err = loadPersona(ctx, filepath.Join(cfg.Home, "SOUL.md"), d.soul, s.store, x, s.log); err != nil {
 		return nil, err
 	}
 
@@ -218,7 +224,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, err
 	}
 	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
-		Deny: denyPaths(cfg, d.getenv), Secrets: cfg.Secrets(), Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
+		WorkspacesOnDemand: d.soul != nil,
+		Deny:               denyPaths(cfg, d.getenv), Secrets: cfg.Secrets(), Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
 		return nil, err
 	}
 	registry := tools.NewRegistry()

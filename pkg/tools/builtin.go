@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -59,6 +58,10 @@ type BuiltinOptions struct {
 	// Workspaces is AGENT_WORKSPACES, the parent of the per-thread
 	// workspaces; created 0700 if missing. Empty means <Home>/workspaces.
 	Workspaces string
+	// WorkspacesOnDemand makes the workspaces folder with the first
+	// thread's workspace instead of at once (the simulator: a scenario's
+	// home is made only if the scenario writes there).
+	WorkspacesOnDemand bool
 	// Deny are absolute paths the tools never touch, whatever the root: the
 	// .env files, the database file (its -wal, -shm and -journal siblings
 	// are denied with it) and anything else the runtime keeps private. A
@@ -125,8 +128,10 @@ func NewBuiltins(o BuiltinOptions) (*Builtins, error) {
 	if ws, err = filepath.Abs(ws); err != nil {
 		return nil, fmt.Errorf("builtins: workspaces: %w", err)
 	}
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		return nil, fmt.Errorf("builtins: create workspaces: %w", err)
+	if !o.WorkspacesOnDemand {
+		if err := os.MkdirAll(ws, 0o700); err != nil {
+			return nil, fmt.Errorf("builtins: create workspaces: %w", err)
+		}
 	}
 	b := &Builtins{timeout: o.BashTimeout, maxOutput: o.MaxOutput, shell: bashShell(), sandbox: o.Sandbox}
 	if b.timeout == 0 {
@@ -245,7 +250,7 @@ func (b *Builtins) Workspace(threadKey string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create workspace: %w", err)
 	}
 	fi, err := os.Lstat(dir)
