@@ -297,10 +297,7 @@ func inboxEntry(t *testing.T, s *Store, id string) InboxEntry {
 func TestDeferSession(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
-	if _, err := s.InboxReceive(ctx, InboxEntry{EventID: "Ev1", Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
-		Event: json.RawMessage(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	receiveEvents(t, s, "Ev1")
 	if ok, _, err := s.DeferSession(ctx, Session{ID: NewID(), ThreadKey: "C1:1.1"}, nil); ok || err != nil {
 		t.Fatalf("deferred without an event: %v, %v", ok, err)
 	}
