@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -93,6 +95,17 @@ func TestSimRunGoldenTranscripts(t *testing.T) {
 	}
 	if out, _, code = runCLI(t, nil, "sim", "run", file); code != 0 || !strings.Contains(out, "PASS "+file+"\n") {
 		t.Errorf("after --update: exit %d\n%s", code, out)
+	}
+}
+
+// A scenario whose agent runs a command starts first: its sandboxed
+// process is mostly waiting, which the others fill. A scenario that did not
+// load does not run.
+func TestSimRunOrder(t *testing.T) {
+	sc := func(behaviour string) *sim.Scenario { return &sim.Scenario{AgentBehavior: behaviour} }
+	got := runOrder([]*sim.Scenario{sc("reply"), sc("events"), nil, sc("echo"), sc("events")})
+	if want := []int{1, 4, 0, 3}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
 	}
 }
 

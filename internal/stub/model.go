@@ -71,6 +71,17 @@ func (m *Model) Model() string { return "stub" }
 // Calls is how many requests the stub answered.
 func (m *Model) Calls() int64 { return m.calls.Load() }
 
+// RunsCommands reports whether a behaviour's turn runs a command (the Bash
+// tool), which starts processes through the sandbox.
+func RunsCommands(behaviour string) bool {
+	for _, s := range script(behaviour) {
+		if s.tool == "Bash" {
+			return true
+		}
+	}
+	return false
+}
+
 // step is one tool call of a behaviour's script; input may use the results
 // of the calls before it.
 type step struct {
