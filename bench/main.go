@@ -189,7 +189,12 @@ func vmRSS(pid int) (int64, error) { return procStatus(pid, "VmRSS") }
 // procStatus reads a size field of /proc/<pid>/status ("VmRSS",
 // "RssAnon"), in bytes.
 func procStatus(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return procField(fmt.Sprintf("/proc/%d/status", pid), field)
+}
+
+// procField reads a "Field: N kB" line of a /proc file, in bytes.
+func procField(file, field string) (int64, error) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
 	}
@@ -200,6 +205,11 @@ func procStatus(pid int, field string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s", field)
+}
+
+// smapsRollup reads a field of /proc/PID/smaps_rollup (kB), in bytes.
+func smapsRollup(pid int, field string) (int64, error) {
+	return procField(fmt.Sprintf("/proc/%d/smaps_rollup", pid), field)
 }
 
 // metric scrapes one series (name with its labels, as exposed) from a

@@ -245,6 +245,38 @@ func (s *service) profile(path string, d time.Duration) <-chan error {
 	return done
 }
 
+// hostPersonas is how many idle personas share the host for the PSS figure.
+const hostPersonas = 10
+
+// hostPSS starts hostPersonas-1 more idle personas beside s and returns
+// each one's proportional set size after 2 s (bytes, in the type median
+// takes); the others are stopped before it returns.
+func hostPSS(s *service, bin, dir string) ([]time.Duration, error) {
+	host := []*service{s}
+	defer func() {
+		for _, o := range host[1:] {
+			o.stop()
+		}
+	}()
+	for range hostPersonas - 1 {
+		o, err := startService(bin, dir)
+		if err != nil {
+			return nil, err
+		}
+		host = append(host, o)
+	}
+	time.Sleep(2 * time.Second)
+	var psses []time.Duration
+	for _, o := range host {
+		pss, err := smapsRollup(o.cmd.Process.Pid, "Pss")
+		if err != nil {
+			return nil, err
+		}
+		psses = append(psses, time.Duration(pss))
+	}
+	return psses, nil
+}
+
 func measureService(bin, dir string, runs, events, sessions int) (_ []row, err error) {
 	var readies []time.Duration
 	for range runs {
@@ -268,6 +300,13 @@ func measureService(bin, dir string, runs, events, sessions int) (_ []row, err e
 	// The part of it that is the process's own: the rest are the binary's
 	// pages, in the page cache once for every persona on the host.
 	anon, err := procStatus(s.cmd.Process.Pid, "RssAnon")
+	if err != nil {
+		return nil, err
+	}
+	// What a persona costs a host that runs several: each process's
+	// proportional share (PSS) of the memory it maps, the binary's pages
+	// divided among the personas that map them.
+	psses, err := hostPSS(s, bin, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +396,7 @@ func measureService(bin, dir string, runs, events, sessions int) (_ []row, err e
 		{"`agent start` to ready (socket connected, `/readyz` 200), fakes", "≤ 50 ms", ms(median(readies))},
 		{"Idle `agent start`: RSS 2 s after ready", "≤ 20 MiB", mib(idle)},
 		{"… of which its own memory (RssAnon; the rest is the binary's pages, shared through the page cache)", "—", mib(anon)},
+		{fmt.Sprintf("Idle `agent start`, %d personas on one host: PSS of each (their shared pages divided among them)", hostPersonas), "—", mib(int64(median(psses)))},
 		{fmt.Sprintf("RSS per live session (%.0f new sessions)", added), "≤ 64 KiB", fmt.Sprintf("%.0f KiB", float64(after-before)/added/1024)},
 		{"Event to reply, instant model: p50 / p99", fmt.Sprintf("p50 ≤ 2× the minimal bot (%s)", ms(2*percentile(base, 50))),
 			fmt.Sprintf("%s / %s", ms(p50), ms(percentile(replies, 99)))},
