@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,6 +107,51 @@ func TestGatewayClicksDoNotWaitBehindTheirThread(t *testing.T) {
 	case <-clicked:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the thread's /abort waited behind the running turn")
+	}
+}
+
+// A worker whose thread's queue ran dry waits for the next thread's queue
+// (its stack already grown), and a waiting worker ends with the gateway.
+func TestGatewayReusesWaitingWorker(t *testing.T) {
+	seen := make(chan string, 10)
+	tr := &chanTransport{events: make(chan *pipeline.Event)}
+	g := New(tr, pipeline.HandlerFunc(func(ctx context.Context, ev *pipeline.Event) error {
+		var buf [64]byte
+		id, _, _ := strings.Cut(strings.TrimPrefix(string(buf[:runtime.Stack(buf[:], false)]), "goroutine "), " ")
+		seen <- id
+		return nil
+	}), noop.NewTracerProvider().Tracer(""), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	waiting := func(n int) {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			g.mu.Lock()
+			idle := g.idle
+			g.mu.Unlock()
+			if idle == n {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%d workers waiting, want %d", idle, n)
+			}
+		}
+	}
+	tr.events <- message("a1", "C1", "1.0", "")
+	first := waitID(t, seen)
+	waiting(1)
+	tr.events <- message("b1", "C1", "2.0", "") // another thread
+	if second := waitID(t, seen); second != first {
+		t.Fatalf("thread B ran on goroutine %s, thread A on %s: the waiting worker was not used", second, first)
+	}
+	waiting(1)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if g.idle != 0 {
+		t.Fatalf("%d workers still waiting after Run returned", g.idle)
 	}
 }
 
