@@ -25,6 +25,10 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
+// simStores are the scenarios' in-memory databases, each handed to the
+// next scenario emptied, with its parsed schema and prepared statements.
+var simStores store.MemoryPool
+
 // simBot is the bot's identity in the simulator.
 var simBot = pipeline.Identity{UserID: "U0BOT", BotID: "B0BOT", TeamID: "T0SIM"}
 
@@ -136,7 +140,7 @@ func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
 		w.stub, w.model = m, m
 	}
 	svc, err := newService(ctx, cfg, serviceDeps{
-		stderr: logw, getenv: getenv, model: w.model, spans: o.spans, soul: soul,
+		stderr: logw, getenv: getenv, model: w.model, spans: o.spans, soul: soul, stores: &simStores,
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return w.mem, w.mem },
 		onHandled: w.handled,
 		onDrop:    w.dropped,

@@ -110,6 +110,10 @@ type serviceDeps struct {
 	// onHandled and onDrop observe the gateway (the simulator's waits).
 	onHandled func(ev *pipeline.Event, err error)
 	onDrop    func(ev *pipeline.Event, reason string)
+	// stores, when set, gives the in-memory database (the simulator's
+	// scenarios): one emptied by the scenario before, with its parsed
+	// schema and prepared statements, and takes it back at close.
+	stores *store.MemoryPool
 	// soul, when set, is the SOUL.md, and the home is made only when
 	// something is written there (the simulator's scenarios): nothing is
 	// read from it or seeded in it at start.
@@ -150,10 +154,17 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 			s.log.Warn("seeded a starter SOUL.md: fill in its placeholders, then start again", "path", filepath.Join(cfg.Home, "SOUL.md"))
 		}
 	}
-	if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log}); err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+	if d.stores != nil && cfg.Database() == store.Memory {
+		if s.store, err = d.stores.Get(ctx, store.Options{Logger: s.log}); err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+		s.closers = append(s.closers, func(ctx context.Context) error { return d.stores.Put(ctx, s.store) })
+	} else {
+		if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log}); err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+		s.closers = append(s.closers, func(context.Context) error { return s.store.Close() })
 	}
-	s.closers = append(s.closers, func(context.Context) error { return s.store.Close() })
 	if err := s.joinFleet(ctx); err != nil {
 		return nil, err
 	}

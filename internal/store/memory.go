@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"sync"
 
+	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
 )
 
@@ -98,4 +100,149 @@ func closeKeeper(c io.Closer) error {
 		return nil
 	}
 	return c.Close()
+}
+
+// MemoryPool hands out in-memory stores and takes them back emptied: every
+// row of every table deleted, the schema and its migrations kept. A store
+// it hands out again keeps its connections, their parsed schema and its
+// prepared statements, where a new one copies the template, parses the
+// schema and prepares each statement again (the simulator runs many
+// scenarios, a few at a time). Its zero value is ready; it keeps at most
+// maxPooledStores.
+type MemoryPool struct {
+	mu   sync.Mutex
+	free []*Store
+}
+
+const maxPooledStores = 8
+
+// Get returns an emptied store from the pool, with opts, or a new one.
+func (p *MemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		s := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		s.now, s.logger = opts.Now, opts.Logger
+		s.defaults()
+		return s, nil
+	}
+	p.mu.Unlock()
+	return Open(ctx, Memory, opts)
+}
+
+// Put empties s and keeps its connections for the next Get, or closes it:
+// when the pool is full, or when s cannot be emptied to the template's
+// tables (a table made since, a failed delete). Either way s is done: a
+// write through it after Put fails (ErrHandedBack) instead of landing in
+// the next user's database, and closing it does nothing.
+func (p *MemoryPool) Put(ctx context.Context, s *Store) error {
+	if err := s.emptyAndRetire(ctx); err != nil {
+		return errors.Join(err, s.Close())
+	}
+	next := s.handOver()
+	p.mu.Lock()
+	if len(p.free) < maxPooledStores {
+		p.free = append(p.free, next)
+		p.mu.Unlock()
+		return nil
+	}
+	p.mu.Unlock()
+	return next.Close()
+}
+
+// ErrHandedBack is the error of a write through a store after it went back
+// to its MemoryPool.
+var ErrHandedBack = errors.New("store: written after it was handed back to its pool")
+
+// handOver returns a new Store on a retired s's connections, writer slot
+// and prepared statements.
+func (s *Store) handOver() *Store {
+	s.stmts.mu.Lock()
+	stmts := s.stmts.m
+	s.stmts.m = nil
+	s.stmts.mu.Unlock()
+	return &Store{db: s.db, path: s.path, source: s.source, writer: s.writer, keep: s.keep, stmts: stmtCache{m: stmts}}
+}
+
+// qUserTables lists the tables with rows a store's use adds: all but
+// SQLite's own and the migrations'.
+const qUserTables = "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '" +
+	migrationsTable + "' ORDER BY name"
+
+// tableNames returns db's tables with rows (qUserTables).
+func tableNames(ctx context.Context, db *bun.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, qUserTables)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
+
+// templateTables are the template's tables with rows (none).
+var templateTables = sync.OnceValues(func() ([]string, error) {
+	tpl, err := template()
+	if err != nil {
+		return nil, err
+	}
+	return tableNames(context.Background(), tpl.db)
+})
+
+// emptyAndRetire deletes every row of an in-memory store's tables in one
+// transaction, the foreign keys checked at its commit, leaving what a copy
+// of the template holds, and retires s before it lets go of the writer
+// slot: no write of s comes after the deletes. It fails, changing nothing,
+// unless the store has exactly the template's tables. The deletes are
+// prepared once per store.
+func (s *Store) emptyAndRetire(ctx context.Context) error {
+	if s.path != Memory || s.keep == nil {
+		return errors.New("empty store: not a copy of the template")
+	}
+	want, err := templateTables()
+	if err != nil {
+		return fmt.Errorf("empty store: template: %w", err)
+	}
+	got, err := tableNames(ctx, s.db)
+	if err != nil {
+		return fmt.Errorf("empty store: %w", err)
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("empty store: tables %v, the template's are %v", got, want)
+	}
+	deletes := make([]string, len(got))
+	for i, t := range got {
+		deletes[i] = `DELETE FROM "` + t + `"`
+		// Prepared here: in the transaction, the pool's one connection
+		// is taken.
+		if _, err := s.stmt(ctx, deletes[i]); err != nil {
+			return fmt.Errorf("empty store: %s: %w", t, err)
+		}
+	}
+	return s.slot(ctx, func(ctx context.Context) error {
+		err := s.tx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if _, err := tx.ExecContext(ctx, "PRAGMA defer_foreign_keys = ON"); err != nil {
+				return err
+			}
+			for _, q := range deletes {
+				if _, err := s.txExec(ctx, tx, q); err != nil {
+					return fmt.Errorf("%s: %w", q, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("empty store: %w", err)
+		}
+		s.retired.Store(true)
+		return nil
+	})
 }

@@ -23,3 +23,23 @@ func BenchmarkOpenMemory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMemoryPool is BenchmarkOpenMemory through a MemoryPool: the
+// store given back emptied and handed out again.
+func BenchmarkMemoryPool(b *testing.B) {
+	ctx := context.Background()
+	WarmMemory()
+	var pool MemoryPool
+	for b.Loop() {
+		s, err := pool.Get(ctx, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.MarkEvent(ctx, "ev1"); err != nil {
+			b.Fatal(err)
+		}
+		if err := pool.Put(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -57,6 +57,10 @@ type Store struct {
 	// the database lives as long as a connection holds it, so it outlives
 	// any the pool closes. Nil for files and Postgres.
 	keep io.Closer
+
+	// retired is set when the store's connections went back to a
+	// MemoryPool (handOver): it writes nothing and closes nothing.
+	retired atomic.Bool
 }
 
 // Open opens the SQLite database at path, creating the file (0600) and its
@@ -196,6 +200,9 @@ func createFile(path string) (string, error) {
 
 // Close closes the database. Later calls return nil.
 func (s *Store) Close() error {
+	if s.retired.Load() {
+		return nil // its connections are another Store's now
+	}
 	s.closeStmts()
 	err := s.db.Close()
 	// The keeper goes last: with it goes an in-memory database's content.
@@ -243,6 +250,9 @@ func (s *Store) slot(ctx context.Context, fn func(ctx context.Context) error) er
 		return ctx.Err()
 	}
 	defer func() { <-s.writer }()
+	if s.retired.Load() { // set holding the slot (emptyAndRetire)
+		return ErrHandedBack
+	}
 	return fn(ctx)
 }
 

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// countRows is the number of rows of each table a store's use fills.
+func countRows(t *testing.T, s *Store) map[string]int {
+	t.Helper()
+	ctx := t.Context()
+	names, err := tableNames(ctx, s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, n := range names {
+		var c int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM "`+n+`"`).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		counts[n] = c
+	}
+	return counts
+}
+
+// A store given back to its pool comes out again empty — every table as
+// the template has it, the migrations kept — on the same connections, and
+// works as a new one: the rows it had do not conflict. The one given back
+// writes nothing more.
+func TestMemoryPoolEmptiesAndReuses(t *testing.T) {
+	sqliteOnly(t)
+	ctx := t.Context()
+	var pool MemoryPool
+	a, err := pool.Get(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(s *Store) {
+		t.Helper()
+		if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "D1:1.0", State: SessionLive}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AppendMessages(ctx, "s1", Message{Role: RoleUser, Content: text("hi")}); err != nil {
+			t.Fatal(err)
+		}
+		// An approval and its event: the event's row refers to the
+		// approval's, without cascade, so the order of the deletes matters
+		// unless the keys are checked at commit.
+		if err := s.CreateApproval(ctx, Approval{ID: "ap1", ThreadKey: "D1:1.0", Category: "deploy"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.MarkEvent(ctx, "ev1"); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := json.Marshal(map[string]string{"ts": "1.0"})
+		if _, err := s.InboxReceive(ctx, InboxEntry{EventID: "ev1", Kind: "message", ChannelID: "D1", ThreadTS: "1.0", MsgKey: "D1:1.0", Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetThreadMode(ctx, "D1:1.0", "ask"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutPersonaCache(ctx, "k", []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(a)
+	filled := countRows(t, a)
+	for _, n := range []string{"sessions", "messages", "approvals", "approval_events", "processed_events", "inbox", "threads", "persona_cache"} {
+		if filled[n] == 0 {
+			t.Errorf("%s: no row written; the test does not cover it", n)
+		}
+	}
+	var version int
+	if err := a.db.QueryRowContext(ctx, "SELECT count(*) FROM "+migrationsTable).Scan(&version); err != nil || version == 0 {
+		t.Fatalf("migrations recorded: %d, %v", version, err)
+	}
+
+	if err := pool.Put(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	b, err := pool.Get(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.db != a.db {
+		t.Fatal("Get made a new store instead of the one given back")
+	}
+	for n, c := range countRows(t, b) {
+		if c != 0 {
+			t.Errorf("%s: %d rows after the store came back, want 0", n, c)
+		}
+	}
+	var kept int
+	if err := b.db.QueryRowContext(ctx, "SELECT count(*) FROM "+migrationsTable).Scan(&kept); err != nil || kept != version {
+		t.Errorf("migrations recorded after: %d, %v; want %d", kept, err, version)
+	}
+	fill(b) // the same keys again: nothing left to conflict with
+
+	// The store given back writes nothing more, and closing it leaves
+	// its connections to the new one.
+	if _, err := a.MarkEvent(ctx, "late"); !errors.Is(err, ErrHandedBack) {
+		t.Errorf("a write through the store given back: %v, want ErrHandedBack", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if seen, err := b.EventSeen(ctx, "ev1"); err != nil || !seen {
+		t.Fatalf("after the old store's Close: EventSeen = %v, %v", seen, err)
+	}
+}
+
+// A store whose tables are not the template's any more is closed, not
+// kept: the next Get makes a new one.
+func TestMemoryPoolClosesChangedStore(t *testing.T) {
+	sqliteOnly(t)
+	ctx := t.Context()
+	var pool MemoryPool
+	a, err := pool.Get(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DB().ExecContext(ctx, "CREATE TABLE extra (x)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Put(ctx, a); err == nil || !strings.Contains(err.Error(), "extra") {
+		t.Fatalf("Put of a changed store: %v, want an error naming its table", err)
+	}
+	b, err := pool.Get(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.db == a.db {
+		t.Fatal("the changed store was handed out again")
+	}
+	if _, ok := countRows(t, b)["extra"]; ok {
+		t.Fatal("the new store has the changed one's table")
+	}
+}
