@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/persona-runtime/agent/internal/gopool"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -53,9 +54,7 @@ var ErrYield = errors.New("an older event of the thread goes first")
 const yieldPause = 20 * time.Millisecond
 
 // A worker whose queue ran dry waits this long for another thread's queue,
-// at most maxIdleWorkers of them at once: a new goroutine's stack starts
-// small and is copied at each doubling on its way down to SQLite, about a
-// dozen pages deep, where a waiting worker's stack is already grown.
+// at most maxIdleWorkers of them at once (see gopool).
 const (
 	idleWorkerWait = 2 * time.Second
 	maxIdleWorkers = 4
@@ -126,10 +125,8 @@ type Gateway struct {
 	queues  map[string][]*pipeline.Event
 	pending int
 	closed  bool
-	idle    int           // workers waiting on next
-	next    chan string   // a queue's key, to a waiting worker
-	quit    chan struct{} // closed with closed: the waiting workers end
-	wg      sync.WaitGroup
+	workers *gopool.Pool
+	wg      sync.WaitGroup // the running events' workers
 	base    context.Context
 	cancel  context.CancelFunc
 }
@@ -141,7 +138,7 @@ func New(t Transport, h pipeline.Handler, tracer trace.Tracer, log *slog.Logger,
 	}
 	cfg.defaults()
 	return &Gateway{transport: t, handler: h, tracer: tracer, log: log, events: events, cfg: cfg,
-		queues: map[string][]*pipeline.Event{}, next: make(chan string), quit: make(chan struct{})}
+		queues: map[string][]*pipeline.Event{}, workers: gopool.New(maxIdleWorkers, idleWorkerWait)}
 }
 
 // Run runs the transport until ctx is done, then stops taking events and
@@ -161,11 +158,9 @@ func (g *Gateway) Run(ctx context.Context) error {
 	}
 	err := g.transport.Run(ctx, g.Deliver)
 	g.mu.Lock()
-	if !g.closed {
-		g.closed = true
-		close(g.quit)
-	}
+	g.closed = true
 	g.mu.Unlock()
+	g.workers.Close()
 	g.drain()
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -236,12 +231,11 @@ func (g *Gateway) Deliver(ev *pipeline.Event) {
 	q, running := g.queues[key]
 	g.queues[key] = append(q, ev)
 	if !running {
-		select {
-		case g.next <- key: // a waiting worker takes it
-		default:
-			g.wg.Add(1)
-			go g.work(key)
-		}
+		g.wg.Add(1)
+		g.workers.Go(func() {
+			defer g.wg.Done()
+			g.drainQueue(key)
+		})
 	}
 	g.mu.Unlock()
 }
@@ -272,50 +266,6 @@ func isAbort(text string) bool {
 		text = strings.TrimSpace(text[end+1:])
 	}
 	return text == "/abort" || strings.HasPrefix(text, "/abort ")
-}
-
-// work handles the events of one thread in order until its queue is empty,
-// then waits for another thread's queue (see idleWorkerWait).
-func (g *Gateway) work(key string) {
-	defer g.wg.Done()
-	var wait *time.Timer
-	for {
-		g.drainQueue(key)
-		if wait == nil {
-			wait = time.NewTimer(idleWorkerWait)
-			defer wait.Stop()
-		} else {
-			wait.Reset(idleWorkerWait)
-		}
-		var ok bool
-		if key, ok = g.await(wait); !ok {
-			return
-		}
-	}
-}
-
-// await waits for another queue's key, unless enough workers wait already
-// or the gateway closed; ok is false when the worker should end.
-func (g *Gateway) await(wait *time.Timer) (key string, ok bool) {
-	g.mu.Lock()
-	if g.closed || g.idle >= maxIdleWorkers {
-		g.mu.Unlock()
-		return "", false
-	}
-	g.idle++
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		g.idle--
-		g.mu.Unlock()
-	}()
-	select {
-	case key = <-g.next:
-		return key, true
-	case <-wait.C:
-	case <-g.quit:
-	}
-	return "", false
 }
 
 // drainQueue handles the events of one thread in order until its queue is

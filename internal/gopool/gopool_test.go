@@ -1,0 +1,80 @@
+package gopool
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// goid is the running goroutine's id, from its stack's first line.
+func goid() string {
+	var buf [64]byte
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf[:runtime.Stack(buf[:], false)]), "goroutine "), " ")
+	return id
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestPoolReusesWaitingGoroutine(t *testing.T) {
+	p := New(4, time.Minute)
+	defer p.Close()
+	ids := make(chan string, 2)
+	p.Go(func() { ids <- goid() })
+	first := <-ids
+	waitFor(t, "a waiting goroutine", func() bool { return p.Waiting() == 1 })
+	p.Go(func() { ids <- goid() })
+	if second := <-ids; second != first {
+		t.Fatalf("second function ran on goroutine %s, the first on %s", second, first)
+	}
+}
+
+func TestPoolBoundsWaiting(t *testing.T) {
+	p := New(2, time.Minute)
+	defer p.Close()
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	for range 5 {
+		started.Add(1)
+		p.Go(func() { started.Done(); <-release })
+	}
+	started.Wait() // five goroutines: none waited when they were asked for
+	close(release)
+	waitFor(t, "two waiting", func() bool { return p.Waiting() == 2 })
+	time.Sleep(10 * time.Millisecond)
+	if n := p.Waiting(); n != 2 {
+		t.Fatalf("%d waiting, want at most 2", n)
+	}
+}
+
+func TestPoolWaitEnds(t *testing.T) {
+	p := New(4, 10*time.Millisecond)
+	defer p.Close()
+	done := make(chan struct{})
+	p.Go(func() { close(done) })
+	<-done
+	waitFor(t, "the wait to end", func() bool { return p.Waiting() == 0 })
+}
+
+func TestPoolClose(t *testing.T) {
+	p := New(4, time.Minute)
+	done := make(chan struct{})
+	p.Go(func() { close(done) })
+	<-done
+	waitFor(t, "a waiting goroutine", func() bool { return p.Waiting() == 1 })
+	p.Close()
+	waitFor(t, "the waiting goroutine to end", func() bool { return p.Waiting() == 0 })
+	ran := make(chan struct{})
+	p.Go(func() { close(ran) }) // still runs, on a goroutine of its own
+	<-ran
+	p.Close() // twice: harmless
+}
