@@ -26,18 +26,25 @@ func countRows(t *testing.T, s *Store) map[string]int {
 	return counts
 }
 
+// pooledStore returns a pool and a store it handed out.
+func pooledStore(t *testing.T) (*MemoryPool, *Store) {
+	t.Helper()
+	sqliteOnly(t)
+	pool := &MemoryPool{}
+	s, err := pool.Get(t.Context(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool, s
+}
+
 // A store given back to its pool comes out again empty — every table as
 // the template has it, the migrations kept — on the same connections, and
 // works as a new one: the rows it had do not conflict. The one given back
 // writes nothing more.
 func TestMemoryPoolEmptiesAndReuses(t *testing.T) {
-	sqliteOnly(t)
 	ctx := t.Context()
-	var pool MemoryPool
-	a, err := pool.Get(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, a := pooledStore(t)
 	fill := func(s *Store) {
 		t.Helper()
 		if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "D1:1.0", State: SessionLive}); err != nil {
@@ -116,13 +123,8 @@ func TestMemoryPoolEmptiesAndReuses(t *testing.T) {
 // A store whose tables are not the template's any more is closed, not
 // kept: the next Get makes a new one.
 func TestMemoryPoolClosesChangedStore(t *testing.T) {
-	sqliteOnly(t)
 	ctx := t.Context()
-	var pool MemoryPool
-	a, err := pool.Get(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, a := pooledStore(t)
 	if _, err := a.DB().ExecContext(ctx, "CREATE TABLE extra (x)"); err != nil {
 		t.Fatal(err)
 	}
