@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"slices"
 	"sync"
 
 	"github.com/uptrace/bun"
@@ -128,7 +127,15 @@ func (p *MemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
 		return s, nil
 	}
 	p.mu.Unlock()
-	return Open(ctx, Memory, opts)
+	s, err := Open(ctx, Memory, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Its schema cookie as copied: a change of its schema moves it.
+	if err := s.db.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&s.pooled); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", Memory, err), s.Close())
+	}
+	return s, nil
 }
 
 // Put empties s and keeps its connections for the next Get, or closes it:
@@ -162,69 +169,60 @@ func (s *Store) handOver() *Store {
 	stmts := s.stmts.m
 	s.stmts.m = nil
 	s.stmts.mu.Unlock()
-	return &Store{db: s.db, path: s.path, source: s.source, writer: s.writer, keep: s.keep, stmts: stmtCache{m: stmts}}
+	return &Store{db: s.db, path: s.path, source: s.source, writer: s.writer, keep: s.keep, stmts: stmtCache{m: stmts}, pooled: s.pooled}
 }
 
-// qUserTables lists the tables with rows a store's use adds: all but
+// templateDeletes deletes the rows of each of the template's tables but
 // SQLite's own and the migrations'.
-const qUserTables = "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '" +
-	migrationsTable + "' ORDER BY name"
-
-// tableNames returns db's tables with rows (qUserTables).
-func tableNames(ctx context.Context, db *bun.DB) ([]string, error) {
-	rows, err := db.QueryContext(ctx, qUserTables)
+var templateDeletes = sync.OnceValues(func() ([]string, error) {
+	tpl, err := template()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tpl.db.QueryContext(context.Background(),
+		"SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name", migrationsTable)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var names []string
+	var deletes []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
 			return nil, err
 		}
-		names = append(names, n)
+		deletes = append(deletes, `DELETE FROM "`+n+`"`)
 	}
-	return names, rows.Err()
-}
-
-// templateTables are the template's tables with rows (none).
-var templateTables = sync.OnceValues(func() ([]string, error) {
-	tpl, err := template()
-	if err != nil {
-		return nil, err
-	}
-	return tableNames(context.Background(), tpl.db)
+	return deletes, rows.Err()
 })
 
-// emptyAndRetire deletes every row of an in-memory store's tables in one
-// transaction, the foreign keys checked at its commit, leaving what a copy
-// of the template holds, and retires s before it lets go of the writer
-// slot: no write of s comes after the deletes. It fails, changing nothing,
-// unless the store has exactly the template's tables. The deletes are
-// prepared once per store.
+// emptyAndRetire deletes every row of an in-memory store's tables but the
+// migrations' in one transaction, the foreign keys checked at its commit,
+// leaving what a copy of the template holds, and retires s before it lets
+// go of the writer slot: no write of s comes after the deletes. It fails,
+// changing nothing, unless the store's schema is still the template's (a
+// table, index or trigger made or changed since would outlive the rows).
+// The deletes are prepared once per store.
 func (s *Store) emptyAndRetire(ctx context.Context) error {
-	if s.path != Memory || s.keep == nil {
-		return errors.New("empty store: not a copy of the template")
+	if s.path != Memory || s.keep == nil || s.pooled == 0 {
+		return errors.New("empty store: not a copy of the template from a MemoryPool")
 	}
-	want, err := templateTables()
+	deletes, err := templateDeletes()
 	if err != nil {
 		return fmt.Errorf("empty store: template: %w", err)
 	}
-	got, err := tableNames(ctx, s.db)
-	if err != nil {
+	var version int64
+	if err := s.db.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&version); err != nil {
 		return fmt.Errorf("empty store: %w", err)
 	}
-	if !slices.Equal(got, want) {
-		return fmt.Errorf("empty store: tables %v, the template's are %v", got, want)
+	if version != s.pooled {
+		return fmt.Errorf("empty store: its schema changed since it was copied (schema version %d, was %d)", version, s.pooled)
 	}
-	deletes := make([]string, len(got))
-	for i, t := range got {
-		deletes[i] = `DELETE FROM "` + t + `"`
+	for _, q := range deletes {
 		// Prepared here: in the transaction, the pool's one connection
 		// is taken.
-		if _, err := s.stmt(ctx, deletes[i]); err != nil {
-			return fmt.Errorf("empty store: %s: %w", t, err)
+		if _, err := s.stmt(ctx, q); err != nil {
+			return fmt.Errorf("empty store: %s: %w", q, err)
 		}
 	}
 	return s.slot(ctx, func(ctx context.Context) error {

@@ -61,6 +61,9 @@ type Store struct {
 	// retired is set when the store's connections went back to a
 	// MemoryPool (handOver): it writes nothing and closes nothing.
 	retired atomic.Bool
+	// pooled is the schema version (SQLite's schema cookie) of a
+	// MemoryPool's store as copied from the template; 0 for others.
+	pooled int64
 }
 
 // Open opens the SQLite database at path, creating the file (0600) and its
