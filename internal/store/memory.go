@@ -139,10 +139,10 @@ func (p *MemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
 }
 
 // Put empties s and keeps its connections for the next Get, or closes it:
-// when the pool is full, or when s cannot be emptied to the template's
-// tables (a table made since, a failed delete). Either way s is done: a
-// write through it after Put fails (ErrHandedBack) instead of landing in
-// the next user's database, and closing it does nothing.
+// when the pool is full, or when s cannot be emptied back to what a copy
+// of the template holds (its schema changed, a delete failed). Either way
+// s is done: a write through it after Put fails (ErrHandedBack) instead of
+// landing in the next user's database, and closing it does nothing.
 func (p *MemoryPool) Put(ctx context.Context, s *Store) error {
 	if err := s.emptyAndRetire(ctx); err != nil {
 		return errors.Join(err, s.Close())
