@@ -171,7 +171,7 @@ const (
 // not load, nil, are left out): those whose agent runs a command first,
 // then the rest as listed. A command costs a scenario more wall time than
 // all its other work — a process started through the sandbox, and as root
-// a move into a cgroup of its own, which waits on the kernel for 10–15 ms —
+// a move into a cgroup of its own, which waits on the kernel for up to 20 ms —
 // and most of it is waiting, which the scenarios started after it fill;
 // started last, it was the run's tail.
 func runOrder(scenarios []*sim.Scenario) []int {
