@@ -123,7 +123,7 @@ func TestReplicasExactlyOnce(t *testing.T) {
 
 	f.waitSettled(ctx)
 	f.checkAnswers(root)
-	f.checkInbox()
+	f.checkInbox(ctx)
 	f.checkClicks()
 	if !f.logged(a2, "took over the events of a replica that stopped") {
 		t.Errorf("a2 never took over b's events; its log:\n%s", f.tail(a2))
@@ -201,7 +201,7 @@ func TestReplicasHTTPIngress(t *testing.T) {
 	}
 	f.waitSettled(ctx)
 	f.checkAnswers(root)
-	f.checkInbox()
+	f.checkInbox(ctx)
 	duplicates := 0
 	for _, r := range replicas {
 		b, _ := os.ReadFile(r.log)
@@ -605,23 +605,43 @@ func (f *fleet) checkAnswers(root func(int) string) {
 	}
 }
 
-// checkInbox: every record settled.
-func (f *fleet) checkInbox() {
+// checkInbox: every record settled. An answer is seen on the platform a
+// moment before its record says so (the state is written after the post),
+// so it waits a while for the records to catch up before it complains.
+func (f *fleet) checkInbox(ctx context.Context) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	left := f.unsettled()
+	for len(left) > 0 && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+		left = f.unsettled()
+	}
+	for _, l := range left {
+		f.t.Errorf("inbox event %s", l)
+	}
+	var n int
+	if err := f.db.QueryRow("SELECT count(*) FROM inbox WHERE event_id LIKE 'EvF%'").Scan(&n); err != nil || n != f.threads*fleetMessages {
+		f.t.Errorf("inbox holds %d of the %d events (%v)", n, f.threads*fleetMessages, err)
+	}
+}
+
+// unsettled lists the inbox records not yet in a final state, as "id left
+// state".
+func (f *fleet) unsettled() []string {
 	f.t.Helper()
 	rows, err := f.db.Query("SELECT event_id, state FROM inbox WHERE state NOT IN ('answered', 'failed', 'dropped')")
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	defer rows.Close()
+	var left []string
 	for rows.Next() {
 		var id, state string
 		_ = rows.Scan(&id, &state)
-		f.t.Errorf("inbox event %s left %s", id, state)
+		left = append(left, id+" left "+state)
 	}
-	var n int
-	if err := f.db.QueryRow("SELECT count(*) FROM inbox WHERE event_id LIKE 'EvF%'").Scan(&n); err != nil || n != f.threads*fleetMessages {
-		f.t.Errorf("inbox holds %d of the %d events (%v)", n, f.threads*fleetMessages, err)
-	}
+	return left
 }
 
 // checkClicks: every card was clicked on the replica not waiting for it,
