@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/uptrace/bun"
@@ -173,33 +174,90 @@ func (s *Store) handOver() *Store {
 }
 
 // templateDeletes deletes the rows of each of the template's tables but
-// SQLite's own and the migrations'.
+// SQLite's own and the migrations', a table's before those of the tables
+// its foreign keys point to: each delete leaves no row pointing at a row
+// gone, so the foreign keys hold after every statement. (Deferring them to
+// the commit would take a flag pragma, and setting one expires every
+// prepared statement of the connection: the pool's statements would be
+// prepared again after each scenario.)
 var templateDeletes = sync.OnceValues(func() ([]string, error) {
 	tpl, err := template()
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tpl.db.QueryContext(context.Background(),
-		"SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name", migrationsTable)
+	ctx := context.Background()
+	var tables []string
+	if err := tpl.db.NewRaw("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name",
+		migrationsTable).Scan(ctx, &tables); err != nil {
+		return nil, err
+	}
+	parents := make(map[string][]string, len(tables))
+	for _, t := range tables {
+		var ps []string
+		if err := tpl.db.NewRaw(`SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)`, t).Scan(ctx, &ps); err != nil {
+			return nil, fmt.Errorf("foreign keys of %s: %w", t, err)
+		}
+		parents[t] = ps
+	}
+	order, err := childrenFirst(tables, parents)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var deletes []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		deletes = append(deletes, `DELETE FROM "`+n+`"`)
+	deletes := make([]string, len(order))
+	for i, t := range order {
+		deletes[i] = `DELETE FROM "` + t + `"`
 	}
-	return deletes, rows.Err()
+	return deletes, nil
 })
 
+// childrenFirst orders tables so that each comes before every table it
+// references (parents: table → the tables its foreign keys point to),
+// otherwise in the order given. A table that references itself is no
+// obstacle (one DELETE removes all its rows); a cycle between tables is an
+// error.
+func childrenFirst(tables []string, parents map[string][]string) ([]string, error) {
+	children := make(map[string]int, len(tables)) // references from tables not yet ordered
+	for _, t := range tables {
+		for _, p := range parents[t] {
+			if p != t {
+				children[p]++
+			}
+		}
+	}
+	order := make([]string, 0, len(tables))
+	done := make(map[string]bool, len(tables))
+	for len(order) < len(tables) {
+		next := ""
+		for _, t := range tables {
+			if !done[t] && children[t] == 0 {
+				next = t
+				break
+			}
+		}
+		if next == "" {
+			var left []string
+			for _, t := range tables {
+				if !done[t] {
+					left = append(left, t)
+				}
+			}
+			return nil, fmt.Errorf("foreign keys in a cycle between tables %s", strings.Join(left, ", "))
+		}
+		done[next] = true
+		order = append(order, next)
+		for _, p := range parents[next] {
+			if p != next {
+				children[p]--
+			}
+		}
+	}
+	return order, nil
+}
+
 // emptyAndRetire deletes every row of an in-memory store's tables but the
-// migrations' in one transaction, the foreign keys checked at its commit,
-// leaving what a copy of the template holds, and retires s before it lets
-// go of the writer slot: no write of s comes after the deletes. It fails,
+// migrations' in one transaction, children before parents, leaving what a
+// copy of the template holds, and retires s before it lets go of the
+// writer slot: no write of s comes after the deletes. It fails,
 // changing nothing, unless the store's schema is still the template's (a
 // table, index or trigger made or changed since would outlive the rows).
 // The deletes are prepared once per store.
@@ -227,9 +285,6 @@ func (s *Store) emptyAndRetire(ctx context.Context) error {
 	}
 	return s.slot(ctx, func(ctx context.Context) error {
 		err := s.tx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if _, err := tx.ExecContext(ctx, "PRAGMA defer_foreign_keys = ON"); err != nil {
-				return err
-			}
 			for _, q := range deletes {
 				if _, err := s.txExec(ctx, tx, q); err != nil {
 					return fmt.Errorf("%s: %w", q, err)

@@ -67,8 +67,7 @@ func TestMemoryPoolEmptiesAndReuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		// An approval and its event: the event's row refers to the
-		// approval's, without cascade, so the order of the deletes matters
-		// unless the keys are checked at commit.
+		// approval's, without cascade, so the event's rows must go first.
 		if err := s.CreateApproval(ctx, Approval{ID: "ap1", ThreadKey: "D1:1.0", Category: "deploy"}); err != nil {
 			t.Fatal(err)
 		}
@@ -155,5 +154,52 @@ func TestMemoryPoolClosesChangedStore(t *testing.T) {
 	var index int
 	if err := b.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE name = 'extra'").Scan(&index); err != nil || index != 0 {
 		t.Fatalf("the new store has the changed one's index: %d, %v", index, err)
+	}
+}
+
+// The emptying deletes a table's rows before those of the tables it
+// references, keeps the given order otherwise, is not stopped by a table
+// referencing itself, and refuses a cycle.
+func TestChildrenFirst(t *testing.T) {
+	for _, c := range []struct {
+		tables  []string
+		parents map[string][]string
+		want    string
+	}{
+		{[]string{"a", "b", "c"}, nil, "a b c"},
+		{[]string{"approval_events", "approvals", "messages", "sessions"},
+			map[string][]string{"approval_events": {"approvals"}, "messages": {"sessions"}},
+			"approval_events approvals messages sessions"},
+		{[]string{"p", "c", "g"}, map[string][]string{"c": {"p"}, "g": {"c"}}, "g c p"},
+		{[]string{"tree", "leaf"}, map[string][]string{"tree": {"tree"}, "leaf": {"tree"}}, "leaf tree"},
+		{[]string{"a", "b", "c"}, map[string][]string{"a": {"b"}, "b": {"a"}}, "error: foreign keys in a cycle between tables a, b"},
+	} {
+		order, err := childrenFirst(c.tables, c.parents)
+		got := strings.Join(order, " ")
+		if err != nil {
+			got = "error: " + err.Error()
+		}
+		if got != c.want {
+			t.Errorf("childrenFirst(%v, %v) = %q, want %q", c.tables, c.parents, got, c.want)
+		}
+	}
+}
+
+// The template's deletes put every table's before those it references,
+// for the schema as migrated.
+func TestTemplateDeletesOrder(t *testing.T) {
+	sqliteOnly(t)
+	deletes, err := templateDeletes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[string]int{}
+	for i, q := range deletes {
+		at[strings.Trim(strings.TrimPrefix(q, "DELETE FROM "), `"`)] = i
+	}
+	for child, parent := range map[string]string{"approval_events": "approvals", "messages": "sessions"} {
+		if at[child] > at[parent] {
+			t.Errorf("%s emptied after %s, which it references: %v", child, parent, deletes)
+		}
 	}
 }
