@@ -199,6 +199,28 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// The .env files are read once per run, for every command's flags, not
+// once per command: LoadEnv asks for HOME once, and `version` nothing
+// more.
+func TestEnvReadOncePerRun(t *testing.T) {
+	home := t.TempDir()
+	homes := 0
+	getenv := func(k string) string {
+		if k == "HOME" {
+			homes++
+			return home
+		}
+		return ""
+	}
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"version"}, getenv, strings.NewReader(""), &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if homes != 1 {
+		t.Errorf("HOME read %d times for `agent version`, want 1 (the .env files read once)", homes)
+	}
+}
+
 func TestValidateSoulWithModelExtraction(t *testing.T) {
 	prose := strings.Replace(testSoul, "## Reporting\n- Manager: U0MGR\n", "## About\nI report to Mia (U0MIA), who runs releases.\n", 1)
 	path := filepath.Join(t.TempDir(), "SOUL.md")

@@ -43,7 +43,11 @@ func homeFlag(args []string) string {
 func (c *cli) configFlags(fs *flag.FlagSet, logFormat string) (*config.Config, func() error) {
 	getenv := c.getenv
 	cfg := &config.Config{}
-	env, envErr := envFor(getenv, c.args)
+	if !c.envLoaded { // once, not once per command
+		c.env, c.envErr = envFor(getenv, c.args)
+		c.envLoaded = true
+	}
+	env, envErr := c.env, c.envErr
 	get := getenv
 	if envErr == nil {
 		get = env.Get

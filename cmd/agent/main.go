@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/persona-runtime/agent/internal/config"
 	"io"
 	"os"
 	"os/signal"
@@ -85,6 +86,11 @@ type cli struct {
 	streams
 	// simREPLConfig holds the flags of `agent sim` between parsing and Exec.
 	simREPLConfig *simREPLConfig
+	// env is the layered environment, read once for every command's flags
+	// (envLoaded; envErr when a .env file did not parse).
+	env       *config.Env
+	envErr    error
+	envLoaded bool
 }
 
 // run is the whole program: it parses args, runs the command, and owns
