@@ -64,6 +64,10 @@ type Store struct {
 	// pooled is the schema version (SQLite's schema cookie) of a
 	// MemoryPool's store as copied from the template; 0 for others.
 	pooled int64
+
+	// ckpt runs a file's WAL checkpoints in the background; nil in
+	// memory and on Postgres.
+	ckpt *checkpointer
 }
 
 // Open opens the SQLite database at path, creating the file (0600) and its
@@ -162,6 +166,9 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 			return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.Close())
 		}
 	}
+	if path != Memory {
+		s.startCheckpointer()
+	}
 	if !embedded {
 		return s, nil
 	}
@@ -206,6 +213,7 @@ func (s *Store) Close() error {
 	if s.retired.Load() {
 		return nil // its connections are another Store's now
 	}
+	s.stopCheckpointer()
 	s.closeStmts()
 	err := s.db.Close()
 	// The keeper goes last: with it goes an in-memory database's content.
@@ -256,6 +264,7 @@ func (s *Store) slot(ctx context.Context, fn func(ctx context.Context) error) er
 	if s.retired.Load() { // set holding the slot (emptyAndRetire)
 		return ErrHandedBack
 	}
+	defer s.wrote()
 	return fn(ctx)
 }
 
