@@ -206,14 +206,14 @@ func (s *SocketMode) handle(ctx context.Context, client *socketmode.Client, evt 
 		if code := slackErrorCode(ce.ErrorObj); slackFatalSocketCodes[code] {
 			return &socketAuthError{code: code, err: ce.ErrorObj}
 		}
-		s.log.WarnContext(ctx, "socket connection failed", "attempt", ce.Attempt, "backoff", ce.Backoff.String(), "err", ce.ErrorObj)
+		s.failed(ctx, "socket connection failed", "attempt", ce.Attempt, "backoff", ce.Backoff.String(), "err", ce.ErrorObj)
 	case socketmode.EventTypeConnected:
 		if c, ok := evt.Data.(*socketmode.ConnectedEvent); ok {
 			s.log.DebugContext(ctx, "socket connected", "connection", c.ConnectionCount)
 		}
 	case socketmode.EventTypeIncomingError:
 		if e, ok := evt.Data.(*slack.IncomingEventError); ok {
-			s.log.WarnContext(ctx, "socket read failed", "err", e.ErrorObj)
+			s.failed(ctx, "socket read failed", "err", e.ErrorObj)
 		}
 	case socketmode.EventTypeErrorWriteFailed:
 		if e, ok := evt.Data.(*socketmode.ErrorWriteFailed); ok {
@@ -227,6 +227,17 @@ func (s *SocketMode) handle(ctx context.Context, client *socketmode.Client, evt 
 		s.log.DebugContext(ctx, "socket event ignored", "socket_event", string(evt.Type))
 	}
 	return nil
+}
+
+// failed logs a failure of the connection: a warning, or only a debug
+// line once ctx is done, when the connection closes because the runtime
+// stops (a clean shutdown warns of nothing).
+func (s *SocketMode) failed(ctx context.Context, msg string, attrs ...any) {
+	level := slog.LevelWarn
+	if ctx.Err() != nil {
+		level = slog.LevelDebug
+	}
+	s.log.Log(ctx, level, msg, attrs...)
 }
 
 // envelope converts an envelope, delivers the result and acknowledges

@@ -417,9 +417,12 @@ func TestSocketModeRetriesTransientErrors(t *testing.T) {
 	}
 }
 
+// A cancelled Run returns nil, and warns of nothing: the connection it
+// closes on its way out is no failure.
 func TestSocketModeReturnsNilOnCancel(t *testing.T) {
 	s := fake.NewSlack(t)
-	sm := NewSocketMode(NewSlackClient(fake.DefaultBotToken, fake.DefaultAppToken, s.URL(), nil), slog.New(newLogRecorder()))
+	logs := newLogRecorder()
+	sm := NewSocketMode(NewSlackClient(fake.DefaultBotToken, fake.DefaultAppToken, s.URL(), nil), slog.New(logs))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sm.Run(ctx, func(*pipeline.Event) {}) }()
@@ -434,6 +437,11 @@ func TestSocketModeReturnsNilOnCancel(t *testing.T) {
 		}
 	case <-testCtx(t).Done():
 		t.Fatal("Run did not return after cancel")
+	}
+	for _, l := range logs.all() {
+		if strings.HasPrefix(l, "WARN") || strings.HasPrefix(l, "ERROR") {
+			t.Errorf("logged on a clean stop: %s", l)
+		}
 	}
 }
 
