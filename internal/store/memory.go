@@ -185,19 +185,16 @@ var templateDeletes = sync.OnceValues(func() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
-	var tables []string
-	if err := tpl.db.NewRaw("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name",
-		migrationsTable).Scan(ctx, &tables); err != nil {
+	tables, err := tpl.names("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name",
+		migrationsTable)
+	if err != nil {
 		return nil, err
 	}
 	parents := make(map[string][]string, len(tables))
 	for _, t := range tables {
-		var ps []string
-		if err := tpl.db.NewRaw(`SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)`, t).Scan(ctx, &ps); err != nil {
+		if parents[t], err = tpl.names(`SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)`, t); err != nil {
 			return nil, fmt.Errorf("foreign keys of %s: %w", t, err)
 		}
-		parents[t] = ps
 	}
 	order, err := childrenFirst(tables, parents)
 	if err != nil {
@@ -209,6 +206,24 @@ var templateDeletes = sync.OnceValues(func() ([]string, error) {
 	}
 	return deletes, nil
 })
+
+// names runs a query of one text column and returns its values.
+func (s *Store) names(query string, args ...any) ([]string, error) {
+	rows, err := s.db.QueryContext(context.Background(), query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
 
 // childrenFirst orders tables so that each comes before every table it
 // references (parents: table → the tables its foreign keys point to),
