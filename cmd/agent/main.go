@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/persona-runtime/agent/internal/config"
 	"io"
 	"os"
 	"os/signal"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/sandbox"
 )
 

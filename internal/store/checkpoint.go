@@ -9,8 +9,8 @@ import (
 // commit that takes the WAL past its autocheckpoint size (1,000 pages):
 // that commit copies the pages and syncs the file before it returns, a few
 // milliseconds on the path of whichever message made it (the runtime's own
-// time per turn at p99: 5.3–5.7 ms with those checkpoints, 2.0–2.6 ms
-// without). A file store checkpoints in the background instead, every
+// time per turn at p99 in the bench: 5.3–7.4 ms with those checkpoints,
+// 1.7–2.4 ms with this). A file store checkpoints in the background, every
 // checkpointEvery writes, PASSIVE: beside its readers and its writer,
 // never waiting for them. The WAL thus stays well below the autocheckpoint
 // size, which remains as the backstop when the checkpointer falls behind,
@@ -57,8 +57,9 @@ func (s *Store) checkpoint(ctx context.Context) {
 	s.logger.Debug("store: WAL checkpoint", "wal_frames", frames, "copied", copied)
 }
 
-// wrote counts a write of the writer slot's holder and asks for a
-// checkpoint every checkpointEvery of them; called holding the slot.
+// wrote counts a use of the writer slot and asks for a checkpoint every
+// checkpointEvery of them; called holding the slot. (A few uses only note
+// what a later write owes: the checkpoint then comes a little early.)
 func (s *Store) wrote() {
 	c := s.ckpt
 	if c == nil {
