@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/persona-runtime/agent/internal/secret"
@@ -19,15 +20,18 @@ import (
 // still hold the pipe, and the call must not wait on it.
 const bashDrainGrace = 2 * time.Second
 
-// bashShell is the shell Bash runs: bash, or sh where there is none.
-func bashShell() string {
+// bashShell is the shell Bash runs: bash, or sh where there is none. It
+// is looked up once per process (PATH does not change under a running
+// service), not once per Builtins: the simulator makes one per scenario,
+// and a search of PATH is a stat per directory.
+var bashShell = sync.OnceValue(func() string {
 	for _, sh := range []string{"bash", "sh"} {
 		if p, err := exec.LookPath(sh); err == nil {
 			return p
 		}
 	}
 	return ""
-}
+})
 
 // bash is the Bash tool.
 func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
