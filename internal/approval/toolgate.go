@@ -52,12 +52,12 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 			return ok
 		}
 	}
-	verdict := perm.Decide(tool)
 	skills := g.changesSkills(key, tool, input)
+	decide := perm.Decide
 	if skills {
-		verdict = perm.DecideSkillChange(tool)
+		decide = perm.DecideSkillChange
 	}
-	switch verdict {
+	switch decide(tool) {
 	case tools.Allow:
 		return true, tools.Result{}, nil
 	case tools.Deny:
