@@ -306,10 +306,14 @@ func (c *chaos) userMessages(n int) int {
 			last = r.Body
 		}
 	}
-	return len(regexp.MustCompile(fmt.Sprintf(`\(manager\): chaos %d( approval)?"`, n)).FindAll(last, -1))
+	return len(regexp.MustCompile(fmt.Sprintf(chaosEnvelope, strconv.Itoa(n))).FindAll(last, -1))
 }
 
-var chaosRe = regexp.MustCompile(`\(manager\): chaos (\d+)( approval)?`)
+// chaosEnvelope matches the manager's "chaos <n>" message in its envelope
+// as a request's JSON carries it (the encoder may escape < and >).
+const chaosEnvelope = `role=\\"manager\\"(?:>|\\u003e)chaos (%s)( approval)?(?:<|\\u003c)/message`
+
+var chaosRe = regexp.MustCompile(fmt.Sprintf(chaosEnvelope, `\d+`))
 
 // chaosMessage is the n of the conversation's "chaos <n>" message.
 func chaosMessage(r fake.AnthropicRequest) int {

@@ -25,7 +25,7 @@ func TestCompactCommand(t *testing.T) {
 		n++
 		id := "toolu_" + strconv.Itoa(n)
 		mu.Unlock()
-		return fake.ToolUse(id, "mcp__agent_chat__reply", map[string]string{"text": "ack: " + req.LastUserText()})
+		return fake.ToolUse(id, "mcp__agent_chat__reply", map[string]string{"text": "ack: " + heard(req)})
 	}
 	h.start()
 	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "release one"})

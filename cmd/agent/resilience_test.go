@@ -61,7 +61,7 @@ func TestAbortStopsARunningTurn(t *testing.T) {
 		if last[len(last)-1].Type == "tool_result" {
 			return fake.TextReply("")
 		}
-		return fake.ToolUse("toolu_1", "mcp__agent_chat__reply", map[string]string{"text": "ack: " + req.LastUserText()})
+		return fake.ToolUse("toolu_1", "mcp__agent_chat__reply", map[string]string{"text": "ack: " + heard(req)})
 	}
 	h.start()
 	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "long job"})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // rulesSoul has every list the gateway rules read.
@@ -100,6 +101,17 @@ func (h *harness) expectReply(channel, thread, text string) fake.Post {
 
 func (h *harness) send(m fake.Message) string { return h.slack.SendEvent(m.Payload()) }
 
+// heard is the last person's message of the request as the tests quote
+// it, "<@U…> (role): words", from its envelope (the raw text when there is
+// none).
+func heard(req fake.AnthropicRequest) string {
+	text := req.LastUserText()
+	if id, role, words, ok := pipeline.ParseEnvelope(text); ok {
+		return "<@" + id + "> (" + role + "): " + words
+	}
+	return text
+}
+
 // answerAll makes the model answer every turn with "ack: <n>".
 func (h *harness) answerAll() {
 	var n atomic.Int64 // turns of different threads ask at once
@@ -109,7 +121,7 @@ func (h *harness) answerAll() {
 		if last[len(last)-1].Type == "tool_result" {
 			return fake.TextReply("")
 		}
-		return fake.ToolUse("toolu_"+strconv.FormatInt(n.Add(1), 10), "mcp__agent_chat__reply", map[string]string{"text": "ack: " + req.LastUserText()})
+		return fake.ToolUse("toolu_"+strconv.FormatInt(n.Add(1), 10), "mcp__agent_chat__reply", map[string]string{"text": "ack: " + heard(req)})
 	}
 }
 

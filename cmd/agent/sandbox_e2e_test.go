@@ -104,7 +104,7 @@ func abuseHarness(t *testing.T, net string, commands map[string]string) *harness
 			return fake.TextReply("")
 		}
 		// The user's text reaches the model as "<@U…> (role): <case>".
-		fields := strings.Fields(req.LastUserText())
+		fields := strings.Fields(heard(req))
 		name := fields[len(fields)-1]
 		command, ok := commands[name]
 		if !ok {

@@ -44,7 +44,7 @@ func TestScaleThousandThreads(t *testing.T) {
 		if _, _, ok := lastResult(r); ok {
 			return fake.TextReply("")
 		}
-		return fake.ToolUse("t1", "mcp__agent_chat__reply", map[string]string{"text": "ack " + r.LastUserText()})
+		return fake.ToolUse("t1", "mcp__agent_chat__reply", map[string]string{"text": "ack " + heard(r)})
 	}
 	h.start()
 	time.Sleep(200 * time.Millisecond)

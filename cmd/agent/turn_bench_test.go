@@ -22,7 +22,7 @@ func BenchmarkEventToReply(b *testing.B) {
 		if _, _, ok := lastResult(r); ok {
 			return fake.TextReply("")
 		}
-		return fake.ToolUse("t1", "mcp__agent_chat__reply", map[string]string{"text": "ack " + r.LastUserText()})
+		return fake.ToolUse("t1", "mcp__agent_chat__reply", map[string]string{"text": "ack " + heard(r)})
 	}
 	h.start()
 	var total time.Duration

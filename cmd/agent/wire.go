@@ -269,7 +269,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 
 	engine, err := agent.New(agent.Options{
 		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus, Attach: s.attach,
-		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact},
+		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
+			InSkills: s.builtins.InSkills},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
 		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,

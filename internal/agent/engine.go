@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -286,15 +285,16 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	if t.Event.Resumed && hasEventMessage(stored, t.Event.ID) {
 		return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 	}
-	text := e.userText(t)
+	var note string
 	if e.o.Attach != nil && len(t.Event.Files) > 0 {
-		note, err := e.o.Attach(ctx, t)
+		n, err := e.o.Attach(ctx, t)
 		if err != nil {
 			e.o.Log.WarnContext(ctx, "save attachments", "err", err)
-			note = "(The files attached to this message could not be saved.)"
+			n = "(The files attached to this message could not be saved.)"
 		}
-		text += "\n\n" + e.o.Redact(note)
+		note = e.o.Redact(n)
 	}
+	text := e.userText(t, note)
 	user := anthropic.NewUserMessage(anthropic.NewTextBlock(text))
 	if err := e.persistEvent(ctx, sid, t.Event.ID, user); err != nil {
 		return err
@@ -456,39 +456,25 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 	}
 }
 
-// userText is what the model reads of the user's message: who wrote it and
-// their words without the bot's mention.
-func (e *Engine) userText(t *pipeline.Turn) string {
+// userText is what the model reads of the user's message: their words
+// without the bot's mention, and the note about their attachments (which
+// names their files), in the envelope that says who wrote them
+// (pipeline.Envelope).
+func (e *Engine) userText(t *pipeline.Turn, note string) string {
 	words := pipeline.StripMention(t.Event.Text, e.o.Self().UserID)
-	role := string(t.Access.Role)
-	if role == "" {
-		role = string(pipeline.RoleMember)
+	if note != "" {
+		words += "\n\n" + note
 	}
-	return FormatUser(t.Event.UserID, role, words)
+	return pipeline.Envelope(t.Event.UserID, senderRole(t), words)
 }
 
-// FormatUser is how a person's message reads in the conversation: who
-// wrote it, in what role, and their words.
-func FormatUser(userID, role, words string) string {
-	return fmt.Sprintf("<@%s> (%s): %s", userID, role, words)
-}
-
-// ParseUser splits a message made by FormatUser; ok is false for other
-// text (tool results, the runtime's own reminders).
-func ParseUser(text string) (userID, role, words string, ok bool) {
-	rest, found := strings.CutPrefix(text, "<@")
-	if !found {
-		return "", "", "", false
+// senderRole is the envelope role of the turn's sender: bot for a bot's
+// post, else the role the auth stage resolved (member when none).
+func senderRole(t *pipeline.Turn) string {
+	if t.Event.BotID != "" {
+		return pipeline.EnvelopeBot
 	}
-	userID, rest, found = strings.Cut(rest, "> (")
-	if !found {
-		return "", "", "", false
-	}
-	role, words, found = strings.Cut(rest, "): ")
-	if !found {
-		role, found = strings.CutSuffix(rest, "):")
-	}
-	return userID, role, words, found
+	return pipeline.EnvelopeRole(string(t.Access.Role))
 }
 
 func (e *Engine) modelError(err error, outcome *string) error {

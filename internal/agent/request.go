@@ -18,8 +18,12 @@ import (
 func decodeHistory(rows []store.Message) ([]anthropic.MessageParam, error) {
 	out := make([]anthropic.MessageParam, 0, len(rows)+4)
 	for _, r := range rows {
+		content := r.Content
+		if r.Role == string(anthropic.MessageParamRoleUser) {
+			content = upgradeLegacy(content)
+		}
 		var blocks []anthropic.ContentBlockParamUnion
-		if err := json.Unmarshal(r.Content, &blocks); err != nil {
+		if err := json.Unmarshal(content, &blocks); err != nil {
 			return nil, fmt.Errorf("history message %d: %w", r.Seq, err)
 		}
 		if len(blocks) == 0 {
@@ -57,6 +61,9 @@ func requestHistory(rows []store.Message) ([]anthropic.MessageParam, error) {
 		}
 		if len(bytes.TrimSpace(content[1:len(content)-1])) == 0 {
 			continue // no blocks: nothing to send
+		}
+		if r.Role == string(anthropic.MessageParamRoleUser) {
+			content = upgradeLegacy(content)
 		}
 		if n := len(runs); n > 0 && runs[n-1].role == r.Role {
 			runs[n-1].parts = append(runs[n-1].parts, content)

@@ -22,6 +22,11 @@ type ToolGate struct {
 	AutoAllow map[string]bool
 	// Redact scrubs the call's summary before it is shown on the card.
 	Redact func(string) string
+	// InSkills, when set, reports whether a file tool's path, for the
+	// thread threadKey, reaches <Home>/skills: a Write or Edit there
+	// changes the skills as write_skill does. nil counts only the skills
+	// tools as changes to the skills.
+	InSkills func(threadKey, path string) bool
 }
 
 // Check decides whether the call may run. When it may not, the returned
@@ -36,7 +41,8 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 	// In a public (allowed) channel every tool outside the auto-allow list
 	// needs a card, every time: "always" is neither offered nor honoured.
 	public := t.Access.Layer == pipeline.LayerAllowed
-	perm := tools.Permission{Mode: t.Access.Mode, AutoAllow: g.AutoAllow}
+	byManager := t.Access.Role == pipeline.RoleManager || t.Access.Role == pipeline.RoleBackup
+	perm := tools.Permission{Mode: t.Access.Mode, AutoAllow: g.AutoAllow, ByManager: byManager}
 	if !public {
 		perm.Always = func(name string) bool {
 			ok, err := g.Gate.o.Store.ToolAllowed(ctx, key, name)
@@ -46,22 +52,34 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 			return ok
 		}
 	}
-	switch perm.Decide(tool) {
+	skills := g.changesSkills(key, tool, input)
+	decide := perm.Decide
+	if skills {
+		decide = perm.DecideSkillChange
+	}
+	switch decide(tool) {
 	case tools.Allow:
 		return true, tools.Result{}, nil
 	case tools.Deny:
 		return false, tools.Errorf("%s is not allowed in this thread (permission mode %s)", tool, t.Access.Mode), nil
+	}
+	category, always := tools.Category(tool), tools.KindOf(tool) != tools.KindPublish && !public
+	if skills && !byManager {
+		// Decided once, by a manager or an approver for skills (Click
+		// refuses anyone else, the member who asked among them): "always"
+		// would let the thread plant the next one unseen.
+		category, always = SkillsCategory, false
 	}
 	out, err := g.Gate.Ask(ctx, Request{
 		ThreadKey:   key,
 		ChannelID:   t.Event.ChannelID,
 		ThreadTS:    t.Event.RootTS(),
 		RequestedBy: t.Event.UserID,
-		Category:    tools.Category(tool),
+		Category:    category,
 		Tool:        tool,
 		Summary:     summarize(tool, input, redact),
 		Digest:      Digest(tool, input),
-		OfferAlways: tools.KindOf(tool) != tools.KindPublish && !public,
+		OfferAlways: always,
 	})
 	if err != nil {
 		return false, tools.Result{}, err
@@ -70,6 +88,28 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 		return true, tools.Result{}, nil
 	}
 	return false, tools.Errorf("%s was not run: %s", tool, out.Text()), nil
+}
+
+// SkillsCategory is the approval category of a change to the skills
+// asked in a turn whose sender is not a manager (and of sync_manifest).
+const SkillsCategory = "skills"
+
+// changesSkills reports whether the call changes the skills: write_skill,
+// delete_skill, or a Write or Edit whose file_path reaches skills/.
+func (g *ToolGate) changesSkills(threadKey, tool string, input json.RawMessage) bool {
+	if tools.SkillChange(tool) {
+		return true
+	}
+	if (tool != "Write" && tool != "Edit") || g.InSkills == nil {
+		return false
+	}
+	var in struct {
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return false // the tool refuses an input it cannot decode
+	}
+	return g.InSkills(threadKey, in.FilePath)
 }
 
 // Digest identifies one exact call: the tool's name and its input, with the

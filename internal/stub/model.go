@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // Behaviours are the stub's behaviours, in the order interfaces.md lists them.
@@ -192,8 +192,9 @@ func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (msg *an
 }
 
 // turnState reads the current turn from the conversation: the person's
-// words (the last user message written by a person) and the text of every
-// tool result since.
+// words (the last user message written by a person, unwrapped from its
+// envelope, escapes kept: the words as the agent received them) and the
+// text of every tool result since.
 func turnState(msgs []anthropic.MessageParam) (words string, results []string) {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role != anthropic.MessageParamRoleUser {
@@ -204,7 +205,7 @@ func turnState(msgs []anthropic.MessageParam) (words string, results []string) {
 		for _, b := range msgs[i].Content {
 			switch {
 			case b.OfText != nil:
-				if _, _, w, ok := agent.ParseUser(b.OfText.Text); ok {
+				if _, _, w, ok := pipeline.ParseEnvelope(b.OfText.Text); ok {
 					words, found, after = w, true, nil
 				}
 			case b.OfToolResult != nil && found:

@@ -112,7 +112,16 @@ type Permission struct {
 	// Always reports whether the thread allowed the tool for the rest of
 	// the thread.
 	Always func(tool string) bool
+	// ByManager is whether the turn's sender is the manager or the backup
+	// manager: only their turns change the skills as any other edit
+	// (DecideSkillChange).
+	ByManager bool
 }
+
+// SkillChange reports whether tool changes the skills whatever its input
+// (write_skill, delete_skill). A Write or Edit of a file under skills/
+// changes them too; the caller, which sees the path, decides those.
+func SkillChange(tool string) bool { return tool == SkillsWrite || tool == SkillsDelete }
 
 // ParseAllowList turns AGENT_AUTO_ALLOW_TOOLS into a set.
 func ParseAllowList(list []string) map[string]bool {
@@ -137,7 +146,34 @@ func ParseAllowList(list []string) map[string]bool {
 //	accept-edits      reads and writes run; the rest asks
 //	ask               everything else asks
 //	dont-ask          everything else is refused
+//
+// write_skill and delete_skill are decided by DecideSkillChange.
 func (p Permission) Decide(tool string) Verdict {
+	if SkillChange(tool) {
+		return p.DecideSkillChange(tool)
+	}
+	return p.decide(tool)
+}
+
+// DecideSkillChange decides a call that changes the skills: write_skill,
+// delete_skill, or a Write or Edit of a file under skills/. A skill's
+// description reaches the system prompt of every thread, the managers'
+// included, so in a turn whose sender is not the manager or the backup
+// manager it asks for a card in every mode (bypass, accept-edits and
+// dont-ask too; the auto-allow list and "always" do not apply); plan
+// refuses it. The managers' own calls are decided like any other.
+func (p Permission) DecideSkillChange(tool string) Verdict {
+	switch {
+	case p.Mode == pipeline.ModePlan:
+		return Deny
+	case p.ByManager:
+		return p.decide(tool)
+	}
+	return Ask
+}
+
+// decide is Decide without the skills rule.
+func (p Permission) decide(tool string) Verdict {
 	kind := KindOf(tool)
 	switch {
 	case kind == KindChat:

@@ -63,3 +63,48 @@ func TestCategory(t *testing.T) {
 		}
 	}
 }
+
+// TestPermissionSkillChanges: a change to the skills (whose descriptions
+// reach every thread's prompt) asks for a card in every mode unless the
+// manager or backup manager sent the turn, whatever the auto-allow list
+// and "always" say; plan refuses it for everyone.
+func TestPermissionSkillChanges(t *testing.T) {
+	// Everything allowed that could be: the skills rule must win over it.
+	auto := ParseAllowList([]string{SkillsWrite, SkillsDelete, "Write", "Edit"})
+	always := func(string) bool { return true }
+	member := map[pipeline.Mode]Verdict{pipeline.ModeAsk: Ask, pipeline.ModeAcceptEdits: Ask, pipeline.ModeBypass: Ask,
+		pipeline.ModePlan: Deny, pipeline.ModeDontAsk: Ask}
+	// The managers' calls are decided as before: the auto-allow list and
+	// "always" apply, so every mode but plan lets them run.
+	manager := map[pipeline.Mode]Verdict{pipeline.ModeAsk: Allow, pipeline.ModeAcceptEdits: Allow, pipeline.ModeBypass: Allow,
+		pipeline.ModePlan: Deny, pipeline.ModeDontAsk: Allow}
+	// Without the auto-allow list and "always", as a plain edit.
+	managerPlain := map[pipeline.Mode]Verdict{pipeline.ModeAsk: Ask, pipeline.ModeAcceptEdits: Allow, pipeline.ModeBypass: Allow,
+		pipeline.ModePlan: Deny, pipeline.ModeDontAsk: Deny}
+	for _, tool := range []string{SkillsWrite, SkillsDelete, "Write", "Edit"} {
+		for mode := range member {
+			t.Run(tool+"/"+string(mode), func(t *testing.T) {
+				decide := func(p Permission) Verdict {
+					if SkillChange(tool) {
+						if d := p.Decide(tool); d != p.DecideSkillChange(tool) {
+							t.Fatalf("Decide(%s) = %s, DecideSkillChange = %s", tool, d, p.DecideSkillChange(tool))
+						}
+					}
+					return p.DecideSkillChange(tool)
+				}
+				if got := decide(Permission{Mode: mode, AutoAllow: auto, Always: always}); got != member[mode] {
+					t.Errorf("another sender's %s in %s = %s, want %s", tool, mode, got, member[mode])
+				}
+				if got := decide(Permission{Mode: mode, AutoAllow: auto, Always: always, ByManager: true}); got != manager[mode] {
+					t.Errorf("the manager's %s in %s = %s, want %s", tool, mode, got, manager[mode])
+				}
+				if got := decide(Permission{Mode: mode, ByManager: true}); got != managerPlain[mode] {
+					t.Errorf("the manager's %s in %s without allow lists = %s, want %s", tool, mode, got, managerPlain[mode])
+				}
+			})
+		}
+	}
+	if SkillChange("Write") || SkillChange(SkillsRead) || !SkillChange(SkillsWrite) || !SkillChange(SkillsDelete) {
+		t.Error("SkillChange names the wrong tools")
+	}
+}
