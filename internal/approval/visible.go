@@ -95,7 +95,7 @@ func (n notation) legend() string {
 		parts = append(parts, "`␤×N` N line breaks")
 	}
 	if n.escapes {
-		parts = append(parts, "`\\uXXXX` the character U+XXXX (invisible, control or look-alike)")
+		parts = append(parts, "`\\uXXXX` the character U+XXXX, as JSON writes it (invisible, control or look-alike)")
 	}
 	if n.backslashes {
 		parts = append(parts, "`\\\\u` a typed `\\u`")
