@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,6 +25,8 @@ type Chat interface {
 	Post(ctx context.Context, m pipeline.Message) (ts string, err error)
 	Update(ctx context.Context, ts string, m pipeline.Message) error
 	PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error
+	// Upload attaches a call too long for its card, in the card's thread.
+	Upload(ctx context.Context, u pipeline.Upload) error
 }
 
 // Store is the approvals' persistence (*store.Store).
@@ -97,7 +101,11 @@ type Request struct {
 	Tool    string
 	Summary string // already redacted
 	Details string // already redacted
-	Digest  string
+	// Attachment, when set, is the whole call the summary shows cut
+	// (already redacted): it is uploaded into the thread as
+	// call-<id>.txt before the card is posted, and the card says so.
+	Attachment string
+	Digest     string
 	// OfferAlways adds the "always" button (tool-gate cards).
 	OfferAlways bool
 }
@@ -155,10 +163,28 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 	}()
 	a := store.Approval{ID: id, ThreadKey: r.ThreadKey, ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Category: r.Category,
 		Tool: r.Tool, Summary: r.Summary, Digest: r.Digest, RequestedBy: r.RequestedBy}
+	var file, attached string
+	if r.Attachment != "" {
+		file, attached = "call-"+id+".txt", attachmentText(a, r.Attachment)
+		a.Summary += fmt.Sprintf("\n📎 The whole call is attached above as `%s` (%d bytes, digest `%s`).", file, len(attached), r.Digest)
+	}
 	if err := g.o.Store.CreateApproval(ctx, a); err != nil {
 		return Outcome{}, err
 	}
 	g.count("requested")
+	if file != "" {
+		// Before the card: no one can approve a call before its whole
+		// text is in the thread, and a call that cannot be shown whole
+		// is not asked for.
+		err := g.o.Chat.Upload(ctx, pipeline.Upload{ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Filename: file,
+			Title:   "The whole call of approval " + id,
+			Comment: fmt.Sprintf("The whole call of the approval card below (digest `%s`).", r.Digest),
+			Content: []byte(attached)})
+		if err != nil {
+			g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, "")
+			return Outcome{}, fmt.Errorf("attach the call to its card: %w", err)
+		}
+	}
 	wait := make(chan store.Approval, 1)
 	g.mu.Lock()
 	g.waiters[id] = wait
@@ -392,8 +418,34 @@ func cardOf(a store.Approval, details string, always bool) *pipeline.Card {
 		Digest: a.Digest, Actions: actions}
 }
 
+// fallbackText is the notification text of a card: its first line (the
+// card's blocks show the whole summary).
 func fallbackText(a store.Approval) string {
-	return fmt.Sprintf("Approval needed (%s): %s", a.Category, a.Summary)
+	head, _, _ := strings.Cut(a.Summary, "\n")
+	return fmt.Sprintf("Approval needed (%s): %s", a.Category, clip(head, fallbackMax))
+}
+
+// fallbackMax bounds a card's notification text, in bytes; the platform
+// advises at most 4,000 characters of text.
+const fallbackMax = 300
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// attachmentText is the file attached to a card whose call is too long
+// for it: the call whole, named by the card's id and digest.
+func attachmentText(a store.Approval, call string) string {
+	return fmt.Sprintf("Approval %s (%s): the whole call, digest %s.\n"+
+		"The card releases exactly the call with this digest, once.\n\n%s\n", a.ID, a.Category, a.Digest, call)
 }
 
 // RequestApproval is the agent's own request (mcp__agent_chat__request_approval):

@@ -64,6 +64,7 @@ type fakeChat struct {
 	post      func(ctx context.Context, m pipeline.Message) (string, error)
 	update    func(ctx context.Context, ts string, m pipeline.Message) error
 	ephemeral func(ctx context.Context, channelID, threadTS, userID, text string) error
+	upload    func(ctx context.Context, u pipeline.Upload) error
 }
 
 func (f *fakeChat) Post(ctx context.Context, m pipeline.Message) (string, error) {
@@ -74,6 +75,9 @@ func (f *fakeChat) Update(ctx context.Context, ts string, m pipeline.Message) er
 }
 func (f *fakeChat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error {
 	return f.ephemeral(ctx, channelID, threadTS, userID, text)
+}
+func (f *fakeChat) Upload(ctx context.Context, u pipeline.Upload) error {
+	return f.upload(ctx, u)
 }
 
 type update struct {
@@ -92,6 +96,9 @@ type recorder struct {
 	posts      []pipeline.Message
 	updates    []update
 	ephemerals []ephemeral
+	// events is "upload <filename>" and "post" in the order they happened.
+	events  []string
+	uploads []pipeline.Upload
 	// onPost, when set, runs inside Post before it returns.
 	onPost func(m pipeline.Message)
 }
@@ -101,6 +108,7 @@ func (r *recorder) chat() *fakeChat {
 		post: func(_ context.Context, m pipeline.Message) (string, error) {
 			r.mu.Lock()
 			r.posts = append(r.posts, m)
+			r.events = append(r.events, "post")
 			ts := fmt.Sprintf("100.%d", len(r.posts))
 			hook := r.onPost
 			r.mu.Unlock()
@@ -121,7 +129,26 @@ func (r *recorder) chat() *fakeChat {
 			r.ephemerals = append(r.ephemerals, ephemeral{channelID, threadTS, userID, text})
 			return nil
 		},
+		upload: func(_ context.Context, u pipeline.Upload) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.uploads = append(r.uploads, u)
+			r.events = append(r.events, "upload "+u.Filename)
+			return nil
+		},
 	}
+}
+
+func (r *recorder) Uploads() []pipeline.Upload {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.uploads)
+}
+
+func (r *recorder) Events() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
 }
 
 func (r *recorder) Posts() []pipeline.Message {

@@ -6,10 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
@@ -70,17 +67,25 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 		// would let the thread plant the next one unseen.
 		category, always = SkillsCategory, false
 	}
-	out, err := g.Gate.Ask(ctx, Request{
+	// Redaction runs on each field before it is rendered, so a secret is
+	// never cut in two before redaction sees it; the digest is of the
+	// real call.
+	call := renderCall(tool, input, redact)
+	req := Request{
 		ThreadKey:   key,
 		ChannelID:   t.Event.ChannelID,
 		ThreadTS:    t.Event.RootTS(),
 		RequestedBy: t.Event.UserID,
 		Category:    category,
 		Tool:        tool,
-		Summary:     summarize(tool, input, redact),
+		Summary:     call.Card,
 		Digest:      Digest(tool, input),
 		OfferAlways: always,
-	})
+	}
+	if call.Cut {
+		req.Attachment = call.Full
+	}
+	out, err := g.Gate.Ask(ctx, req)
 	if err != nil {
 		return false, tools.Result{}, err
 	}
@@ -128,44 +133,10 @@ func Digest(tool string, input json.RawMessage) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// maxSummary keeps a card's summary readable; the digest identifies the
-// exact call.
-const maxSummary = 600
-
-// Summarize renders a call for a person: the command of Bash, the path of
-// file tools, otherwise the input as compact JSON.
+// Summarize renders a call for a person as its card shows it: the whole
+// command of Bash, the content of Write, the change of Edit as a diff,
+// otherwise the whole input as JSON, in the visible notation (visible.go)
+// and cut only where the card says so.
 func Summarize(tool string, input json.RawMessage) string {
-	return summarize(tool, input, func(s string) string { return s })
-}
-
-// summarize redacts the part it shows before clipping it, so that a secret
-// cut in two by the clip cannot escape the redaction.
-func summarize(tool string, input json.RawMessage, redact func(string) string) string {
-	var in map[string]any
-	_ = json.Unmarshal(input, &in)
-	str := func(k string) string { s, _ := in[k].(string); return clip(redact(s), maxSummary) }
-	switch tool {
-	case "Bash":
-		return fmt.Sprintf("`%s` wants to run:\n```\n%s\n```", tool, str("command"))
-	case "Write", "Edit", "Read":
-		return fmt.Sprintf("`%s` %s", tool, str("file_path"))
-	}
-	var compact bytes.Buffer
-	if json.Compact(&compact, input) != nil {
-		compact.Reset()
-		compact.Write(input)
-	}
-	return fmt.Sprintf("`%s` %s", tool, clip(redact(strings.TrimSpace(compact.String())), maxSummary))
-}
-
-// clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return renderCall(tool, input, func(s string) string { return s }).Card
 }

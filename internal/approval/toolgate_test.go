@@ -3,6 +3,8 @@ package approval_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -311,23 +313,29 @@ func TestToolGateRedactsSummary(t *testing.T) {
 	h.checked(done)
 }
 
-// A secret that straddles the summary's length limit must not be cut
-// before redaction sees it: half a card number is still a leak.
-func TestToolGateRedactsBeforeTruncating(t *testing.T) {
+// A secret that straddles the card's limit must not be cut before
+// redaction sees it: half a card number is still a leak. The attached
+// file, the whole call, is redacted too.
+func TestToolGateRedactsBeforeCutting(t *testing.T) {
 	h := newHarness(t, soul)
 	g := newToolGate(h)
 	card := regexp.MustCompile(`\b\d{4}-\d{4}-\d{4}-\d{4}\b`)
 	g.Redact = func(s string) string { return card.ReplaceAllString(s, "[redacted: card number]") }
-	prefix := len(approval.Summarize("Bash", json.RawMessage(`{"command":""}`))) - len("\n```")
-	pad := strings.Repeat("x", 590-prefix-1)
-	input, _ := json.Marshal(map[string]string{"command": pad + " 4111-1111-1111-1111 --charge"})
-	done := h.check(g, pipeline.ModeAsk, "Bash", string(input))
-	id := h.card()
-	if s := h.lastCard().Summary; strings.Contains(s, "4111-1111") {
-		t.Errorf("summary leaks part of the card number: …%q", s[len(s)-40:])
+	for _, pad := range []int{2490, 2495, 2499} {
+		input, _ := json.Marshal(map[string]string{"command": strings.Repeat("x", pad) + " 4111-1111-1111-1111 --charge"})
+		done := h.check(g, pipeline.ModeAsk, "Bash", string(input))
+		id := h.card()
+		if s := h.lastCard().Summary; strings.Contains(s, "4111") || !strings.Contains(s, "too long for this card") {
+			t.Errorf("pad %d: summary leaks part of the card number or is not said to be cut: …%q", pad, s[len(s)-300:])
+		}
+		ups := h.rec.Uploads()
+		if len(ups) == 0 || strings.Contains(string(ups[len(ups)-1].Content), "4111") ||
+			!strings.Contains(string(ups[len(ups)-1].Content), "[redacted: card number] --charge") {
+			t.Errorf("pad %d: attached call = %+v", pad, ups)
+		}
+		h.click(manager, pipeline.ActionDeny, id)
+		h.checked(done)
 	}
-	h.click(manager, pipeline.ActionDeny, id)
-	h.checked(done)
 }
 
 func TestDigest(t *testing.T) {
@@ -374,54 +382,45 @@ func TestDigest(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	long := strings.Repeat("a", 2000)
 	for _, tt := range []struct {
 		name, tool, input string
 		contains          []string
-		absent            []string
 	}{
-		{"Bash shows its command", "Bash", `{"command":"go test ./...","description":"run tests"}`,
-			[]string{"`Bash`", "```\ngo test ./...\n```"}, []string{"run tests"}},
-		{"Write shows its path", "Write", `{"file_path":"/work/a.go","content":"package a"}`,
-			[]string{"`Write` /work/a.go"}, []string{"package a"}},
-		{"Edit shows its path", "Edit", `{"file_path":"/work/b.go","old_string":"x","new_string":"y"}`,
-			[]string{"`Edit` /work/b.go"}, []string{"old_string"}},
-		{"Read shows its path", "Read", `{"file_path":"/etc/hosts"}`, []string{"`Read` /etc/hosts"}, nil},
-		{"other tools show compact JSON", "mcp__github__create_issue", ` {"title":"bug"} `,
-			[]string{"`mcp__github__create_issue` {\"title\":\"bug\"}"}, nil},
+		{"Bash shows its command and the rest of its input", "Bash", `{"command":"go test ./...","description":"run tests","timeout":60000}`,
+			[]string{"`Bash` wants to run:\n```\ngo test ./...\n```", "\"description\": \"run tests\"", "\"timeout\": 60000"}},
+		{"Bash reads its input as the tool does", "Bash", `{"command":"echo shown","COMMAND":"echo runs"}`,
+			[]string{"```\necho runs\n```", "\"COMMAND\": \"echo runs\""}},
+		{"Read shows its input", "Read", `{"file_path":"/etc/hosts"}`, []string{"`Read` wants to run with:", "\"file_path\": \"/etc/hosts\""}},
+		{"other tools show their input as JSON", "mcp__github__create_issue", ` {"title":"bug","labels":["a<b"],"n":9007199254740993} `,
+			[]string{"`mcp__github__create_issue` wants to run with:", "\"title\": \"bug\"", "\"a<b\"", "9007199254740993"}},
+		{"no input", "mcp__x__ping", ``, []string{"`mcp__x__ping` wants to run, with no input."}},
+		{"not JSON", "mcp__x__y", `not json`, []string{"(not JSON):\n```\nnot json\n```"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := approval.Summarize(tt.tool, json.RawMessage(tt.input))
 			for _, want := range tt.contains {
 				if !strings.Contains(s, want) {
-					t.Errorf("Summarize = %q, want %q in it", s, want)
-				}
-			}
-			for _, no := range tt.absent {
-				if strings.Contains(s, no) {
-					t.Errorf("Summarize = %q, want no %q", s, no)
+					t.Errorf("Summarize =\n%s\nwant %q in it", s, want)
 				}
 			}
 		})
 	}
-	t.Run("long input is truncated", func(t *testing.T) {
-		for _, tool := range []string{"Bash", "mcp__x__y"} {
-			s := approval.Summarize(tool, json.RawMessage(`{"command":"`+long+`"}`))
-			if !strings.Contains(s, "…") || len(s) > 700 || len(s) < 500 {
-				t.Fatalf("Summarize(%s, 2000 chars) has %d bytes: %q…", tool, len(s), s[:40])
-			}
+	t.Run("a long call is cut where the card says so", func(t *testing.T) {
+		s := approval.Summarize("Bash", json.RawMessage(`{"command":"`+strings.Repeat("a", 6000)+`"}`))
+		if !strings.Contains(s, "too long for this card") || utf8.RuneCountInString(s) > 3000 {
+			t.Fatalf("Summarize(6000 characters) has %d characters: %q", utf8.RuneCountInString(s), s[len(s)-200:])
 		}
-		if s := approval.Summarize("Bash", json.RawMessage(`{"command":"ls"}`)); strings.Contains(s, "…") {
-			t.Fatalf("short input truncated: %q", s)
+		if s := approval.Summarize("Bash", json.RawMessage(`{"command":"ls"}`)); strings.Contains(s, "too long") || strings.Contains(s, "✂") {
+			t.Fatalf("short input cut: %q", s)
 		}
 	})
-	t.Run("truncation keeps valid UTF-8", func(t *testing.T) {
+	t.Run("a cut keeps valid UTF-8", func(t *testing.T) {
 		for _, fill := range []string{"é", "€", "😀"} {
 			for pad := range 4 {
-				cmd := strings.Repeat("x", pad) + strings.Repeat(fill, 400)
+				cmd := strings.Repeat("x", pad) + strings.Repeat(fill, 3000)
 				s := approval.Summarize("Bash", json.RawMessage(`{"command":"`+cmd+`"}`))
-				if !utf8.ValidString(s) {
-					t.Fatalf("Summarize cut a rune of %q (pad %d): invalid UTF-8 at the end %q", fill, pad, s[len(s)-8:])
+				if !utf8.ValidString(s) || !strings.Contains(s, "too long") {
+					t.Fatalf("Summarize cut a rune of %q (pad %d): %q", fill, pad, s)
 				}
 			}
 		}
@@ -494,5 +493,70 @@ func TestToolGateSkillChanges(t *testing.T) {
 	g.InSkills = inSkills
 	if r := h.checked(h.check(g, pipeline.ModeBypass, "Write", `{"file_path":"notes.md","content":"x"}`)); !r.ok {
 		t.Fatalf("Write outside skills/ in bypass = %+v, want allowed", r)
+	}
+}
+
+// A call too long for its card goes with it, whole, as a file in the
+// thread, uploaded before the card; the card names the file, and keeps
+// saying so once decided.
+func TestToolGateAttachesTooLongCall(t *testing.T) {
+	h := newHarness(t, soul)
+	var content strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&content, "line %d\u200b\n", i)
+	}
+	in, _ := json.Marshal(map[string]string{"file_path": "big.txt", "content": content.String()})
+	done := h.check(newToolGate(h), pipeline.ModeAsk, "Write", string(in))
+	id := h.card()
+	if ev := h.rec.Events(); !slices.Equal(ev, []string{"upload call-" + id + ".txt", "post"}) {
+		t.Fatalf("chat calls = %v, want the upload, then the card", ev)
+	}
+	up := h.rec.Uploads()[0]
+	digest := approval.Digest("Write", in)
+	text := string(up.Content)
+	if up.ChannelID != "C1" || up.ThreadTS != "1.0" || !strings.Contains(text, "digest "+digest) ||
+		!strings.Contains(text, `line 1\u200b`) || !strings.Contains(text, `line 300\u200b`) {
+		t.Fatalf("upload %s in %s/%s:\n%s", up.Filename, up.ChannelID, up.ThreadTS, text)
+	}
+	c := h.lastCard()
+	want := fmt.Sprintf("📎 The whole call is attached above as `call-%s.txt` (%d bytes, digest `%s`).", id, len(text), digest)
+	if !strings.Contains(c.Summary, "too long for this card") || !strings.Contains(c.Summary, want) || c.Digest != digest ||
+		strings.Contains(c.Summary, "line 300") {
+		t.Fatalf("card summary:\n%s\nwant it cut, and %q", c.Summary, want)
+	}
+	h.click(manager, pipeline.ActionDeny, id)
+	h.checked(done)
+	ups := h.rec.Updates()
+	if len(ups) != 1 || ups[0].Msg.Card.Summary != c.Summary {
+		t.Fatalf("the decided card lost its text: %+v", ups)
+	}
+	if len(h.rec.Uploads()) != 1 {
+		t.Fatal("the call was attached twice")
+	}
+}
+
+// A call that cannot be attached is not asked for: no card shows it cut
+// without its file.
+func TestToolGateAttachmentFails(t *testing.T) {
+	h := newHarness(t, soul)
+	h.chat.upload = func(context.Context, pipeline.Upload) error {
+		return errors.New("files.getUploadURLExternal: missing_scope")
+	}
+	in, _ := json.Marshal(map[string]string{"command": strings.Repeat("echo x; ", 1000)})
+	var r checkResult
+	select {
+	case r = <-h.check(newToolGate(h), pipeline.ModeAsk, "Bash", string(in)):
+	case <-time.After(wait):
+		t.Fatal("Check did not return")
+	}
+	if r.ok || r.err == nil || !strings.Contains(r.err.Error(), "missing_scope") {
+		t.Fatalf("Check = %+v, want the upload's error", r)
+	}
+	if posts := h.rec.Posts(); len(posts) != 0 {
+		t.Fatalf("posted %+v, want no card", posts)
+	}
+	pending, err := h.st.PendingApprovals(context.Background())
+	if err != nil || len(pending) != 0 {
+		t.Fatalf("pending approvals = %+v, %v; want none", pending, err)
 	}
 }

@@ -219,6 +219,9 @@ func (s *Slack) postMessage(c *slackCall) (map[string]any, string, func()) {
 	if text == "" && c.params.Get("blocks") == "" && c.params.Get("attachments") == "" {
 		return nil, "no_text", nil
 	}
+	if code := s.checkBlocks(c); code != "" {
+		return nil, code, nil
+	}
 	s.mu.Lock()
 	ts := s.nextTS()
 	if s.messages == nil {
@@ -249,6 +252,9 @@ func (s *Slack) postMessage(c *slackCall) (map[string]any, string, func()) {
 
 func (s *Slack) updateMessage(c *slackCall) (map[string]any, string, func()) {
 	channel, ts := c.params.Get("channel"), c.params.Get("ts")
+	if code := s.checkBlocks(c); code != "" {
+		return nil, code, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.messages[channel+"/"+ts] {
@@ -273,6 +279,44 @@ func (s *Slack) postEphemeral(c *slackCall) (map[string]any, string, func()) {
 	s.ephemerals = append(s.ephemerals, slackPost(c, ts, user))
 	s.notify()
 	return map[string]any{"message_ts": ts}, "", nil
+}
+
+// Block Kit limits the platform enforces (docs.slack.dev, "Reference:
+// blocks"): at most 50 blocks a message, 3,000 characters of a section's
+// text.
+const (
+	slackMaxBlocks      = 50
+	slackMaxSectionText = 3000
+)
+
+// checkBlocks refuses, as the platform does (invalid_blocks), blocks past
+// its limits, and fails the test: the runtime must never send them.
+func (s *Slack) checkBlocks(c *slackCall) string {
+	raw := c.params.Get("blocks")
+	if raw == "" {
+		return ""
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text *struct {
+			Text string `json:"text"`
+		} `json:"text"`
+	}
+	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
+		s.failf("fake slack: %s: blocks are not a JSON array: %v", c.method, err)
+		return "invalid_blocks_format"
+	}
+	if len(blocks) > slackMaxBlocks {
+		s.failf("fake slack: %s: %d blocks, the limit is %d", c.method, len(blocks), slackMaxBlocks)
+		return "invalid_blocks"
+	}
+	for i, b := range blocks {
+		if b.Type == "section" && b.Text != nil && len([]rune(b.Text.Text)) > slackMaxSectionText {
+			s.failf("fake slack: %s: section %d has %d characters, the limit is %d", c.method, i, len([]rune(b.Text.Text)), slackMaxSectionText)
+			return "invalid_blocks"
+		}
+	}
+	return ""
 }
 
 // slackPost records a chat call.

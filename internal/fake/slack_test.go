@@ -147,3 +147,33 @@ func TestSlackSocketEchoAndAck(t *testing.T) {
 		t.Errorf("WaitForPost = %+v, %v", p, err)
 	}
 }
+
+// Blocks past the platform's limits are refused as the platform refuses
+// them, and fail the test.
+func TestSlackRefusesBlocksPastTheLimits(t *testing.T) {
+	tb := &slackTB{TB: t}
+	s := &Slack{T: tb}
+	section := func(n int) map[string]any {
+		return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": strings.Repeat("é", n)}}
+	}
+	post := func(blocks ...map[string]any) map[string]any {
+		raw, _ := json.Marshal(blocks)
+		return slackPostForm(t, s, "chat.postMessage", url.Values{"token": {DefaultBotToken}, "channel": {"C1"}, "text": {"x"}, "blocks": {string(raw)}})
+	}
+	if got := post(section(3000)); got["ok"] != true {
+		t.Errorf("a section of 3000 characters = %v", got)
+	}
+	if got := post(section(3001)); got["error"] != "invalid_blocks" {
+		t.Errorf("a section of 3001 characters = %v", got)
+	}
+	var many []map[string]any
+	for range 51 {
+		many = append(many, section(1))
+	}
+	if got := post(many...); got["error"] != "invalid_blocks" {
+		t.Errorf("51 blocks = %v", got)
+	}
+	if n := len(tb.failures()); n != 2 {
+		t.Errorf("%d failures reported, want 2: %v", n, tb.failures())
+	}
+}

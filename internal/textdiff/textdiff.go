@@ -54,6 +54,23 @@ func Unified(oldName, newName, old, new string) string {
 	return out.String()
 }
 
+// Whole returns the unified diff turning old into new with every line of
+// both shown, as one hunk: unchanged lines are context, however far from
+// a change; "" when the texts are equal. It is for short texts a person
+// reviews whole (an edit's old and new strings).
+func Whole(oldName, newName, old, new string) string {
+	if old == new {
+		return ""
+	}
+	ops := diff(lines(old), lines(new))
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
+	if len(ops) > 0 {
+		writeHunk(&out, ops, 0, len(ops))
+	}
+	return out.String()
+}
+
 type op struct {
 	kind byte // ' ', '-', '+'
 	text string
@@ -111,11 +128,26 @@ func lines(text string) []string {
 	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 }
 
+// maxCells bounds the quadratic table of diff (4 bytes a cell: 16 MiB):
+// past it, two texts of thousands of lines each, the script removes every
+// line of a and adds every line of b, which is still a true diff.
+const maxCells = 4 << 20
+
 // diff is the edit script of a longest common subsequence of a and b.
 // Golden transcripts are short (tens to hundreds of lines): the quadratic
 // table is fine there.
 func diff(a, b []string) []op {
 	n, m := len(a), len(b)
+	if (n+1)*(m+1) > maxCells {
+		ops := make([]op, 0, n+m)
+		for i, l := range a {
+			ops = append(ops, op{'-', l, i, 0})
+		}
+		for j, l := range b {
+			ops = append(ops, op{'+', l, n, j})
+		}
+		return ops
+	}
 	lcs := make([][]int32, n+1)
 	for i := range lcs {
 		lcs[i] = make([]int32, m+1)

@@ -1,6 +1,9 @@
 package textdiff
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestUnified(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,5 +24,27 @@ func TestUnified(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestWhole(t *testing.T) {
+	old := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
+	new := "1\nX\n3\n4\n5\n6\n7\n8\n9\nY\n"
+	want := "--- old\n+++ new\n@@ -1,10 +1,10 @@\n 1\n-2\n+X\n 3\n 4\n 5\n 6\n 7\n 8\n 9\n-10\n+Y\n"
+	if got := Whole("old", "new", old, new); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := Whole("old", "new", "a\n", "a\n"); got != "" {
+		t.Errorf("equal texts: %q", got)
+	}
+}
+
+// Texts too large for the table still get a true diff, without it.
+func TestDiffPastTheTable(t *testing.T) {
+	a := strings.Repeat("a\n", 2100)
+	b := strings.Repeat("b\n", 2100)
+	got := Whole("old", "new", a, b)
+	if !strings.HasPrefix(got, "--- old\n+++ new\n@@ -1,2100 +1,2100 @@\n-a\n") || strings.Count(got, "\n-a") != 2100 || strings.Count(got, "\n+b") != 2100 {
+		t.Fatalf("diff of %d-line texts: %.200q", 2100, got)
 	}
 }

@@ -19,6 +19,10 @@ const (
 	// cardFallbackMax keeps the notification text of a card short: the
 	// blocks carry the content.
 	cardFallbackMax = 300
+	// cardSectionsMax is how many text sections a card may have: a
+	// message holds at most 50 blocks, and a card adds a context and an
+	// actions block.
+	cardSectionsMax = 48
 )
 
 // cardButtons are the labels and styles of the known card actions.
@@ -31,10 +35,11 @@ var cardButtons = map[string]struct {
 	pipeline.ActionAlways:  {"Always allow in this thread", ""},
 }
 
-// cardBlocks renders a card as Block Kit: a section with the category and
-// the summary, an optional section with the details, a context line with
-// the digest of the call the card releases (and the outcome once decided),
-// and, while the card is pending, an actions block whose block_id is
+// cardBlocks renders a card as Block Kit: sections with the category and
+// the summary, then the details (as many sections as the text needs: a
+// card's text is never cut to fit one), a context line with the digest of
+// the call the card releases (and the outcome once decided), and, while
+// the card is pending, an actions block whose block_id is
 // "<kind>:<card id>" and whose buttons carry action_id = the action and
 // value = the card id.
 func cardBlocks(c *pipeline.Card) []slack.Block {
@@ -45,11 +50,19 @@ func cardBlocks(c *pipeline.Card) []slack.Block {
 	if c.Summary != "" {
 		head += "\n" + cardEscape(c.Summary)
 	}
-	blocks := []slack.Block{cardSection(head)}
+	texts := cardSplit(head, cardSectionMax)
 	if c.Details != "" {
-		// The fence is kept even when the details are cut.
 		details := strings.ReplaceAll(cardEscape(c.Details), "```", "'''")
-		blocks = append(blocks, cardSection("```\n"+cardTruncate(details, cardSectionMax-8)+"\n```"))
+		texts = append(texts, cardSplit("```\n"+details+"\n```", cardSectionMax)...)
+	}
+	if len(texts) > cardSectionsMax {
+		// Past what a message holds: said on the card, never silent.
+		// The tool gate keeps its cards far below this.
+		texts = append(texts[:cardSectionsMax-1], "✂ _The rest of this card's text is cut: a message holds at most 50 blocks._")
+	}
+	var blocks []slack.Block
+	for _, t := range texts {
+		blocks = append(blocks, cardSection(t))
 	}
 	var footer []slack.MixedElement
 	if c.Digest != "" {
@@ -90,6 +103,85 @@ func cardActions(c *pipeline.Card) *slack.ActionBlock {
 		buttons = append(buttons, b)
 	}
 	return slack.NewActionBlock(cardTruncateBytes(cardKind(c)+":"+c.ID, cardBlockIDMax), buttons...)
+}
+
+// cardSplit cuts mrkdwn text into pieces of at most max characters, at
+// line ends where it can; a code block cut in two is closed at the end of
+// one piece and opened again at the start of the next, and a line too
+// long for a piece is cut between characters, never inside an entity
+// (&amp;).
+func cardSplit(text string, max int) []string {
+	const (
+		open  = "```\n"
+		close = "\n```"
+	)
+	var (
+		out    []string
+		cur    strings.Builder
+		n      int  // characters in cur
+		fenced bool // the text at the end of cur is in a code block
+		fresh  = 0  // characters of a piece before any text: the reopened fence
+	)
+	flush := func() {
+		piece := strings.TrimSuffix(cur.String(), "\n")
+		if fenced {
+			piece += close
+		}
+		out = append(out, piece)
+		cur.Reset()
+		n, fresh = 0, 0
+		if fenced {
+			cur.WriteString(open)
+			n, fresh = len(open), len(open)
+		}
+	}
+	for _, line := range strings.SplitAfter(text, "\n") {
+		toggles := strings.Count(line, "```")%2 == 1
+		for line != "" {
+			room := max - n - len(close) // a piece may need closing
+			size := utf8.RuneCountInString(line)
+			if size <= room {
+				cur.WriteString(line)
+				n += size
+				break
+			}
+			if n > fresh && size <= max-len(open)-len(close) {
+				flush() // the line fits whole in the next piece
+				continue
+			}
+			head := cardCut(line, room)
+			if head == "" {
+				flush()
+				continue
+			}
+			cur.WriteString(head)
+			n += utf8.RuneCountInString(head)
+			line = line[len(head):]
+			flush()
+		}
+		if toggles {
+			fenced = !fenced
+		}
+	}
+	if n > fresh {
+		out = append(out, strings.TrimSuffix(cur.String(), "\n"))
+	}
+	return out
+}
+
+// cardCut is the longest start of s with at most n characters that does
+// not end inside an entity.
+func cardCut(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) > n {
+		s = string([]rune(s)[:n])
+	}
+	if i := strings.LastIndexByte(s, '&'); i >= 0 && !strings.Contains(s[i:], ";") {
+		s = s[:i]
+	}
+	return s
 }
 
 // cardFallbackText is the plain text of a card's message, shown in

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -96,20 +97,84 @@ func TestCardBlocks(t *testing.T) {
 		})
 	}
 
-	t.Run("long texts are cut to the section limit", func(t *testing.T) {
+	t.Run("long texts take several sections, never cut", func(t *testing.T) {
 		blocks := renderCard(t, &pipeline.Card{ID: "a4", Category: "Bash", Summary: long, Details: long,
 			Actions: []string{pipeline.ActionApprove}})
-		for i, b := range blocks[:2] {
+		var all strings.Builder
+		for i, b := range blocks {
 			text := sectionText(b)
 			if n := utf8.RuneCountInString(text); n > cardSectionMax {
 				t.Errorf("section %d has %d characters, limit %d", i, n, cardSectionMax)
 			}
-			if !strings.Contains(text, "…") {
-				t.Errorf("section %d cut without an ellipsis", i)
+			all.WriteString(text)
+		}
+		if got := strings.Count(all.String(), "é"); got != 2*5000 {
+			t.Errorf("the sections hold %d of the %d characters", got, 2*5000)
+		}
+		if got := blockTypes(blocks); got != "section,section,section,section,actions" {
+			t.Errorf("block types = %s", got)
+		}
+	})
+
+	t.Run("a code block cut between sections is closed and opened again", func(t *testing.T) {
+		var cmd strings.Builder
+		for i := range 400 {
+			fmt.Fprintf(&cmd, "echo %d && true\n", i)
+		}
+		summary := "`Bash` wants to run:\n```\n" + cmd.String() + "```\nafter"
+		blocks := renderCard(t, &pipeline.Card{ID: "a5", Summary: summary, Actions: []string{pipeline.ActionApprove}})
+		var lines []string
+		for i, b := range blocks[:len(blocks)-1] {
+			text := sectionText(b)
+			if utf8.RuneCountInString(text) > cardSectionMax || strings.Count(text, "```")%2 != 0 {
+				t.Fatalf("section %d: %d characters, unbalanced fences:\n%s", i, utf8.RuneCountInString(text), text)
+			}
+			if i > 0 && !strings.HasPrefix(text, "```\n") && !strings.HasPrefix(text, "after") {
+				t.Errorf("section %d does not reopen the code block: %.40q", i, text)
+			}
+			for _, l := range strings.Split(text, "\n") {
+				if l != "```" {
+					lines = append(lines, l)
+				}
 			}
 		}
-		if !strings.HasSuffix(sectionText(blocks[1]), "\n```") {
-			t.Error("cut details lost their closing fence")
+		if len(blocks) < 4 {
+			t.Fatalf("%d blocks for %d characters", len(blocks), utf8.RuneCountInString(summary))
+		}
+		var want []string
+		for i := range 400 {
+			want = append(want, fmt.Sprintf("echo %d &amp;&amp; true", i))
+		}
+		if got := strings.Join(lines[2:len(lines)-1], "\n"); got != strings.Join(want, "\n") {
+			t.Errorf("the command's lines changed across sections")
+		}
+	})
+
+	t.Run("a line longer than a section is split between entities", func(t *testing.T) {
+		line := strings.Repeat("a&", 2000)
+		blocks := renderCard(t, &pipeline.Card{ID: "a6", Summary: "```\n" + line + "\n```"})
+		var all strings.Builder
+		for i, b := range blocks {
+			text := sectionText(b)
+			if utf8.RuneCountInString(text) > cardSectionMax {
+				t.Fatalf("section %d has %d characters", i, utf8.RuneCountInString(text))
+			}
+			text = strings.TrimPrefix(strings.TrimSuffix(text, "\n```"), "```\n")
+			if strings.HasSuffix(text, "&") || strings.HasSuffix(text, "&am") {
+				t.Errorf("section %d ends inside an entity: %q", i, text[len(text)-10:])
+			}
+			all.WriteString(text)
+		}
+		if got := strings.Count(all.String(), "a&amp;"); got != 2000 {
+			t.Errorf("the sections hold %d of the 2000 pieces", got)
+		}
+	})
+
+	t.Run("past the blocks of a message, the cut is said", func(t *testing.T) {
+		blocks := renderCard(t, &pipeline.Card{ID: "a7", Summary: strings.Repeat("x", 200*cardSectionMax), Digest: "d",
+			Actions: []string{pipeline.ActionApprove}})
+		if len(blocks) != 50 || !strings.Contains(sectionText(blocks[47]), "cut") {
+			t.Fatalf("%d blocks; section 48: %.100q", len(blocks), sectionText(blocks[47]))
 		}
 	})
 
