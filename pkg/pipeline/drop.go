@@ -85,8 +85,7 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 			ctx, span, began := obs.start(ctx)
 			reason, err := dropReason(ctx, d, dedupe, ev)
 			if err != nil {
-				obs.end(span, began, OutcomeError, "", err)
-				return err
+				return obs.fail(span, began, err)
 			}
 			if reason != "" {
 				counters[reason].Inc()

@@ -588,6 +588,9 @@ func TestDropLockError(t *testing.T) {
 	if !errors.Is(err, errLock) {
 		t.Fatalf("err = %v, want the lock error", err)
 	}
+	if got := pipeline.FailedStage(err); got != "drop" {
+		t.Errorf("FailedStage = %q, want drop", got)
+	}
 	if next.ran() || len(seen.markCalls()) != 0 {
 		t.Errorf("next ran %v, marked %q; want neither", next.ran(), seen.markCalls())
 	}
