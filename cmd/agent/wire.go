@@ -84,6 +84,8 @@ type service struct {
 	engine *agent.Engine
 	// runCtx is run's context: the service's life.
 	runCtx context.Context
+	// told: the messages whose failure before the agent was told.
+	told toldSet
 
 	closers []func(context.Context) error
 }
@@ -204,7 +206,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		model = client
 	}
 
-	if s.sessions, err = session.New(ctx, session.Options{Store: sessionStore{st: s.store, shared: s.fleet != nil}, NotFound: store.ErrNotFound,
+	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{sessionStore{st: s.store, shared: s.fleet != nil}, s.storeRetry()}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log}); err != nil {
 		return nil, err
 	}
@@ -296,7 +298,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.handler = s.chain(engine, clicks, commands, chat)
 	s.journal = journal{store: s.store, redact: s.redactor.Redact, outcomes: s.metrics.InboxEvents, log: s.log}
-	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.journal, OnStart: s.resume}
+	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.journal, OnStart: s.resume, OnFailed: s.tellFailed,
+		Grace: cfg.ShutdownGrace}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.lockThread
 	}
@@ -308,11 +311,11 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := threadStore{s.store}
+	threads := retryThreads{threadStore{s.store}, s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
-		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: s.store, Locks: threads,
+		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: retrySeen{s.store, s.storeRetry()}, Locks: threads,
 			Self: self, Drops: s.metrics.Drops, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
