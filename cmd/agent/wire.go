@@ -623,6 +623,11 @@ func (s *service) run(ctx context.Context) error {
 			s.listen(ctx)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.pruneLoop(ctx)
+	}()
 	s.runCtx = ctx
 	// Start-up leaves garbage (package init, the persona, the tools'
 	// schemas, the first connections): collect it and give the pages back
