@@ -303,7 +303,9 @@ func (f *fleet) start(name string) *replica {
 	}
 	if f.http {
 		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "CHAT_APP_TOKEN=") })
-		cmd.Env = append(cmd.Env, "CHAT_SIGNING_SECRET="+fake.DefaultSigningSecret)
+		// The ingress shares the health port: the metrics go to a port
+		// of each replica's own (their default, 9090, is one for all).
+		cmd.Env = append(cmd.Env, "CHAT_SIGNING_SECRET="+fake.DefaultSigningSecret, "AGENT_METRICS_PORT="+strconv.Itoa(freePort(f.t)))
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +17,10 @@ func newIngressHarness(t *testing.T, soul string) (*harness, fake.EventsHTTP) {
 	h := newHarness(t, soul)
 	delete(h.env, "CHAT_APP_TOKEN")
 	h.env["CHAT_SIGNING_SECRET"] = fake.DefaultSigningSecret
+	// The ingress shares the health port, so the metrics are served
+	// apart (by default on 9090, which tests cannot count on).
+	h.metricsPort = freePort(t)
+	h.env["AGENT_METRICS_PORT"] = strconv.Itoa(h.metricsPort)
 	return h, fake.EventsHTTP{Base: h.url("")}
 }
 

@@ -562,7 +562,8 @@ func redactPatterns(p *persona.Persona) ([]redact.Pattern, error) {
 // the gateway drains its running turns, sessions close, the store closes.
 func (s *service) run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	httpErr := make(chan error, 2)
+	servers := s.httpServers()
+	httpErr := make(chan error, len(servers))
 	serve := func(port int, h http.Handler) error {
 		ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
 		if err != nil {
@@ -577,27 +578,8 @@ func (s *service) run(ctx context.Context) error {
 		}()
 		return nil
 	}
-	// The ingress shares the health port unless AGENT_HTTP_PORT names another.
-	ingressApart := s.ingress != nil && s.cfg.IngressPort() != s.cfg.HealthPort
-	if s.cfg.HealthPort != 0 {
-		deps := httpapi.Deps{
-			Healthy:      s.store.CheckWritable,
-			Ready:        s.store.Ping,
-			SessionsLive: s.sessions.Live,
-			Started:      s.started,
-			Gatherer:     s.metrics.Registry,
-			Logger:       s.log,
-			Pprof:        s.cfg.Pprof == "1",
-		}
-		if !ingressApart {
-			deps.Ingress = s.ingress
-		}
-		if err := serve(s.cfg.HealthPort, httpapi.New(deps)); err != nil {
-			return err
-		}
-	}
-	if ingressApart {
-		if err := serve(s.cfg.IngressPort(), httpapi.NewIngress(s.ingress, s.log)); err != nil {
+	for _, sv := range servers {
+		if err := serve(sv.port, sv.handler); err != nil {
 			return err
 		}
 	}
