@@ -75,8 +75,8 @@ func TestAbuseCardPaddedCommand(t *testing.T) {
 	if !strings.Contains(text, "digest `"+digest+"`") {
 		t.Fatalf("the card lacks the call's digest %s:\n%s", digest, text)
 	}
-	h.click("U0APP", card, "deny")
-	h.expectReply("D0MGR", "100.1", "ERROR Bash was not run: denied by <@U0APP>")
+	h.click("U0BACKUP", card, "deny")
+	h.expectReply("D0MGR", "100.1", "ERROR Bash was not run: denied by <@U0BACKUP>")
 }
 
 // Characters that hide or reorder text are written out; a typed
@@ -94,7 +94,7 @@ func TestAbuseCardInvisibleCharacters(t *testing.T) {
 			t.Fatalf("the card holds %q as is:\n%s", r, text)
 		}
 	}
-	h.click("U0APP", card, "approve")
+	h.click("U0BACKUP", card, "approve")
 	p := h.expectReply("D0MGR", "100.1", "hidden")
 	if !strings.Contains(p.Text, "\u202eok\u200d") {
 		t.Fatalf("what ran is not the call shown: %q", p.Text)
@@ -110,7 +110,7 @@ func TestAbuseCardDuplicateKeys(t *testing.T) {
 	if !strings.Contains(text, "```\necho runs\n```") || !strings.Contains(text, `"COMMAND": "echo runs"`) {
 		t.Fatalf("card:\n%s\nwant the command that runs", text)
 	}
-	h.click("U0APP", card, "approve")
+	h.click("U0BACKUP", card, "approve")
 	h.expectReply("D0MGR", "100.1", "runs")
 }
 
@@ -133,7 +133,7 @@ func TestAbuseCardWriteShowsContent(t *testing.T) {
 	if strings.Contains(text, "ACME-123456") {
 		t.Fatalf("the card shows the account number:\n%s", text)
 	}
-	h.click("U0APP", card, "approve")
+	h.click("U0BACKUP", card, "approve")
 	h.expectReply("D0MGR", "100.1", "setup.sh")
 	matches, _ := filepath.Glob(filepath.Join(h.home, "workspaces", "*", "setup.sh"))
 	if len(matches) != 1 {
@@ -152,7 +152,7 @@ func TestAbuseCardEditShowsDiff(t *testing.T) {
 	if !strings.Contains(text, "`Edit` wants to change `run.sh`") || !strings.Contains(text, want) {
 		t.Fatalf("card:\n%s\nwant the diff %q", text, want)
 	}
-	h.click("U0APP", card, "deny")
+	h.click("U0BACKUP", card, "deny")
 	h.expectReply("D0MGR", "100.1", "ERROR Edit was not run")
 }
 
@@ -187,14 +187,14 @@ func TestAbuseCardTooLongCallIsAttached(t *testing.T) {
 	if i, j := slices.Index(calls, "files.completeUploadExternal"), slices.Index(calls, "chat.postMessage"); i < 0 || i > j {
 		t.Fatalf("the card was posted before its call was attached: %v", calls)
 	}
-	h.click("U0APP", card, "deny")
+	h.click("U0BACKUP", card, "deny")
 	h.expectReply("D0MGR", "100.1", "ERROR Bash was not run")
 	// The decided card keeps what it showed, and says who decided.
 	upd, err := h.slack.WaitForUpdate(h.ctx(), func(p fake.Post) bool { return p.TS == card.TS })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := cardText(t, upd); !strings.Contains(u, file) || !strings.Contains(u, "denied by <@U0APP>") {
+	if u := cardText(t, upd); !strings.Contains(u, file) || !strings.Contains(u, "denied by <@U0BACKUP>") {
 		t.Fatalf("updated card:\n%s", u)
 	}
 }

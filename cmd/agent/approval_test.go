@@ -67,7 +67,9 @@ func TestApprovalRoundTrip(t *testing.T) {
 	h.start()
 	ctx := h.ctx()
 
-	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "ship it"})
+	// In the team's channel, where the approver and a member can click
+	// the card too (no one but its owner sees a DM).
+	h.slack.SendEvent(fake.AppMention{User: "U0MGR", Channel: "C0TEAM", TS: "100.1", Text: "<@U0BOT> ship it"}.Payload())
 	card, err := h.slack.WaitForPost(ctx, func(p fake.Post) bool { return len(p.Blocks) > 0 })
 	if err != nil {
 		t.Fatalf("no card: %v\nlogs:\n%s", err, h.logs)
@@ -99,7 +101,7 @@ func TestApprovalRoundTrip(t *testing.T) {
 	if !strings.Contains(upd.Text, "approved by <@U0APP>") || strings.Contains(string(upd.Blocks), `"actions"`) {
 		t.Fatalf("updated card = %s / %s", upd.Text, upd.Blocks)
 	}
-	h.expectReply("D0MGR", "100.1", "approved by <@U0APP>")
+	h.expectReply("C0TEAM", "100.1", "approved by <@U0APP>")
 
 	// A second click is too late.
 	h.click("U0MGR", card, "deny")

@@ -74,6 +74,10 @@ type harness struct {
 	turns  int // turns answered so far, across restarts
 	cancel context.CancelFunc
 	done   chan error
+
+	// metricsPort serves /metrics when it is not the health port
+	// (AGENT_METRICS_PORT); 0: the health port.
+	metricsPort int
 }
 
 func newHarness(t testing.TB, soul string) *harness {
@@ -176,7 +180,16 @@ func (h *harness) ctx() context.Context {
 
 func (h *harness) get(path string) (int, string) {
 	h.t.Helper()
-	resp, err := http.Get(h.url(path))
+	return h.getAt(0, path)
+}
+
+// getAt gets path on port (0: the health port).
+func (h *harness) getAt(port int, path string) (int, string) {
+	h.t.Helper()
+	if port == 0 {
+		port = h.port
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
 	if err != nil {
 		h.t.Fatal(err)
 	}

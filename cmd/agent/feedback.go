@@ -19,9 +19,16 @@ const (
 // feedbackActions takes the clicks on the feedback buttons of final
 // replies and hands every other click to next (the approval gate). A vote
 // is stored (one per person per reply: a second click replaces the
-// first), counted, and acknowledged privately to the clicker. Clicks are
-// never gated and never wait behind a thread's turn (the gateway runs
-// them at once).
+// first), counted when it changed, and acknowledged privately to the
+// clicker. Clicks are never gated and never wait behind a thread's turn
+// (the gateway runs them at once); they pass the drop stage's trust checks
+// like messages.
+//
+// agent_reply_feedback_total{value} counts the votes cast for value: a
+// first vote adds 1 to its value, the same vote again adds nothing, a
+// changed vote adds 1 to its new value. The old value's count is not
+// taken back, since a counter only goes up: the current votes are in the
+// store (`agent feedback`), and the counter is the rate of opinions given.
 type feedbackActions struct {
 	next  pipeline.Actions
 	store *store.Store
@@ -41,14 +48,16 @@ func (f feedbackActions) Click(ctx context.Context, ev *pipeline.Event, a pipeli
 	if value != pipeline.FeedbackGood && value != pipeline.FeedbackBad {
 		return f.chat.PostEphemeral(ctx, ev.ChannelID, ev.ThreadTS, ev.UserID, "That button is not one I know.")
 	}
-	replaced, err := f.store.RecordFeedback(ctx, store.Feedback{ChannelID: ev.ChannelID, MessageTS: ev.Action.MessageTS,
+	previous, err := f.store.RecordFeedback(ctx, store.Feedback{ChannelID: ev.ChannelID, MessageTS: ev.Action.MessageTS,
 		ThreadTS: ev.ThreadTS, UserID: ev.UserID, Value: value})
 	if err != nil {
 		return err
 	}
-	f.votes.WithLabelValues(value).Inc()
+	if previous != value {
+		f.votes.WithLabelValues(value).Inc()
+	}
 	f.log.InfoContext(ctx, "reply feedback", "channel_id", ev.ChannelID, "message_ts", ev.Action.MessageTS,
-		"user_id", ev.UserID, "value", value, "replaced", replaced)
+		"user_id", ev.UserID, "value", value, "previous", previous)
 	msg := msgFeedbackGood
 	if value == pipeline.FeedbackBad {
 		msg = msgFeedbackBad

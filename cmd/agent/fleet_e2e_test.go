@@ -303,7 +303,9 @@ func (f *fleet) start(name string) *replica {
 	}
 	if f.http {
 		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "CHAT_APP_TOKEN=") })
-		cmd.Env = append(cmd.Env, "CHAT_SIGNING_SECRET="+fake.DefaultSigningSecret)
+		// The ingress shares the health port: the metrics go to a port
+		// of each replica's own (their default, 9090, is one for all).
+		cmd.Env = append(cmd.Env, "CHAT_SIGNING_SECRET="+fake.DefaultSigningSecret, "AGENT_METRICS_PORT="+strconv.Itoa(freePort(f.t)))
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -469,7 +471,9 @@ func (f *fleet) clickCards(ctx context.Context) {
 			f.clicks = append(f.clicks, fleetClick{thread: p.ThreadTS, waiter: waiter.name, other: other.name})
 			f.mu.Unlock()
 			buttons := cardButtons(f.t, p)
-			f.slack.SendOn(other.conn, fake.EnvelopeInteractive, fake.BlockActions{User: "U0APP", Channel: p.Channel,
+			// The backup manager: the cards are in the manager's DM,
+			// where no approver could click.
+			f.slack.SendOn(other.conn, fake.EnvelopeInteractive, fake.BlockActions{User: "U0BACKUP", Channel: p.Channel,
 				MessageTS: p.TS, ThreadTS: p.ThreadTS, ActionID: "approve", Value: buttons["approve"]}.Payload(), 0)
 		}
 		select {
@@ -660,7 +664,7 @@ func (f *fleet) checkClicks() {
 		}
 		approved := false
 		for _, p := range f.slack.Posts() {
-			if p.ThreadTS == c.thread && doneRe.MatchString(p.Text) && strings.Contains(p.Text, "approved by <@U0APP>") {
+			if p.ThreadTS == c.thread && doneRe.MatchString(p.Text) && strings.Contains(p.Text, "approved by <@U0BACKUP>") {
 				approved = true
 			}
 		}

@@ -175,11 +175,7 @@ func (s *service) resume(deliver func(*pipeline.Event)) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if n, err := s.store.PruneInbox(ctx, time.Now().Add(-inboxKeep)); err != nil {
-		s.log.WarnContext(ctx, "inbox: prune", "err", err)
-	} else if n > 0 {
-		s.log.DebugContext(ctx, "inbox: pruned settled events", "count", n)
-	}
+	// (The settled events are pruned by pruneLoop, at start and hourly.)
 	if s.fleet != nil {
 		// Replicas: only the events of replicas that are gone, now and
 		// whenever one goes.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +17,10 @@ func newIngressHarness(t *testing.T, soul string) (*harness, fake.EventsHTTP) {
 	h := newHarness(t, soul)
 	delete(h.env, "CHAT_APP_TOKEN")
 	h.env["CHAT_SIGNING_SECRET"] = fake.DefaultSigningSecret
+	// The ingress shares the health port, so the metrics are served
+	// apart (by default on 9090, which tests cannot count on).
+	h.metricsPort = freePort(t)
+	h.env["AGENT_METRICS_PORT"] = strconv.Itoa(h.metricsPort)
 	return h, fake.EventsHTTP{Base: h.url("")}
 }
 
@@ -113,7 +118,9 @@ func TestHTTPIngressApprovalClick(t *testing.T) {
 	h.start()
 	ctx := h.ctx()
 
-	resp, err := platform.Event(ctx, fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "ship it"}.Payload(), 0)
+	// In the team's channel, where the approver can click the card (no
+	// one but its owner sees a DM).
+	resp, err := platform.Event(ctx, fake.Message{User: "U0MGR", Channel: "C0TEAM", TS: "100.1", Text: "<@U0BOT> ship it"}.Payload(), 0)
 	if code, _ := status(t, resp, err); code != 200 {
 		t.Fatalf("event: %d", code)
 	}
@@ -133,5 +140,5 @@ func TestHTTPIngressApprovalClick(t *testing.T) {
 	if code, body := status(t, resp, err); code != 200 || body != "" {
 		t.Fatalf("click: %d %q", code, body)
 	}
-	h.expectReply("D0MGR", "100.1", "approved by <@U0APP>")
+	h.expectReply("C0TEAM", "100.1", "approved by <@U0APP>")
 }

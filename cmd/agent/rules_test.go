@@ -45,7 +45,7 @@ const rulesSoul = `# Persona
 // metric reads one series of /metrics ("name{labels}"); 0 when absent.
 func (h *harness) metric(series string) float64 {
 	h.t.Helper()
-	_, body := h.get("/metrics")
+	_, body := h.getAt(h.metricsPort, "/metrics")
 	sc := bufio.NewScanner(strings.NewReader(body))
 	for sc.Scan() {
 		line := sc.Text()

@@ -72,7 +72,7 @@ func TestToolGateAsksOncePerCallAndAlways(t *testing.T) {
 	if b := cardButtons(t, card1); b["always"] == "" || !strings.Contains(string(card1.Blocks), "echo first") {
 		t.Fatalf("tool-gate card: buttons %v blocks %s", b, card1.Blocks)
 	}
-	h.click("U0APP", card1, "approve")
+	h.click("U0BACKUP", card1, "approve") // the DM's cards: the managers
 	h.expectNotice("D0MGR", "100.1", "first")
 
 	// The approval released that call once: the next (changed) call asks again.

@@ -84,6 +84,8 @@ type service struct {
 	engine *agent.Engine
 	// runCtx is run's context: the service's life.
 	runCtx context.Context
+	// told: the messages whose failure before the agent was told.
+	told toldSet
 
 	closers []func(context.Context) error
 }
@@ -204,7 +206,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		model = client
 	}
 
-	if s.sessions, err = session.New(ctx, session.Options{Store: sessionStore{st: s.store, shared: s.fleet != nil}, NotFound: store.ErrNotFound,
+	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{sessionStore{st: s.store, shared: s.fleet != nil}, s.storeRetry()}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log}); err != nil {
 		return nil, err
 	}
@@ -297,7 +299,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.handler = s.chain(engine, clicks, commands, chat)
 	s.journal = journal{store: s.store, redact: s.redactor.Redact, outcomes: s.metrics.InboxEvents, log: s.log}
-	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.journal, OnStart: s.resume}
+	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.journal, OnStart: s.resume, OnFailed: s.tellFailed,
+		Grace: cfg.ShutdownGrace}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.lockThread
 	}
@@ -309,11 +312,11 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := threadStore{s.store}
+	threads := retryThreads{threadStore{s.store}, s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
-		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: s.store, Locks: threads,
+		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: retrySeen{s.store, s.storeRetry()}, Locks: threads,
 			Self: self, Drops: s.metrics.Drops, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
@@ -560,7 +563,8 @@ func redactPatterns(p *persona.Persona) ([]redact.Pattern, error) {
 // the gateway drains its running turns, sessions close, the store closes.
 func (s *service) run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	httpErr := make(chan error, 2)
+	servers := s.httpServers()
+	httpErr := make(chan error, len(servers))
 	serve := func(port int, h http.Handler) error {
 		ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
 		if err != nil {
@@ -575,27 +579,8 @@ func (s *service) run(ctx context.Context) error {
 		}()
 		return nil
 	}
-	// The ingress shares the health port unless AGENT_HTTP_PORT names another.
-	ingressApart := s.ingress != nil && s.cfg.IngressPort() != s.cfg.HealthPort
-	if s.cfg.HealthPort != 0 {
-		deps := httpapi.Deps{
-			Healthy:      s.store.CheckWritable,
-			Ready:        s.store.Ping,
-			SessionsLive: s.sessions.Live,
-			Started:      s.started,
-			Gatherer:     s.metrics.Registry,
-			Logger:       s.log,
-			Pprof:        s.cfg.Pprof == "1",
-		}
-		if !ingressApart {
-			deps.Ingress = s.ingress
-		}
-		if err := serve(s.cfg.HealthPort, httpapi.New(deps)); err != nil {
-			return err
-		}
-	}
-	if ingressApart {
-		if err := serve(s.cfg.IngressPort(), httpapi.NewIngress(s.ingress, s.log)); err != nil {
+	for _, sv := range servers {
+		if err := serve(sv.port, sv.handler); err != nil {
 			return err
 		}
 	}
@@ -621,6 +606,11 @@ func (s *service) run(ctx context.Context) error {
 			s.listen(ctx)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.pruneLoop(ctx)
+	}()
 	s.runCtx = ctx
 	// Start-up leaves garbage (package init, the persona, the tools'
 	// schemas, the first connections): collect it and give the pages back

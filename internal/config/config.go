@@ -48,6 +48,12 @@ type Config struct {
 	SandboxNet     string  // AGENT_SANDBOX_NET
 	Pprof          string  // AGENT_PPROF: "1" serves /debug/pprof/ on the health port
 	Stream         string  // AGENT_STREAM: auto or off
+	// ShutdownGrace (AGENT_SHUTDOWN_GRACE) is how long a stopping service
+	// lets running turns finish.
+	ShutdownGrace time.Duration
+	// MetricsPort (AGENT_METRICS_PORT) serves /metrics and /debug/pprof/;
+	// 0 is the default (MetricsListenPort).
+	MetricsPort int
 }
 
 // Defaults.
@@ -70,6 +76,7 @@ type setting struct {
 	str              *string
 	num              *float64
 	integer          *int
+	dur              *time.Duration
 	def              string
 }
 
@@ -104,6 +111,8 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_SANDBOX_NET", usage: "network of sandboxed commands: allow or deny", str: &c.SandboxNet, def: DefaultSandboxNet},
 		{env: "AGENT_STREAM", usage: "show replies while the model writes them: auto or off", str: &c.Stream, def: "auto"},
 		{env: "AGENT_PPROF", usage: "1 serves the Go profiles at /debug/pprof/ on the health port", str: &c.Pprof},
+		{env: "AGENT_SHUTDOWN_GRACE", usage: "how long a stopping service lets running turns finish", dur: &c.ShutdownGrace, def: DefaultShutdownGrace.String()},
+		{env: "AGENT_METRICS_PORT", usage: "port of /metrics and /debug/pprof/ (default: the health port, 9090 when the HTTP ingress shares it)", integer: &c.MetricsPort, def: "0"},
 	}
 }
 
@@ -146,6 +155,12 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, env func(string) string, logFor
 				errs = append(errs, fmt.Errorf("%s: %q is not an integer", s.env, val))
 			}
 			fs.IntVar(s.integer, name, n, usage)
+		case s.dur != nil:
+			d, err := time.ParseDuration(val)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a duration (like 30s or 2m)", s.env, val))
+			}
+			fs.DurationVar(s.dur, name, d, usage)
 		}
 	}
 	return errors.Join(errs...)
@@ -191,6 +206,8 @@ func (c *Config) ValidateService() error {
 		return errors.New("missing env CHAT_APP_TOKEN")
 	case c.HTTPIngress() && c.IngressPort() == 0:
 		return errors.New("AGENT_HTTP_PORT: the HTTP ingress (CHAT_SIGNING_SECRET without CHAT_APP_TOKEN) needs a port; AGENT_HEALTH_PORT is 0")
+	case c.HTTPIngress() && c.MetricsListenPort() == c.IngressPort():
+		return fmt.Errorf("AGENT_METRICS_PORT: %d is the HTTP ingress's port, which the chat platform reaches: set another port for /metrics", c.IngressPort())
 	}
 	if err := c.ValidateTokens(); err != nil {
 		return err
@@ -258,7 +275,7 @@ func (c *Config) ValidateSettings() error {
 	case c.Pprof != "" && c.Pprof != "0" && c.Pprof != "1":
 		return fmt.Errorf("AGENT_PPROF: unknown value %q (want 1 or 0)", c.Pprof)
 	}
-	return nil
+	return c.validateShutdownAndMetrics()
 }
 
 // Database is where the state lives: AGENT_DB_URL (Postgres) when set,

@@ -39,6 +39,10 @@ type Deps struct {
 	// Ingress, when set, adds the chat platform's HTTP ingress routes
 	// (/slack/events, /slack/interactive, /slack/commands).
 	Ingress func(chi.Router)
+	// MetricsApart leaves /metrics and /debug/pprof/ out of New's routes:
+	// NewMetrics serves them on a port of their own (AGENT_METRICS_PORT),
+	// so that the port the chat platform reaches does not show them.
+	MetricsApart bool
 }
 
 // checkTimeout bounds a health or readiness check. Probes (Kubernetes,
@@ -48,6 +52,23 @@ const checkTimeout = 2 * time.Second
 
 // New returns the router serving the routes of routes.go.
 func New(d Deps) http.Handler {
+	d.defaults()
+	r := newRouter(d.Logger)
+	addRoutes(r, d)
+	return r
+}
+
+// NewMetrics returns a router serving only /metrics (and /debug/pprof/
+// with Pprof), with the same logging, panic recovery and 404s: the server
+// of AGENT_METRICS_PORT when it is not the health port.
+func NewMetrics(d Deps) http.Handler {
+	d.defaults()
+	r := newRouter(d.Logger)
+	addMetricsRoutes(r, d)
+	return r
+}
+
+func (d *Deps) defaults() {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -60,10 +81,14 @@ func New(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// newRouter is a router with the middleware and the 404 every server here
+// shares.
+func newRouter(log *slog.Logger) chi.Router {
 	r := chi.NewRouter()
-	r.Use(logRequests(d.Logger), recoverPanics(d.Logger))
+	r.Use(logRequests(log), recoverPanics(log))
 	r.NotFound(notFound)
-	addRoutes(r, d)
 	return r
 }
 
@@ -74,9 +99,7 @@ func NewIngress(routes func(chi.Router), log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := chi.NewRouter()
-	r.Use(logRequests(log), recoverPanics(log))
-	r.NotFound(notFound)
+	r := newRouter(log)
 	routes(r)
 	return r
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/persona-runtime/agent/internal/metrics"
@@ -310,5 +311,43 @@ func TestPprofOnlyWhenOn(t *testing.T) {
 	}
 	if a := do(t, on, http.MethodGet, "/healthz"); a.status != http.StatusOK {
 		t.Errorf("healthz with pprof on: %d", a.status)
+	}
+}
+
+// With the metrics apart (AGENT_METRICS_PORT), the health port serves no
+// /metrics and no profiles, and NewMetrics serves them and nothing else.
+func TestMetricsApart(t *testing.T) {
+	d := deps()
+	d.Pprof = true
+	d.MetricsApart = true
+	d.Ingress = func(r chi.Router) {
+		r.Post("/slack/events", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	}
+	health, metricsOnly := New(d), NewMetrics(d)
+	for _, tt := range []struct {
+		h            http.Handler
+		method, path string
+		want         int
+	}{
+		{health, http.MethodGet, "/healthz", http.StatusOK},
+		{health, http.MethodGet, "/readyz", http.StatusOK},
+		{health, http.MethodPost, "/slack/events", http.StatusOK},
+		{health, http.MethodGet, "/metrics", http.StatusNotFound},
+		{health, http.MethodGet, "/debug/pprof/", http.StatusNotFound},
+		{metricsOnly, http.MethodGet, "/metrics", http.StatusOK},
+		{metricsOnly, http.MethodGet, "/debug/pprof/", http.StatusOK},
+		{metricsOnly, http.MethodGet, "/healthz", http.StatusNotFound},
+		{metricsOnly, http.MethodPost, "/slack/events", http.StatusNotFound},
+	} {
+		name := "health"
+		if tt.h == metricsOnly {
+			name = "metrics"
+		}
+		if a := do(t, tt.h, tt.method, tt.path); a.status != tt.want {
+			t.Errorf("%s port: %s %s answered %d, want %d", name, tt.method, tt.path, a.status, tt.want)
+		}
+	}
+	if a := do(t, metricsOnly, http.MethodGet, "/metrics"); !strings.Contains(a.body, "agent_sessions_live 3") {
+		t.Errorf("metrics port: exposition lacks agent_sessions_live: %s", a.body)
 	}
 }

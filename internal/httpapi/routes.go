@@ -13,13 +13,21 @@ import (
 func addRoutes(r chi.Router, d Deps) {
 	get(r, "/healthz", handleHealthz(d))
 	get(r, "/readyz", handleReadyz(d))
+	if !d.MetricsApart {
+		addMetricsRoutes(r, d)
+	}
+	if d.Ingress != nil {
+		d.Ingress(r)
+	}
+}
+
+// addMetricsRoutes lists the routes that show the process's insides:
+// served beside the health checks, or on a port of their own (NewMetrics).
+func addMetricsRoutes(r chi.Router, d Deps) {
 	get(r, "/metrics", handleMetrics(d))
 	if d.Pprof {
 		// chi's Profiler serves net/http/pprof's handlers under its mount.
 		r.Mount("/debug", middleware.Profiler())
-	}
-	if d.Ingress != nil {
-		d.Ingress(r)
 	}
 }
 

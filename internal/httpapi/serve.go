@@ -7,7 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 )
 
 // Server timeouts. The answers are small and computed in memory or by a
@@ -24,8 +28,29 @@ const (
 	shutdownTimeout = 5 * time.Second
 )
 
-// endpoints are the paths served, as the startup line names them.
-var endpoints = []string{"/healthz", "/readyz", "/metrics"}
+// endpoints are the paths h serves, sorted, as the startup line names
+// them: its routes when it is a router of this package, the profiles as
+// one.
+func endpoints(h http.Handler) []string {
+	routes, ok := h.(chi.Routes)
+	if !ok {
+		return []string{"/healthz", "/readyz", "/metrics"}
+	}
+	var out []string
+	seen := map[string]bool{}
+	_ = chi.Walk(routes, func(_, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if strings.HasPrefix(route, "/debug/") {
+			route = "/debug/pprof/"
+		}
+		if !seen[route] {
+			seen[route] = true
+			out = append(out, route)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}
 
 // Serve serves h on ln until ctx is done, then shuts down gracefully,
 // giving in-flight requests a few seconds. It logs the listening line (with
@@ -54,7 +79,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
-	attrs := []any{"addr", ln.Addr().String(), "endpoints", endpoints}
+	attrs := []any{"addr", ln.Addr().String(), "endpoints", endpoints(h)}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
 		attrs = append(attrs, "port", tcp.Port)
 	}

@@ -96,3 +96,24 @@ func TestServeBadInput(t *testing.T) {
 		t.Error("nil handler accepted")
 	}
 }
+
+// The listening line names what that server serves: a server of the
+// metrics alone does not claim the health checks, nor the health port
+// the metrics it left apart.
+func TestEndpointsOfEachServer(t *testing.T) {
+	d := deps()
+	d.Pprof = true
+	for _, tt := range []struct {
+		name string
+		h    http.Handler
+		want string
+	}{
+		{"all", New(d), "/debug/pprof/ /healthz /metrics /readyz"},
+		{"metrics apart", New(Deps{MetricsApart: true, Pprof: true}), "/healthz /readyz"},
+		{"metrics alone", NewMetrics(d), "/debug/pprof/ /metrics"},
+	} {
+		if got := strings.Join(endpoints(tt.h), " "); got != tt.want {
+			t.Errorf("%s: endpoints %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

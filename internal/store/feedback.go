@@ -2,9 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // Feedback is one person's vote on a reply.
@@ -17,33 +21,40 @@ type Feedback struct {
 	At        time.Time
 }
 
-// RecordFeedback stores f; a later vote of the same person on the same
-// reply replaces the earlier one. It reports whether one was replaced.
-func (s *Store) RecordFeedback(ctx context.Context, f Feedback) (replaced bool, err error) {
+// RecordFeedback stores f: one vote per person per reply, a later one
+// replacing the earlier. It returns the vote it replaced ("" for none); a
+// vote equal to the stored one changes nothing. The read and the write
+// are one transaction (serialised across replicas on Postgres), so that
+// two clicks at once cannot both see the same earlier vote.
+func (s *Store) RecordFeedback(ctx context.Context, f Feedback) (previous string, err error) {
 	if f.ChannelID == "" || f.MessageTS == "" || f.UserID == "" || (f.Value != "good" && f.Value != "bad") {
-		return false, fmt.Errorf("feedback: channel, message, user and a good or bad value are required")
+		return "", fmt.Errorf("feedback: channel, message, user and a good or bad value are required")
 	}
 	at := f.At
 	if at.IsZero() {
 		at = s.now()
 	}
-	err = s.write(ctx, func(ctx context.Context) error {
-		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM feedback WHERE channel_id = ? AND message_ts = ? AND user_id = ?`,
-			f.ChannelID, f.MessageTS, f.UserID).Scan(&n); err != nil {
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		previous = ""
+		err := tx.QueryRowContext(ctx, `SELECT value FROM feedback WHERE channel_id = ? AND message_ts = ? AND user_id = ?`,
+			f.ChannelID, f.MessageTS, f.UserID).Scan(&previous)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
 			return err
+		case previous == f.Value:
+			return nil
 		}
-		replaced = n > 0
-		_, err := s.db.ExecContext(ctx, `INSERT INTO feedback (channel_id, message_ts, user_id, thread_ts, value, created_at)
+		_, err = tx.ExecContext(ctx, `INSERT INTO feedback (channel_id, message_ts, user_id, thread_ts, value, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (channel_id, message_ts, user_id)
 			DO UPDATE SET value = excluded.value, created_at = excluded.created_at, thread_ts = excluded.thread_ts`,
 			f.ChannelID, f.MessageTS, f.UserID, f.ThreadTS, f.Value, at.UnixMilli())
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("record feedback: %w", err)
+		return "", fmt.Errorf("record feedback: %w", err)
 	}
-	return replaced, nil
+	return previous, nil
 }
 
 // FeedbackThread is a thread's votes.

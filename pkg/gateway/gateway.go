@@ -33,6 +33,12 @@ type Config struct {
 	// before its acknowledgement to its answer (the store, through the
 	// service).
 	Inbox Inbox
+	// OnFailed, when set, is told of a journaled event whose handling
+	// failed before it reached the agent stage (a store error in the drop,
+	// engagement, auth or session stage; the agent stage tells the thread
+	// of its own failures), before it is recorded failed: the service
+	// tells the person in one line. Not for an event cut short by shutdown.
+	OnFailed func(ctx context.Context, ev *pipeline.Event, err error)
 	// OnStart, when set, runs once the gateway takes events, with its
 	// Deliver (the service resumes what a crash left unfinished).
 	OnStart func(deliver func(*pipeline.Event))
@@ -407,6 +413,9 @@ func (g *Gateway) settle(ctx context.Context, inbox Inbox, ev *pipeline.Event, p
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && g.base.Err() != nil:
 		// Shutdown: left running for the next start.
 	case err != nil:
+		if !reached && g.cfg.OnFailed != nil {
+			g.cfg.OnFailed(ctx, ev, err)
+		}
 		inbox.Finish(ctx, ev, InboxFailed, err)
 	case reached:
 		// The turn ended without a word (the model stayed silent even

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -166,5 +167,63 @@ func TestGatewayLeavesAShutdownTurnRunning(t *testing.T) {
 	<-done
 	if got := inbox.life("E1"); got != "receive start" {
 		t.Errorf("E1: %q, want it left running", got)
+	}
+}
+
+// An event that fails before it reaches the agent stage is told to
+// OnFailed (once, before it is recorded failed); one that failed in the
+// agent stage (which apologises itself), a drop, and an event cut short by
+// shutdown are not.
+func TestGatewayTellsFailuresBeforeTheAgent(t *testing.T) {
+	inbox := newRecordingInbox()
+	storeDown := errors.New("database is locked")
+	started := make(chan struct{})
+	h := pipeline.HandlerFunc(func(ctx context.Context, ev *pipeline.Event) error {
+		p := pipeline.ProgressFromContext(ctx)
+		switch ev.Text {
+		case "stage":
+			return &pipeline.StageError{Stage: "engage", Err: storeDown}
+		case "agent":
+			p.Reach()
+			return errors.New("model down")
+		case "shutdown":
+			close(started)
+			<-ctx.Done()
+			return &pipeline.StageError{Stage: "session", Err: ctx.Err()}
+		}
+		return nil
+	})
+	var mu sync.Mutex
+	var told []string
+	onFailed := func(_ context.Context, ev *pipeline.Event, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, ev.ID+": "+err.Error()+" (before: "+inbox.life(ev.ID)+")")
+	}
+	tr := &chanTransport{events: make(chan *pipeline.Event)}
+	g := New(tr, h, noop.NewTracerProvider().Tracer(""), slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		Config{Inbox: inbox, OnFailed: onFailed, Grace: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	for i, text := range []string{"stage", "agent", "drop"} {
+		ev := message(fmt.Sprintf("E%d", i+1), "D1", fmt.Sprintf("%d.1", i+1), "")
+		ev.Text = text
+		tr.events <- ev
+		waitID(t, inbox.done)
+	}
+	ev := message("E4", "D1", "4.1", "")
+	ev.Text = "shutdown"
+	tr.events <- ev
+	<-started
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"E1: engage: database is locked (before: receive start)"}; !slices.Equal(told, want) {
+		t.Errorf("told %q, want %q", told, want)
+	}
+	if got := inbox.life("E1"); got != "receive start failed(engage: database is locked)" {
+		t.Errorf("E1: %q", got)
 	}
 }

@@ -64,8 +64,7 @@ func NewAuth(tracer trace.Tracer, m StageMetrics, dir Directory, modes ThreadMod
 			ctx, span, began := obs.start(ctx)
 			a, err := resolveAccess(ctx, dir, modes, def, ev)
 			if err != nil {
-				obs.end(span, began, OutcomeError, "", err)
-				return err
+				return obs.fail(span, began, err)
 			}
 			span.SetAttributes(attribute.String("role", string(a.Role)),
 				attribute.String("layer", string(a.Layer)), attribute.String("mode", string(a.Mode)))

@@ -249,6 +249,8 @@ func TestAuthThreadModeError(t *testing.T) {
 	h := pipeline.Chain(next, pipeline.NewAuth(tracer, pipeline.StageMetrics{}, worldDirectory(nil), modes, pipeline.ModeAsk))
 	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); !errors.Is(err, errStore) {
 		t.Fatalf("err = %v, want the store error", err)
+	} else if got := pipeline.FailedStage(err); got != "auth" {
+		t.Errorf("FailedStage = %q, want auth", got)
 	}
 	if asked != "C0TEAM:1.0" {
 		t.Errorf("ThreadMode asked for %q, want the thread key", asked)

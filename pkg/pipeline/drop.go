@@ -65,9 +65,10 @@ const DropIgnored = "ignored"
 
 // NewDrop returns the drop filter, the first stage: it stops, before any
 // store write or model call, everything the persona must not see: the bot's
-// own and other bots' messages, blocked users, senders the trust layer does
-// not admit, DMs from non-managers when the persona has channel lists,
-// threads locked by /1on1 to someone else, and redelivered events. Each drop
+// own and other bots' messages, blocked users, senders (and clickers) the
+// trust layer does not admit, DMs and clicks in DMs from non-managers when
+// the persona has channel lists, threads locked by /1on1 to someone else,
+// and redelivered events. Each drop
 // increments agent_chat_drops_total{reason} and logs one debug line; nothing
 // is posted to the sender.
 func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
@@ -85,8 +86,7 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 			ctx, span, began := obs.start(ctx)
 			reason, err := dropReason(ctx, d, dedupe, ev)
 			if err != nil {
-				obs.end(span, began, OutcomeError, "", err)
-				return err
+				return obs.fail(span, began, err)
 			}
 			if reason != "" {
 				counters[reason].Inc()
@@ -126,26 +126,29 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 	if d.Roster.IsBlocked(ev.UserID) {
 		return DropBlocked, nil
 	}
-	// Clicks on cards are judged by the approval gate (an approver may click
-	// anywhere); people's words by the trust layers.
-	if ev.Kind != KindAction {
-		dm := ev.IsDM()
-		layer := d.Roster.Layer(ev.ChannelID, dm)
-		manager := d.Roster.IsManager(ev.UserID)
-		switch {
-		case layer == LayerDM && !manager && !d.Roster.DMOpen():
-			return DropDM, nil
-		case layer == LayerRestricted && !manager:
-			return DropWhitelist, nil
+	// Clicks pass the same trust layers as words: a card or a feedback
+	// button is clicked only by someone who may speak where it is (the
+	// approval gate then judges who may decide what). Were they exempt, a
+	// person the channel does not admit could still vote on replies or
+	// decide cards there.
+	dm := ev.IsDM()
+	layer := d.Roster.Layer(ev.ChannelID, dm)
+	manager := d.Roster.IsManager(ev.UserID)
+	switch {
+	case layer == LayerDM && !manager && !d.Roster.DMOpen():
+		return DropDM, nil
+	case layer == LayerRestricted && !manager:
+		return DropWhitelist, nil
+	}
+	// A /1on1 lock holds the thread's words; a click on a card there
+	// (the manager's approver deciding it) is not words.
+	if d.Locks != nil && ev.Kind == KindMessage && !manager {
+		owner, err := d.Locks.ThreadLock(ctx, ev.ThreadKey())
+		if err != nil {
+			return "", err
 		}
-		if d.Locks != nil && ev.Kind == KindMessage && !manager {
-			owner, err := d.Locks.ThreadLock(ctx, ev.ThreadKey())
-			if err != nil {
-				return "", err
-			}
-			if owner != "" && owner != ev.UserID {
-				return DropOneOnOne, nil
-			}
+		if owner != "" && owner != ev.UserID {
+			return DropOneOnOne, nil
 		}
 	}
 	return checkDuplicate(ctx, d.Seen, dedupe, ev)

@@ -331,8 +331,8 @@ func TestDropDuplicates(t *testing.T) {
 			second: with(msg("E2", trustedCh, member, ""), func(e *pipeline.Event) { e.Text = "<@U0BOT> hi" })},
 		{name: "message then app_mention", seen: memSeen, first: msg("E2", trustedCh, member, ""),
 			second: mention("E1")},
-		{name: "same click twice", seen: memSeen, first: click("action:T1", randomCh, outsider),
-			second: click("action:T1", randomCh, outsider)},
+		{name: "same click twice", seen: memSeen, first: click("action:T1", trustedCh, outsider),
+			second: click("action:T1", trustedCh, outsider)},
 		{name: "retry of the same event", seen: memSeen, first: msg("E1", trustedCh, member, ""),
 			second: with(msg("E1", trustedCh, member, ""), func(e *pipeline.Event) { e.Retry = 1 })},
 		{name: "redelivery the store has seen", seen: func() *fakeSeen {
@@ -432,16 +432,20 @@ func click(id, channel, user string) *pipeline.Event {
 		UserID: user, Action: &pipeline.Action{ActionID: pipeline.ActionApprove, Value: "A1", MessageTS: "1.0"}}
 }
 
-// TestDropClicks: a click on a card is judged by the approval gate, so the
-// trust layers do not apply; blocked users and redeliveries still do.
+// TestDropClicks: a click passes the trust layers like a message (the
+// approval gate then judges who decides); blocked users and redeliveries
+// are dropped too; a /1on1 lock holds words, not clicks.
 func TestDropClicks(t *testing.T) {
 	tests := []struct {
 		name string
 		ev   *pipeline.Event
 		want string
 	}{
-		{"stranger in restricted channel", click("action:T1", randomCh, outsider), ""},
-		{"non-manager in closed DM", click("action:T1", dmCh, member), ""},
+		{"stranger in restricted channel", click("action:T1", randomCh, outsider), pipeline.DropWhitelist},
+		{"non-manager in closed DM", click("action:T1", dmCh, member), pipeline.DropDM},
+		{"manager in restricted channel", click("action:T1", randomCh, manager), ""},
+		{"manager in DM", click("action:T1", dmCh, manager), ""},
+		{"member in trusted channel", click("action:T1", trustedCh, member), ""},
 		{"in a thread locked to someone else", with(click("action:T1", trustedCh, member), func(e *pipeline.Event) { e.ThreadTS = "1.0" }), ""},
 		{"blocked user", click("action:T1", trustedCh, blocked), pipeline.DropBlocked},
 		{"no user", click("action:T1", trustedCh, ""), pipeline.DropIgnored},
@@ -587,6 +591,9 @@ func TestDropLockError(t *testing.T) {
 	err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0"))
 	if !errors.Is(err, errLock) {
 		t.Fatalf("err = %v, want the lock error", err)
+	}
+	if got := pipeline.FailedStage(err); got != "drop" {
+		t.Errorf("FailedStage = %q, want drop", got)
 	}
 	if next.ran() || len(seen.markCalls()) != 0 {
 		t.Errorf("next ran %v, marked %q; want neither", next.ran(), seen.markCalls())

@@ -52,8 +52,7 @@ func NewEngage(tracer trace.Tracer, m StageMetrics, threads Engagements, self fu
 			}
 			decision, err := engage(ctx, threads, self().UserID, ev)
 			if err != nil {
-				obs.end(span, began, OutcomeError, "", err)
-				return err
+				return obs.fail(span, began, err)
 			}
 			switch decision {
 			case engageDisengaged, engageNotEngaged:

@@ -245,6 +245,8 @@ func TestEngageStoreErrors(t *testing.T) {
 			h := pipeline.Chain(next, pipeline.NewEngage(tracer, pipeline.StageMetrics{}, tt.threads, selfFn, discardLog()))
 			if err := h.Handle(context.Background(), tt.ev); !errors.Is(err, errStore) {
 				t.Fatalf("err = %v, want the store error", err)
+			} else if got := pipeline.FailedStage(err); got != "engage" {
+				t.Errorf("FailedStage = %q, want engage", got)
 			}
 			if next.ran() {
 				t.Error("next ran after a store error")

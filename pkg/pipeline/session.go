@@ -52,8 +52,7 @@ func NewSession(tracer trace.Tracer, m StageMetrics, sessions Sessions) Middlewa
 			}
 			s, release, err := sessions.Acquire(ctx, ev)
 			if err != nil {
-				obs.end(span, began, OutcomeError, "", err)
-				return err
+				return obs.fail(span, began, err)
 			}
 			defer release()
 			span.SetAttributes(attribute.String("session_id", s.ID()))

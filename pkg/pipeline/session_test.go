@@ -83,6 +83,8 @@ func TestSessionAcquireError(t *testing.T) {
 	h := pipeline.Chain(next, pipeline.NewSession(tracer, pipeline.StageMetrics{}, sessions))
 	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); !errors.Is(err, errAcquire) {
 		t.Fatalf("err = %v, want the Acquire error", err)
+	} else if got := pipeline.FailedStage(err); got != "session" {
+		t.Errorf("FailedStage = %q, want session", got)
 	}
 	if next.ran() {
 		t.Error("next ran without a session")

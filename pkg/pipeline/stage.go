@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,7 @@ type StageMetrics struct {
 // resolves the metric children once, at construction, so that the per-event
 // cost is a map-free counter increment.
 type observer struct {
+	stage    string
 	name     string
 	tracer   trace.Tracer
 	outcomes map[string]prometheus.Counter
@@ -40,7 +42,7 @@ func newObserver(stage string, tracer trace.Tracer, m StageMetrics) *observer {
 	if tracer == nil {
 		panic("pipeline: stage " + stage + " needs a tracer")
 	}
-	o := &observer{name: "pipeline." + stage, tracer: tracer, outcomes: map[string]prometheus.Counter{}}
+	o := &observer{stage: stage, name: "pipeline." + stage, tracer: tracer, outcomes: map[string]prometheus.Counter{}}
 	if m.Outcomes != nil {
 		for _, out := range []string{OutcomePass, OutcomeDrop, OutcomeError, OutcomeDone} {
 			o.outcomes[out] = m.Outcomes.WithLabelValues(stage, out)
@@ -82,4 +84,35 @@ func (o *observer) end(span trace.Span, began time.Time, outcome, reason string,
 	if o.duration != nil {
 		o.duration.Observe(time.Since(began).Seconds())
 	}
+}
+
+// fail ends the span of a stage whose own work failed (a store read, a
+// lookup) and returns err as a *StageError naming the stage. Errors of the
+// stages after it pass through end unchanged.
+func (o *observer) fail(span trace.Span, began time.Time, err error) error {
+	o.end(span, began, OutcomeError, "", err)
+	return &StageError{Stage: o.stage, Err: err}
+}
+
+// StageError is the failure of a stage's own work, as opposed to the
+// failure of a stage after it: Stage names it ("drop", "engage", "auth",
+// "session"). The gateway reads it to know how far an event got: an event
+// that failed in "auth" or "session" had passed the engagement rules.
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (e *StageError) Error() string { return e.Stage + ": " + e.Err.Error() }
+
+func (e *StageError) Unwrap() error { return e.Err }
+
+// FailedStage returns the stage whose own work failed in err, or "" when
+// err is no StageError (a failure of the agent stage or after it).
+func FailedStage(err error) string {
+	var se *StageError
+	if errors.As(err, &se) {
+		return se.Stage
+	}
+	return ""
 }

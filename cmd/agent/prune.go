@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/persona-runtime/agent/internal/store"
+)
+
+// eventsKeep is how long a processed event's key is kept to catch its
+// redelivery: the platform retries an HTTP event for about an hour and
+// replays a socket's unacknowledged envelopes at its reconnection; a week,
+// as long as a settled inbox row, covers a replica left down over a
+// weekend.
+const eventsKeep = 7 * 24 * time.Hour
+
+// pruneEvery is how often the settled inbox rows and the old event keys
+// are deleted, at start and then on a timer, so that a service that runs
+// for months does not grow them without end. A variable: tests shorten it.
+var pruneEvery = time.Hour
+
+// pruneLoop prunes at once, then every pruneEvery until ctx ends. Every
+// replica of a fleet runs it: each prune is a single DELETE of rows older
+// than a cut-off, which two replicas may run together (the second finds
+// nothing left to delete).
+func (s *service) pruneLoop(ctx context.Context) {
+	if s.cfg.Database() == store.Memory {
+		return // made by this run (the simulator): nothing is old in it
+	}
+	tick := time.NewTicker(pruneEvery)
+	defer tick.Stop()
+	for {
+		s.prune(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// prune deletes the settled inbox rows older than inboxKeep and the event
+// keys older than eventsKeep.
+func (s *service) prune(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	now := time.Now()
+	for _, p := range []struct {
+		what string
+		keep time.Duration
+		del  func(context.Context, time.Time) (int64, error)
+	}{
+		{"inbox: pruned settled events", inboxKeep, s.store.PruneInbox},
+		{"pruned processed event keys", eventsKeep, s.store.PruneEvents},
+	} {
+		n, err := p.del(ctx, now.Add(-p.keep))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.WarnContext(ctx, "prune", "what", p.what, "err", err)
+		case n > 0:
+			s.log.DebugContext(ctx, p.what, "count", n)
+		}
+	}
+}
