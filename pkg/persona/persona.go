@@ -27,6 +27,10 @@ const Placeholder = "REPLACE_ME"
 // ScopeAnything is the catch-all approval scope.
 const ScopeAnything = "anything"
 
+// ScopeMode is the scope of an approver who may change a thread's or a
+// channel's permission mode (/mode); "anything" covers it too.
+const ScopeMode = "mode"
+
 // Persona is a parsed SOUL.md. The exported fields are its JSON form (the
 // cached extraction result); the lookup sets behind the access methods are
 // rebuilt by Prepare.
