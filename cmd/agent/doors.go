@@ -16,10 +16,10 @@ import (
 // Open doors are said out loud, or refused.
 //
 // A thread in bypass runs every tool without a card: only the kernel
-// sandbox stands between the model and the host. Without it (AGENT_SANDBOX
-// =auto on a kernel without Landlock) bypass is refused unless the operator
-// chose AGENT_SANDBOX=off, which says in so many words that commands run
-// unconfined. A thread can be in bypass three ways, each closed here:
+// sandbox stands between the model and the host. Without it
+// (AGENT_SANDBOX=auto on a kernel without Landlock) bypass is refused
+// unless the operator chose AGENT_SANDBOX=off, which says in so many words
+// that commands run unconfined. A thread can be in bypass three ways, each closed here:
 //   - the configuration (AGENT_DEFAULT_MODE, a `## Channel` `- Mode:`
 //     override): the service refuses to start (checkBypass);
 //   - `/mode bypass` at run time: the command refuses (commands.NoBypass);

@@ -145,7 +145,9 @@ func (c *Commands) mode(ctx context.Context, ev *pipeline.Event, a pipeline.Acce
 	}
 	m, err := pipeline.ParseMode(args)
 	if err != nil {
-		return say(ctx, out, fmt.Sprintf("Unknown permission mode `%s`. %s", args, current))
+		// The words are not echoed: whatever they hold (a mention, a
+		// broadcast) is not the bot's to post.
+		return say(ctx, out, "That is not a permission mode. "+current)
 	}
 	if !mayChangeMode(a) {
 		return c.refuse(ctx, ev, "/mode", key, out, msgModeRefused)
