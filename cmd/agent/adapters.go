@@ -12,8 +12,12 @@ import (
 )
 
 // threadStore adapts the store's thread rows to the small interfaces the
-// pipeline stages declare.
-type threadStore struct{ st *store.Store }
+// pipeline stages declare. noBypass is set where bypass is refused (no
+// kernel sandbox; doors.go).
+type threadStore struct {
+	st       *store.Store
+	noBypass bool
+}
 
 var (
 	_ pipeline.Engagements = threadStore{}
@@ -40,9 +44,13 @@ func (t threadStore) SetEngaged(ctx context.Context, key, channelID, rootTS stri
 }
 
 // ThreadMode is the thread's own mode (/mode in the thread), else the
-// channel's (/mode as a slash command, stored under "<channel>:").
+// channel's (/mode as a slash command, stored under "<channel>:"). Where
+// bypass is refused, a bypass stored in an earlier run works as ask.
 func (t threadStore) ThreadMode(ctx context.Context, key string) (pipeline.Mode, error) {
 	mode, err := t.st.ModeOf(ctx, key, channelKey(key))
+	if t.noBypass && pipeline.Mode(mode) == pipeline.ModeBypass {
+		return pipeline.ModeAsk, err
+	}
 	return pipeline.Mode(mode), err
 }
 

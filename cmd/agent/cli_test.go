@@ -121,7 +121,7 @@ func TestValidateSoul(t *testing.T) {
 		code       int
 		out, errIn string
 	}{
-		{"valid", []string{"validate-soul", "--soul", good}, 0, "Testbot", "only the manager/backup manager can chat outside DMs"},
+		{"valid", []string{"validate-soul", "--soul", good}, 0, "Testbot", "anyone in the workspace can DM the persona"},
 		{"missing field", []string{"validate-soul", "--soul", noManager}, 1, "", "missing required fields: manager.userId"},
 		{"handle warning", []string{"validate-soul", "--soul", noManager}, 1, "", "DMs will not be answered"},
 		{"missing file", []string{"validate-soul", "--soul", filepath.Join(dir, "none.md")}, 2, "", "read SOUL.md"},

@@ -34,7 +34,10 @@ type finding struct {
 	// degraded: wrong, but the service can run without it (a missing
 	// scope disables a feature, not the bot): `start` warns, `doctor` fails.
 	degraded bool
-	text     string
+	// open: an open door the operator may mean (DMs open to everyone):
+	// `doctor` says it (WARN) and passes.
+	open bool
+	text string
 }
 
 // diagnose checks what the service was given, before it connects: the
@@ -259,7 +262,7 @@ func (c *cli) doctorCommand() *ffcli.Command {
 		ShortUsage: "agent doctor [flags]",
 		ShortHelp:  "check the tokens, their scopes, socket mode, the model key and the database; exit 1 on a problem",
 		LongHelp: "Runs the checks `agent start` runs before it connects, and prints one line per check: " +
-			"ok or FAIL, naming the variable and the fix. Asks the chat platform " +
+			"ok or FAIL, naming the variable and the fix, and WARN for a door SOUL.md leaves open. Asks the chat platform " +
 			"(auth.test, apps.connections.open) and the model provider (its models list).",
 		FlagSet: fs,
 		Exec: func(ctx context.Context, _ []string) error {
@@ -268,11 +271,14 @@ func (c *cli) doctorCommand() *ffcli.Command {
 			}
 			// A check that could not be made fails the doctor: it is
 			// there to tell.
-			findings := diagnose(ctx, cfg)
-			failed := slices.ContainsFunc(findings, func(f finding) bool { return !f.ok })
+			findings := append(diagnose(ctx, cfg), diagnoseDoors(cfg)...)
+			failed := slices.ContainsFunc(findings, func(f finding) bool { return !f.ok && !f.open })
 			for _, f := range findings {
 				mark := "ok  "
-				if !f.ok {
+				switch {
+				case f.open:
+					mark = "WARN"
+				case !f.ok:
 					mark = "FAIL"
 				}
 				fmt.Fprintf(c.stdout, "%s  %s\n", mark, f.text)

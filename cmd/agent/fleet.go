@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/persona-runtime/agent/internal/commands"
@@ -162,7 +163,7 @@ func (s *service) listen(ctx context.Context) {
 			case approvalTopic:
 				s.gate.Wake(ctx, payload)
 			case abortTopic:
-				if s.engine.Abort(payload) {
+				if s.abortAnnounced(payload) {
 					s.log.InfoContext(ctx, "fleet: stopped a turn at another replica's /abort", "thread", payload)
 				}
 			}
@@ -202,6 +203,46 @@ func (e fleetEngine) Abort(threadKey string) bool {
 		return false
 	}
 	return true
+}
+
+// AbortOwn stops the thread's turn here when userID started it, or, when
+// it runs at another replica, announces the stop there once the inbox
+// names userID as its starter; that replica checks again (abortAnnounced).
+func (e fleetEngine) AbortOwn(threadKey, userID string) (stopped, running bool) {
+	if stopped, running = e.Engine.AbortOwn(threadKey, userID); running {
+		return stopped, running
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	busy, err := e.s.fleet.ThreadBusy(ctx, threadKey)
+	if err != nil || !busy {
+		return false, false
+	}
+	channel, root, _ := strings.Cut(threadKey, ":")
+	starter, ok, err := e.s.fleet.TurnStarter(ctx, channel, root)
+	if err != nil {
+		e.s.log.WarnContext(ctx, "fleet: /abort: the turn's starter not known", "thread", threadKey, "err", err)
+	}
+	if !ok || starter != userID {
+		return false, true
+	}
+	if err := e.s.fleet.Notify(ctx, abortTopic, threadKey+"\n"+userID); err != nil {
+		e.s.log.WarnContext(ctx, "fleet: /abort not announced", "thread", threadKey, "err", err)
+		return false, true
+	}
+	return true, true
+}
+
+// abortAnnounced stops the turn another replica's /abort names: the
+// thread's ("<key>"), or only when the named person started it
+// ("<key>\n<user>").
+func (s *service) abortAnnounced(payload string) bool {
+	key, user, own := strings.Cut(payload, "\n")
+	if !own {
+		return s.engine.Abort(key)
+	}
+	stopped, _ := s.engine.AbortOwn(key, user)
+	return stopped
 }
 
 // announceApproval tells the other replicas that approval id was decided.

@@ -98,7 +98,7 @@ func TestReplicasExactlyOnce(t *testing.T) {
 	slack.SendOn(b.conn, fake.EnvelopeEventsAPI, fake.Message{EventID: "EvAbort", User: "U0MGR", Channel: "D0MGR",
 		TS: fmt.Sprintf("%d.%06d", 1700000060, 101), ThreadTS: root(60), Text: "/abort"}.Payload(), 0)
 	if _, err := slack.WaitForPost(ctx, func(p fake.Post) bool {
-		return p.ThreadTS == root(60) && strings.HasPrefix(p.Text, "Stopped.")
+		return p.ThreadTS == root(60) && strings.HasPrefix(p.Text, "aborted: I stopped")
 	}); err != nil {
 		t.Fatalf("/abort at the other replica not answered: %v", err)
 	}

@@ -14,7 +14,7 @@ func TestOneOnOneLockDropReleaseRestart(t *testing.T) {
 	h.send(fake.Message{User: "U0ALICE", Channel: "C0TEAM", TS: "300.1", Text: "<@U0BOT> private matter"})
 	h.expectReply("C0TEAM", "300.1", "private matter")
 	h.send(fake.Message{User: "U0ALICE", Channel: "C0TEAM", TS: "300.2", ThreadTS: "300.1", Text: "/1on1"})
-	h.expectNotice("C0TEAM", "300.1", "1:1")
+	h.expectNotice("C0TEAM", "300.1", "1on1 mode:")
 
 	// Someone else's message in the thread is dropped (one_on_one) ...
 	before := len(h.model.Requests())

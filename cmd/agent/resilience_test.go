@@ -69,7 +69,7 @@ func TestAbortStopsARunningTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.2", ThreadTS: "100.1", Text: "/abort"})
-	h.expectNotice("D0MGR", "100.1", "Stopped")
+	h.expectNotice("D0MGR", "100.1", "aborted: I stopped the running turn")
 	h.waitMetric(`agent_turns_total{outcome="aborted"}`, 1)
 	close(held)
 	// The session stays usable.

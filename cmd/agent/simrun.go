@@ -18,6 +18,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/stub"
@@ -107,6 +108,13 @@ func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
 	} else {
 		cfg.DefaultMode, cfg.AutoAllowTools, cfg.IdleMinutes = "bypass", config.DefaultAutoAllowTools, config.DefaultIdleMinutes
 		cfg.MaxTurns, cfg.PackageRunner, cfg.LogLevel = config.DefaultMaxTurns, config.DefaultPackageRunner, "warn"
+		if landlockABI() == 0 {
+			// The stub's world runs in bypass, and its one command (echo)
+			// may run unconfined where the kernel has no sandbox: the
+			// refusal of doors.go guards a persona's configuration, and a
+			// live model gets the shared configuration's own AGENT_SANDBOX.
+			cfg.Sandbox = string(sandbox.ModeOff)
+		}
 	}
 	cfg.Home, cfg.DBPath, cfg.Workspaces = home, filepath.Join(home, "db.sqlite"), filepath.Join(home, "workspaces")
 	// The simulator's state is its own: never the persona's Postgres (it

@@ -86,6 +86,9 @@ type service struct {
 	runCtx context.Context
 	// told: the messages whose failure before the agent was told.
 	told toldSet
+	// noBypass is why no thread may run in bypass here ("" when it may;
+	// doors.go).
+	noBypass string
 
 	closers []func(context.Context) error
 }
@@ -294,7 +297,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		control = fleetEngine{Engine: engine, s: s}
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
-		Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log}
+		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.handler = s.chain(engine, clicks, commands, chat)
@@ -312,7 +315,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := retryThreads{threadStore{s.store}, s.storeRetry()}
+	threads := retryThreads{threadStore{st: s.store, noBypass: s.noBypass != ""}, s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
@@ -470,7 +473,8 @@ func (s *service) newSandbox(getenv func(string) string) (tools.Confiner, error)
 	}
 	sb, err := sandbox.New(sandbox.Options{
 		Mode: sandbox.Mode(s.cfg.Sandbox), Net: sandbox.Net(s.cfg.SandboxNet),
-		ReadOnly: append([]string{filepath.Join(s.cfg.Home, "skills"), filepath.Join(s.cfg.Home, "knowledge")}, gitConfigFiles(getenv)...),
+		ReadOnly:    append([]string{filepath.Join(s.cfg.Home, "skills"), filepath.Join(s.cfg.Home, "knowledge")}, gitConfigFiles(getenv)...),
+		LandlockABI: kernelLandlock,
 	})
 	if err != nil {
 		return nil, err
@@ -487,6 +491,10 @@ func (s *service) newSandbox(getenv func(string) string) (tools.Confiner, error)
 	} else {
 		s.log.Warn(st.String(), attrs...)
 	}
+	if err := checkBypass(s.cfg, s.persona, st.Mode, st.Landlock); err != nil {
+		return nil, err
+	}
+	s.noBypass = bypassRefusal(st.Mode, st.Landlock)
 	if st.Mode == sandbox.ModeOff {
 		return nil, nil
 	}

@@ -248,16 +248,42 @@ func (e *Engine) statusAsync(ctx context.Context, t *pipeline.Turn, text string)
 	return func() { <-done }
 }
 
+// runningTurn is a turn in progress: how to stop it, and who started it
+// (the person whose message it answers), who may stop it as well as the
+// managers and approvers.
+type runningTurn struct {
+	cancel context.CancelFunc
+	by     string
+}
+
 // Abort stops the turn running in a thread, at once; it reports whether one
 // was running. The session stays usable: the history keeps what happened.
 func (e *Engine) Abort(threadKey string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	cancel, ok := e.running[threadKey]
+	r, ok := e.running[threadKey]
 	if ok {
-		cancel()
+		r.cancel()
 	}
 	return ok
+}
+
+// AbortOwn stops the turn running in a thread only when userID started it:
+// the check and the stop hold the same lock, so a turn that someone else
+// starts in the meantime is never the one stopped. running reports whether
+// a turn runs in the thread at all, to tell a refusal from nothing to stop.
+func (e *Engine) AbortOwn(threadKey, userID string) (stopped, running bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.running[threadKey]
+	if !ok {
+		return false, false
+	}
+	if userID == "" || r.by != userID {
+		return false, true
+	}
+	r.cancel()
+	return true, true
 }
 
 // AbortChannel stops every turn running in a channel (a slash command has
@@ -266,9 +292,9 @@ func (e *Engine) AbortChannel(channelID string) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n := 0
-	for key, cancel := range e.running {
+	for key, r := range e.running {
 		if strings.HasPrefix(key, channelID+":") {
-			cancel()
+			r.cancel()
 			n++
 		}
 	}

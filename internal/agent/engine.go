@@ -129,7 +129,7 @@ type Engine struct {
 	tools []anthropic.ToolUnionParam
 
 	mu      sync.Mutex
-	running map[string]context.CancelFunc // thread key → its running turn
+	running map[string]runningTurn // thread key → its running turn
 
 	bg sync.WaitGroup // work a turn left running beside it (the token counters)
 
@@ -165,7 +165,7 @@ func New(o Options) (*Engine, error) {
 	if o.CompactAt <= 0 {
 		o.CompactAt = 150_000
 	}
-	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns), running: map[string]context.CancelFunc{}}
+	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns), running: map[string]runningTurn{}}
 	e.tools = toolParams(o.Tools.List())
 	return e, nil
 }
@@ -224,7 +224,7 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	defer cancel()
 	key := t.Event.ThreadKey()
 	e.mu.Lock()
-	e.running[key] = cancel
+	e.running[key] = runningTurn{cancel: cancel, by: t.Event.UserID}
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()

@@ -1563,3 +1563,37 @@ func TestToolResultWriteFails(t *testing.T) {
 		t.Errorf("the write's failure is not logged:\n%s", logs)
 	}
 }
+
+// Only the person whose message started a turn may stop it with AbortOwn;
+// anyone else is told a turn runs, and it goes on.
+func TestAbortOwnOnlyByStarter(t *testing.T) {
+	var e *env
+	type try struct{ stopped, running bool }
+	var other, own try
+	check := tools.Tool{
+		Name: "check", Description: "Tries to stop the turn.", Schema: json.RawMessage(`{"type":"object"}`),
+		Call: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			other.stopped, other.running = e.engine.AbortOwn("C1:1.0", "U0SOMEONE")
+			if ctx.Err() != nil {
+				t.Error("another person's AbortOwn stopped the turn")
+			}
+			own.stopped, own.running = e.engine.AbortOwn("C1:1.0", senderID)
+			return tools.Result{Text: "tried"}, nil
+		},
+	}
+	e = newEnv(t, config{extra: []tools.Tool{check}})
+	e.fake.Enqueue(fake.AnthropicResponse{Content: []fake.AnthropicBlock{fake.AnthropicToolUse("toolu_a", "check", nil)}})
+	turn, _ := e.turn(t, "1.0", "work", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Turn = %v, want context.Canceled (stopped by its starter)", err)
+	}
+	if other != (try{false, true}) {
+		t.Errorf("AbortOwn by another = %+v, want running and not stopped", other)
+	}
+	if own != (try{true, true}) {
+		t.Errorf("AbortOwn by the starter = %+v, want stopped", own)
+	}
+	if stopped, running := e.engine.AbortOwn("C1:1.0", senderID); stopped || running {
+		t.Errorf("AbortOwn after the turn = %v, %v; want nothing running", stopped, running)
+	}
+}

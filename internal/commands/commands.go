@@ -23,7 +23,13 @@ type Store interface {
 
 // Engine is the agent engine's control surface.
 type Engine interface {
+	// Abort stops the thread's running turn; it reports whether one ran.
 	Abort(threadKey string) bool
+	// AbortOwn stops the thread's running turn only when userID started
+	// it; running reports whether a turn runs there at all.
+	AbortOwn(threadKey, userID string) (stopped, running bool)
+	// AbortChannel stops every turn running in the channel and says how
+	// many.
 	AbortChannel(channelID string) int
 	Compact(ctx context.Context, sessionID string) (int, error)
 }
@@ -41,19 +47,22 @@ type Commands struct {
 	Persona     *persona.Persona
 	Ingest      Ingester
 	DefaultMode pipeline.Mode
-	Self        func() pipeline.Identity
-	Log         *slog.Logger
+	// NoBypass, when set, is why /mode bypass is refused here (the kernel
+	// sandbox is missing and AGENT_SANDBOX=off was not chosen).
+	NoBypass string
+	Self     func() pipeline.Identity
+	Log      *slog.Logger
 }
 
 var _ pipeline.Commands = (*Commands)(nil)
 
 // names are the commands, with what /help says of them.
 var names = map[string]string{
-	"/mode":    "`/mode <ask|accept-edits|bypass|plan|dont-ask>` sets this thread's permission mode (manager and approvers)",
-	"/abort":   "`/abort` stops my running turn at once",
+	"/mode":    "`/mode <ask|accept-edits|bypass|plan|dont-ask>` sets this thread's permission mode (manager, backup manager, approvers with scope `mode`)",
+	"/abort":   "`/abort` stops my running turn at once (whoever started it, the manager, approvers)",
 	"/compact": "`/compact` summarises this thread's history now",
 	"/help":    "`/help` shows this",
-	"/1on1":    "`/1on1` locks this thread to you and the manager; `/1on1 off` releases it",
+	"/1on1":    "`/1on1` locks this thread to you and the manager (whoever started the thread, the manager, approvers); `/1on1 off` releases it",
 	"/ingest":  "`/ingest [label]` synthesises the knowledge base's raw notes into its wiki (manager, backup manager, approvers)",
 }
 
@@ -75,7 +84,7 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 	case "/mode":
 		return true, c.mode(ctx, ev, a, key, args, out)
 	case "/abort":
-		return true, c.abort(ctx, ev, key, out)
+		return true, c.abort(ctx, ev, a, key, out)
 	case "/compact":
 		return true, c.compact(ctx, key, out)
 	case "/help":
@@ -116,20 +125,35 @@ func say(ctx context.Context, out pipeline.Outbox, text string) error {
 	return err
 }
 
-func privileged(a pipeline.Access) bool {
-	return a.Role == pipeline.RoleManager || a.Role == pipeline.RoleBackup || a.Role == pipeline.RoleApprover
+// refuse answers a command its sender may not run, and logs the attempt.
+func (c *Commands) refuse(ctx context.Context, ev *pipeline.Event, name, key string, out pipeline.Outbox, text string) error {
+	c.Log.WarnContext(ctx, "command refused", "command", name, "user_id", ev.UserID, "thread", key)
+	return say(ctx, out, text)
 }
 
+// usageMode is pinned (interfaces.md).
+const usageMode = "usage: /mode ask|accept-edits|bypass|plan|dont-ask"
+
 func (c *Commands) mode(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key, args string, out pipeline.Outbox) error {
-	if args == "" {
-		return say(ctx, out, fmt.Sprintf("This thread's permission mode is `%s`.", a.Mode))
+	here := "This thread's"
+	if ev.Kind == pipeline.KindCommand {
+		here = "This channel's"
 	}
-	if !privileged(a) {
-		return say(ctx, out, "unauthorized: only the manager and approvers can change the mode.")
+	current := fmt.Sprintf("%s permission mode is `%s`.\n%s", here, a.Mode, usageMode)
+	if args == "" {
+		return say(ctx, out, current)
 	}
 	m, err := pipeline.ParseMode(args)
 	if err != nil {
-		return say(ctx, out, err.Error()+".")
+		// The words are not echoed: whatever they hold (a mention, a
+		// broadcast) is not the bot's to post.
+		return say(ctx, out, "That is not a permission mode. "+current)
+	}
+	if !mayChangeMode(a) {
+		return c.refuse(ctx, ev, "/mode", key, out, msgModeRefused)
+	}
+	if m == pipeline.ModeBypass && c.NoBypass != "" {
+		return c.refuse(ctx, ev, "/mode", key, out, "bypass is refused here: "+c.NoBypass)
 	}
 	if err := c.Store.SetThreadMode(ctx, key, string(m)); err != nil {
 		return err
@@ -145,17 +169,41 @@ func (c *Commands) mode(ctx context.Context, ev *pipeline.Event, a pipeline.Acce
 	return say(ctx, out, msg)
 }
 
-func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, key string, out pipeline.Outbox) error {
+// Answers of /abort: each starts with "aborted" (interfaces.md).
+const (
+	msgAborted        = "aborted: I stopped the running turn. The thread stays open: tell me what to do next."
+	msgAbortedChannel = "aborted: I stopped %d running turn(s) in this channel."
+	msgNothingRunning = "aborted: nothing was running."
+)
+
+// abort stops a running turn. The slash form acts on every thread of the
+// channel, so it takes a role; typed in a thread it also lets the person
+// whose message started the turn stop it, checked in the same step as the
+// stop (AbortOwn), never anyone else's.
+func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key string, out pipeline.Outbox) error {
 	if ev.Kind == pipeline.KindCommand {
-		if n := c.Engine.AbortChannel(ev.ChannelID); n > 0 {
-			return say(ctx, out, fmt.Sprintf("Stopped %d running turn(s) here.", n))
+		if !privileged(a) {
+			return c.refuse(ctx, ev, "/abort", key, out, msgAbortSlashRefused)
 		}
-		return say(ctx, out, "Nothing is running here.")
+		if n := c.Engine.AbortChannel(ev.ChannelID); n > 0 {
+			return say(ctx, out, fmt.Sprintf(msgAbortedChannel, n))
+		}
+		return say(ctx, out, msgNothingRunning)
 	}
-	if c.Engine.Abort(key) {
-		return say(ctx, out, "Stopped. The thread stays open: tell me what to do next.")
+	if privileged(a) {
+		if c.Engine.Abort(key) {
+			return say(ctx, out, msgAborted)
+		}
+		return say(ctx, out, msgNothingRunning)
 	}
-	return say(ctx, out, "Nothing is running in this thread.")
+	stopped, running := c.Engine.AbortOwn(key, ev.UserID)
+	switch {
+	case stopped:
+		return say(ctx, out, msgAborted)
+	case running:
+		return c.refuse(ctx, ev, "/abort", key, out, msgAbortRefused)
+	}
+	return say(ctx, out, msgNothingRunning)
 }
 
 func (c *Commands) compact(ctx context.Context, key string, out pipeline.Outbox) error {
@@ -176,6 +224,10 @@ func (c *Commands) compact(ctx context.Context, key string, out pipeline.Outbox)
 	return say(ctx, out, fmt.Sprintf("Compacted: %d older messages are now a summary.", n))
 }
 
+// oneOnOne locks a thread (typed in it) or a whole channel (the slash
+// form) to the sender and the managers. Locking a channel takes a role;
+// locking a thread takes a role or having started it: a member cannot
+// shut others out of a conversation that is not theirs.
 func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key, args string, out pipeline.Outbox) error {
 	th, err := c.Store.GetThread(ctx, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -192,7 +244,7 @@ func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.
 			th, key = ch, channel
 		}
 	}
-	manager := a.Role == pipeline.RoleManager || a.Role == pipeline.RoleBackup
+	manager := managing(a)
 	if strings.EqualFold(args, "off") {
 		if th.LockedBy == "" {
 			return say(ctx, out, "This thread is not locked.")
@@ -203,10 +255,16 @@ func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.
 		if err := c.Store.SetThreadLock(ctx, key, ""); err != nil {
 			return err
 		}
-		return say(ctx, out, "1:1 released: everyone who may talk to me here can again.")
+		return say(ctx, out, "1on1 mode released: everyone who may talk to me here can again.")
 	}
 	if args != "" {
 		return say(ctx, out, "Use `/1on1` to lock this thread or `/1on1 off` to release it.")
+	}
+	switch {
+	case ev.Kind == pipeline.KindCommand && !privileged(a):
+		return c.refuse(ctx, ev, "/1on1", key, out, msgLockSlashRefused)
+	case ev.Kind == pipeline.KindMessage && !privileged(a) && !rootAuthor(ev):
+		return c.refuse(ctx, ev, "/1on1", key, out, msgLockRefused)
 	}
 	if th.LockedBy != "" && th.LockedBy != ev.UserID && !manager {
 		return say(ctx, out, fmt.Sprintf("unauthorized: this thread is locked to <@%s>.", th.LockedBy))
@@ -214,7 +272,11 @@ func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.
 	if err := c.Store.SetThreadLock(ctx, key, ev.UserID); err != nil {
 		return err
 	}
-	return say(ctx, out, fmt.Sprintf("1:1: this thread is now between <@%s> and the manager; others' messages are ignored until `/1on1 off`.", ev.UserID))
+	where := "this thread"
+	if key == pipeline.ThreadKey(ev.ChannelID, "") {
+		where = "this channel"
+	}
+	return say(ctx, out, fmt.Sprintf("1on1 mode: %s is now between <@%s> and the manager; others' messages are ignored until `/1on1 off`.", where, ev.UserID))
 }
 
 func (c *Commands) ingest(ctx context.Context, ev *pipeline.Event, a pipeline.Access, args string, out pipeline.Outbox) error {

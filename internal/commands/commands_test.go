@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +21,10 @@ const (
 	bot      = "U0BOT"
 	manager  = "U0MGR"
 	backup   = "U0BAK"
-	approver = "U0OPS"
+	approver = "U0OPS"  // scopes Bash, mcp__github__create_issue
+	anyone   = "U0APP"  // an approver of anything
+	moder    = "U0MODE" // an approver of scope mode
+	skiller  = "U0SKL"  // an approver of scope skills
 	alice    = "U0ALICE"
 	bob      = "U0BOB"
 )
@@ -39,17 +43,58 @@ const soul = `## Identity
 ## Approvers
 - <@U0OPS>: Bash, mcp__github__create_issue ; ops on call
 - <@U0APP>: anything
+- <@U0MODE>: mode
+- <@U0SKL>: skills
 `
 
-// fakeEngine is the engine's control surface: each method calls its function.
+// roster is the parsed soul: who is what, and their scopes.
+var roster = func() *persona.Persona {
+	p, err := persona.Parse("SOUL.md", []byte(soul))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// fakeEngine is the engine's control surface over a set of running turns
+// (thread key → who started it), with the engine's rules: Abort and
+// AbortChannel stop any, AbortOwn only the caller's own. calls records
+// each call as "method key".
 type fakeEngine struct {
-	abort        func(threadKey string) bool
-	abortChannel func(channelID string) int
-	compact      func(ctx context.Context, sessionID string) (int, error)
+	running map[string]string
+	calls   []string
+	compact func(ctx context.Context, sessionID string) (int, error)
 }
 
-func (f *fakeEngine) Abort(threadKey string) bool       { return f.abort(threadKey) }
-func (f *fakeEngine) AbortChannel(channelID string) int { return f.abortChannel(channelID) }
+func (f *fakeEngine) Abort(key string) bool {
+	f.calls = append(f.calls, "Abort "+key)
+	_, ok := f.running[key]
+	delete(f.running, key)
+	return ok
+}
+
+func (f *fakeEngine) AbortOwn(key, user string) (stopped, running bool) {
+	f.calls = append(f.calls, "AbortOwn "+key)
+	by, ok := f.running[key]
+	if !ok || by != user {
+		return false, ok
+	}
+	delete(f.running, key)
+	return true, true
+}
+
+func (f *fakeEngine) AbortChannel(channelID string) int {
+	f.calls = append(f.calls, "AbortChannel "+channelID)
+	n := 0
+	for key := range f.running {
+		if strings.HasPrefix(key, channelID+":") {
+			delete(f.running, key)
+			n++
+		}
+	}
+	return n
+}
+
 func (f *fakeEngine) Compact(ctx context.Context, sessionID string) (int, error) {
 	return f.compact(ctx, sessionID)
 }
@@ -100,45 +145,26 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p, err := persona.Parse("SOUL.md", []byte(soul))
-	if err != nil {
-		t.Fatal(err)
-	}
 	engine := &fakeEngine{
-		abort: func(string) bool { t.Error("unexpected Abort"); return false },
-		abortChannel: func(string) int {
-			t.Error("unexpected AbortChannel")
-			return 0
-		},
+		running: map[string]string{},
 		compact: func(context.Context, string) (int, error) { t.Error("unexpected Compact"); return 0, nil },
 	}
 	return &harness{t: t, st: st, engine: engine, cmds: &commands.Commands{
-		Store: st, Engine: engine, Persona: p, DefaultMode: pipeline.ModeAsk,
+		Store: st, Engine: engine, Persona: roster, DefaultMode: pipeline.ModeAsk,
 		Self: func() pipeline.Identity { return pipeline.Identity{UserID: bot, BotID: "B0BOT"} },
 		Log:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
 }
 
-func roleOf(user string) pipeline.Role {
-	switch user {
-	case manager:
-		return pipeline.RoleManager
-	case backup:
-		return pipeline.RoleBackup
-	case approver:
-		return pipeline.RoleApprover
-	}
-	return pipeline.RoleMember
-}
-
 func access(user string) pipeline.Access {
-	return pipeline.Access{UserID: user, Role: roleOf(user), Layer: pipeline.LayerTrusted, Mode: pipeline.ModeAsk}
+	return pipeline.Access{UserID: user, Role: roster.RoleOf(user), Scopes: roster.ScopesOf(user),
+		Layer: pipeline.LayerTrusted, Mode: pipeline.ModeAsk}
 }
 
-// message is a message in the thread C1:1.0.
+// message is a message in the thread C1:1.0, which alice started.
 func message(user, text string) *pipeline.Event {
 	return &pipeline.Event{Kind: pipeline.KindMessage, Type: "message", ChannelID: "C1", ChannelType: pipeline.ChannelPublic,
-		UserID: user, TS: "2.0", ThreadTS: "1.0", Text: text}
+		UserID: user, TS: "2.0", ThreadTS: "1.0", ParentUserID: alice, Text: text}
 }
 
 // slash is a slash command typed in channel C1 (no thread).
@@ -190,32 +216,54 @@ func wantIn(t *testing.T, got string, wants ...string) {
 	}
 }
 
+// modeRefused is the pinned refusal of /mode.
+const modeRefused = "only the manager or an approver with scope mode can change the mode"
+
+// usage is the pinned usage line of /mode.
+const usage = "usage: /mode ask|accept-edits|bypass|plan|dont-ask"
+
 func TestMode(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		ev     *pipeline.Event
-		access pipeline.Access
-		key    string // where the mode is stored
-		mode   string // the stored mode ("" = none)
-		wants  []string
-		absent []string
+		name     string
+		ev       *pipeline.Event
+		access   pipeline.Access
+		noBypass string // Commands.NoBypass
+		key      string // where the mode is stored
+		mode     string // the stored mode ("" = none)
+		wants    []string
+		absent   []string
+		exact    string // the whole answer, when pinned
 	}{
 		{name: "manager in a thread", ev: message(manager, "/mode bypass"), access: access(manager), key: "C1:1.0",
 			mode: "bypass", wants: []string{"this thread", "`bypass`", "<@U0MGR>"}, absent: []string{"public"}},
 		{name: "backup manager", ev: message(backup, "/mode plan"), access: access(backup), key: "C1:1.0", mode: "plan",
 			wants: []string{"`plan`", "<@U0BAK>"}},
-		{name: "approver", ev: message(approver, "/mode accept-edits"), access: access(approver), key: "C1:1.0",
+		{name: "approver of anything", ev: message(anyone, "/mode accept-edits"), access: access(anyone), key: "C1:1.0",
 			mode: "accept-edits", wants: []string{"`accept-edits`"}},
-		{name: "member", ev: message(alice, "/mode bypass"), access: access(alice), key: "C1:1.0",
-			wants: []string{"unauthorized"}},
+		{name: "approver of scope mode", ev: message(moder, "/mode bypass"), access: access(moder), key: "C1:1.0",
+			mode: "bypass", wants: []string{"`bypass`", "<@U0MODE>"}},
+		{name: "approver of other scopes", ev: message(approver, "/mode accept-edits"), access: access(approver), key: "C1:1.0",
+			exact: modeRefused},
+		{name: "skills approver, bypass", ev: message(skiller, "/mode bypass"), access: access(skiller), key: "C1:1.0",
+			exact: modeRefused},
+		{name: "skills approver, slash bypass", ev: slash(skiller, "/mode", "bypass"), access: access(skiller), key: "C1:",
+			exact: modeRefused},
+		{name: "member", ev: message(alice, "/mode bypass"), access: access(alice), key: "C1:1.0", exact: modeRefused},
 		{name: "invalid mode", ev: message(manager, "/mode turbo"), access: access(manager), key: "C1:1.0",
-			wants: []string{`unknown permission mode "turbo"`, "ask, accept-edits, bypass, plan or dont-ask"}},
+			exact: "That is not a permission mode. This thread's permission mode is `ask`.\n" + usage},
+		{name: "invalid mode, member", ev: message(alice, "/mode <!channel>"), access: access(alice), key: "C1:1.0",
+			wants: []string{"`ask`", usage}, absent: []string{"<!channel>"}},
 		{name: "report", ev: message(alice, "/mode"), access: access(alice), key: "C1:1.0",
-			wants: []string{"This thread's permission mode is `ask`"}},
+			exact: "This thread's permission mode is `ask`.\n" + usage},
+		{name: "slash report", ev: slash(alice, "/mode", ""), access: access(alice), key: "C1:",
+			exact: "This channel's permission mode is `ask`.\n" + usage},
 		{name: "slash sets the channel", ev: slash(manager, "/mode", "dont-ask"), access: access(manager), key: "C1:",
 			mode: "dont-ask", wants: []string{"this channel", "`dont-ask`"}},
-		{name: "slash by a member", ev: slash(bob, "/mode", "bypass"), access: access(bob), key: "C1:",
-			wants: []string{"unauthorized"}},
+		{name: "slash by a member", ev: slash(bob, "/mode", "bypass"), access: access(bob), key: "C1:", exact: modeRefused},
+		{name: "bypass without a sandbox", ev: message(manager, "/mode bypass"), access: access(manager),
+			noBypass: "no kernel sandbox", key: "C1:1.0", exact: "bypass is refused here: no kernel sandbox"},
+		{name: "another mode without a sandbox", ev: message(manager, "/mode accept-edits"), access: access(manager),
+			noBypass: "no kernel sandbox", key: "C1:1.0", mode: "accept-edits", wants: []string{"`accept-edits`"}},
 		{name: "allowed layer caps", ev: message(manager, "/mode bypass"),
 			access: pipeline.Access{UserID: manager, Role: pipeline.RoleManager, Layer: pipeline.LayerAllowed, Mode: pipeline.ModeAsk},
 			key:    "C1:1.0", mode: "bypass", wants: []string{"`bypass`", "public", "works as `ask`"}},
@@ -225,7 +273,11 @@ func TestMode(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
+			h.cmds.NoBypass = tt.noBypass
 			got := h.say(tt.ev, tt.access)
+			if tt.exact != "" && got != tt.exact {
+				t.Errorf("answer = %q, want %q", got, tt.exact)
+			}
 			wantIn(t, got, tt.wants...)
 			for _, no := range tt.absent {
 				if strings.Contains(got, no) {
@@ -244,33 +296,46 @@ func TestMode(t *testing.T) {
 }
 
 func TestAbort(t *testing.T) {
+	const (
+		stopped = "aborted: I stopped the running turn"
+		nothing = "aborted: nothing was running."
+		refused = "unauthorized: only the person who started this turn"
+	)
 	for _, tt := range []struct {
-		name     string
-		ev       *pipeline.Event
-		running  int
-		want     string
-		aborted  string
-		channels string
+		name    string
+		ev      *pipeline.Event
+		running map[string]string // thread key → who started its turn
+		want    string
+		calls   []string
+		left    []string // the turns still running after
 	}{
-		{name: "running turn", ev: message(alice, "/abort"), running: 1, want: "Stopped.", aborted: "C1:1.0"},
-		{name: "nothing running", ev: message(alice, "/abort"), running: 0, want: "Nothing is running in this thread", aborted: "C1:1.0"},
-		{name: "slash, running", ev: slash(alice, "/abort", ""), running: 2, want: "Stopped 2 running turn(s)", channels: "C1"},
-		{name: "slash, nothing", ev: slash(alice, "/abort", ""), running: 0, want: "Nothing is running here", channels: "C1"},
+		{name: "the starter", ev: message(alice, "/abort"), running: map[string]string{"C1:1.0": alice},
+			want: stopped, calls: []string{"AbortOwn C1:1.0"}},
+		{name: "a member, another's turn", ev: message(bob, "/abort"), running: map[string]string{"C1:1.0": alice},
+			want: refused, calls: []string{"AbortOwn C1:1.0"}, left: []string{"C1:1.0"}},
+		{name: "a member, nothing running", ev: message(bob, "/abort"),
+			want: nothing, calls: []string{"AbortOwn C1:1.0"}},
+		{name: "the manager, another's turn", ev: message(manager, "/abort"), running: map[string]string{"C1:1.0": alice},
+			want: stopped, calls: []string{"Abort C1:1.0"}},
+		{name: "an approver of any scope", ev: message(skiller, "/abort"), running: map[string]string{"C1:1.0": alice},
+			want: stopped, calls: []string{"Abort C1:1.0"}},
+		{name: "the manager, nothing running", ev: message(manager, "/abort"), want: nothing, calls: []string{"Abort C1:1.0"}},
+		{name: "slash, approver", ev: slash(approver, "/abort", ""),
+			running: map[string]string{"C1:1.0": alice, "C1:3.0": bob, "C2:1.0": bob},
+			want:    "aborted: I stopped 2 running turn(s)", calls: []string{"AbortChannel C1"}, left: []string{"C2:1.0"}},
+		{name: "slash, backup, nothing", ev: slash(backup, "/abort", ""), want: nothing, calls: []string{"AbortChannel C1"}},
+		{name: "slash, a member", ev: slash(alice, "/abort", ""), running: map[string]string{"C1:1.0": alice, "C1:3.0": bob},
+			want: "unauthorized: only the manager, the backup manager or an approver can stop every turn", left: []string{"C1:1.0", "C1:3.0"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			var aborted, channels []string
-			h.engine.abort = func(key string) bool { aborted = append(aborted, key); return tt.running > 0 }
-			h.engine.abortChannel = func(ch string) int { channels = append(channels, ch); return tt.running }
-			wantIn(t, h.say(tt.ev, access(alice)), tt.want)
-			if tt.aborted != "" && !slices.Equal(aborted, []string{tt.aborted}) {
-				t.Errorf("Abort calls = %q, want [%s]", aborted, tt.aborted)
+			maps.Copy(h.engine.running, tt.running)
+			wantIn(t, h.say(tt.ev, access(tt.ev.UserID)), tt.want)
+			if !slices.Equal(h.engine.calls, tt.calls) {
+				t.Errorf("engine calls = %q, want %q", h.engine.calls, tt.calls)
 			}
-			if tt.channels != "" && !slices.Equal(channels, []string{tt.channels}) {
-				t.Errorf("AbortChannel calls = %q, want [%s]", channels, tt.channels)
-			}
-			if len(aborted)+len(channels) != 1 {
-				t.Errorf("Abort %q and AbortChannel %q: want exactly one call", aborted, channels)
+			if left := slices.Sorted(maps.Keys(h.engine.running)); !slices.Equal(left, tt.left) {
+				t.Errorf("turns still running = %q, want %q", left, tt.left)
 			}
 		})
 	}
@@ -350,6 +415,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestOneOnOne(t *testing.T) {
+	const refused = "unauthorized: only the person who started this thread"
 	h := newHarness(t)
 	steps := []struct {
 		user, text string
@@ -357,14 +423,16 @@ func TestOneOnOne(t *testing.T) {
 		lockedBy   string
 	}{
 		{alice, "/1on1 off", "not locked", ""},
-		{alice, "/1on1", "between <@U0ALICE> and the manager", alice},
+		{alice, "/1on1", "1on1 mode: this thread is now between <@U0ALICE> and the manager", alice},
 		{alice, "/1on1", "between <@U0ALICE>", alice}, // the holder again
-		{bob, "/1on1", "unauthorized: this thread is locked to <@U0ALICE>", alice},
+		{bob, "/1on1", refused, alice},
 		{bob, "/1on1 off", "unauthorized: only <@U0ALICE> or the manager", alice},
 		{approver, "/1on1 off", "unauthorized", alice},
+		{approver, "/1on1", "unauthorized: this thread is locked to <@U0ALICE>", alice},
 		{alice, "/1on1 please", "Use `/1on1`", alice},
-		{alice, "/1on1 off", "released", ""},
-		{bob, "/1on1", "between <@U0BOB>", bob},
+		{alice, "/1on1 off", "1on1 mode released", ""},
+		{bob, "/1on1", refused, ""}, // not his thread
+		{approver, "/1on1", "between <@U0OPS>", approver},
 		{manager, "/1on1 OFF", "released", ""},
 		{alice, "/1on1", "between <@U0ALICE>", alice},
 		{backup, "/1on1 off", "released", ""},
@@ -383,11 +451,27 @@ func TestOneOnOne(t *testing.T) {
 	if th := h.thread("C1:"); th.LockedBy != "" {
 		t.Fatalf("thread commands locked the channel: %q", th.LockedBy)
 	}
-	got := h.say(slash(bob, "/1on1", ""), access(bob))
-	wantIn(t, got, "<@U0BOB>")
-	if th := h.thread("C1:"); th.LockedBy != bob {
-		t.Fatalf("slash /1on1: channel locked by %q, want %s", th.LockedBy, bob)
+
+	// A thread's root is its author's; a reply whose root author the
+	// platform did not give is nobody's.
+	root := &pipeline.Event{Kind: pipeline.KindMessage, ChannelID: "C1", UserID: bob, TS: "3.0", Text: "<@U0BOT> /1on1"}
+	wantIn(t, h.say(root, access(bob)), "between <@U0BOB>")
+	unknown := &pipeline.Event{Kind: pipeline.KindMessage, ChannelID: "C1", UserID: bob, TS: "4.1", ThreadTS: "4.0", Text: "/1on1"}
+	wantIn(t, h.say(unknown, access(bob)), refused)
+	if th := h.thread("C1:4.0"); th.LockedBy != "" {
+		t.Fatalf("a reply of unknown root author locked its thread: %q", th.LockedBy)
 	}
+
+	// The slash form locks the whole channel: a role is needed.
+	wantIn(t, h.say(slash(bob, "/1on1", ""), access(bob)), "unauthorized: only the manager, the backup manager or an approver can lock the whole channel")
+	if th := h.thread("C1:"); th.LockedBy != "" {
+		t.Fatalf("a member's slash /1on1 locked the channel to %q", th.LockedBy)
+	}
+	wantIn(t, h.say(slash(approver, "/1on1", ""), access(approver)), "1on1 mode: this channel is now between <@U0OPS>")
+	if th := h.thread("C1:"); th.LockedBy != approver {
+		t.Fatalf("slash /1on1: channel locked by %q, want %s", th.LockedBy, approver)
+	}
+	wantIn(t, h.say(slash(approver, "/1on1", "off"), access(approver)), "1on1 mode released")
 }
 
 func TestIngest(t *testing.T) {

@@ -82,9 +82,6 @@ const (
 	DefaultCgroupPids = 256
 )
 
-// kernelABI probes the kernel; tests replace it to play an older one.
-var kernelABI = LandlockABI
-
 // Options configure a Sandbox.
 type Options struct {
 	Mode Mode
@@ -101,6 +98,10 @@ type Options struct {
 	// Limits of a Bash command (CPU is set per call from its timeout) and
 	// of a tool server; zero values take the defaults above.
 	Limits Limits
+	// LandlockABI probes the Landlock ABI the kernel offers; nil asks the
+	// kernel (LandlockABI). Tests set it to play a kernel without
+	// Landlock on one that has it.
+	LandlockABI func() int
 }
 
 // Sandbox starts commands confined. A Sandbox is safe for concurrent use.
@@ -136,7 +137,11 @@ func New(o Options) (*Sandbox, error) {
 	if s.mode == ModeOff {
 		return s, nil
 	}
-	s.abi = kernelABI()
+	probe := o.LandlockABI
+	if probe == nil {
+		probe = LandlockABI
+	}
+	s.abi = probe()
 	if s.abi == 0 && s.mode == ModeRequired {
 		return nil, ErrNoLandlock
 	}

@@ -300,24 +300,22 @@ func killGroup(cmd *exec.Cmd) {
 	}
 }
 
-// An older kernel, played by replacing the probe: required refuses to
+// An older kernel, played by the probe of Options: required refuses to
 // start with the pinned text, auto runs unconfined and says so, and a
 // kernel without TCP rules says net deny is not enforced.
 func TestOlderKernels(t *testing.T) {
-	defer func(f func() int) { kernelABI = f }(kernelABI)
-	kernelABI = func() int { return 0 }
-	if _, err := New(Options{Mode: ModeRequired}); !errors.Is(err, ErrNoLandlock) || err.Error() != "sandbox required but the kernel has no Landlock" {
+	none := func() int { return 0 }
+	if _, err := New(Options{Mode: ModeRequired, LandlockABI: none}); !errors.Is(err, ErrNoLandlock) || err.Error() != "sandbox required but the kernel has no Landlock" {
 		t.Fatalf("required without landlock: %v", err)
 	}
-	sb, err := New(Options{Mode: ModeAuto})
+	sb, err := New(Options{Mode: ModeAuto, LandlockABI: none})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := sb.Status().String(); got != "sandbox: unavailable, Bash runs unconfined" || sb.Enforced() {
+	if got := sb.Status().String(); got != "sandbox: unavailable, Bash runs unconfined" || sb.Enforced() || sb.Status().Landlock != 0 {
 		t.Fatalf("auto without landlock: %q", got)
 	}
-	kernelABI = func() int { return 3 }
-	sb, err = New(Options{Mode: ModeRequired, Net: NetDeny})
+	sb, err = New(Options{Mode: ModeRequired, Net: NetDeny, LandlockABI: func() int { return 3 }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func (w World) Persona() (*persona.Persona, error) {
 }
 
 // lineWarnings are the parser's warnings about a line. Those about the
-// file as a whole are left out: "no trusted or allowed channels" is what
+// file as a whole are left out: "anyone in the workspace can DM" is what
 // a scenario emptying both lists means.
 func lineWarnings(p *persona.Persona) []persona.Warning {
 	var out []persona.Warning

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
@@ -261,7 +262,10 @@ func queueKey(ev *pipeline.Event) string {
 }
 
 // isAbort reports whether a message's words, after any leading mentions,
-// are the /abort command.
+// are the /abort command, read as the commands read it (any case, any
+// white space after it), so that no spelling of it waits behind the turn
+// it is meant to stop. Queueing it apart grants nothing: who may stop the
+// turn is checked when the command runs, down the chain.
 func isAbort(text string) bool {
 	text = strings.TrimSpace(text)
 	for strings.HasPrefix(text, "<@") {
@@ -271,7 +275,10 @@ func isAbort(text string) bool {
 		}
 		text = strings.TrimSpace(text[end+1:])
 	}
-	return text == "/abort" || strings.HasPrefix(text, "/abort ")
+	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+		text = text[:i]
+	}
+	return strings.EqualFold(text, "/abort")
 }
 
 // drainQueue handles the events of one thread in order until its queue is

@@ -212,6 +212,7 @@ func (f transportFunc) Run(ctx context.Context, d func(*pipeline.Event)) error {
 func TestIsAbort(t *testing.T) {
 	for text, want := range map[string]bool{
 		"/abort": true, "<@U0BOT> /abort": true, " <@U0BOT>  /abort now": true,
+		"/ABORT": true, "<@U0BOT> /Abort": true, "/abort\tnow": true, "/abort\nplease": true,
 		"/aborted": false, "please /abort": false, "": false, "<@U0BOT": false,
 	} {
 		if got := isAbort(text); got != want {

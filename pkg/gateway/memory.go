@@ -187,8 +187,9 @@ func (m *Memory) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 // wait for Run: events queue until Run starts. It fills, where empty, ID
 // (a fresh id), Kind (message), Type, ChannelType (from the channel id),
 // TeamID, Received, and for a message TS (the next ts; commands have none,
-// as on the platform). Run delivers a copy, so ev stays the caller's. After
-// Run has returned it fails with ErrMemoryClosed.
+// as on the platform) and, in a thread, ParentUserID (the root's author).
+// Run delivers a copy, so ev stays the caller's. After Run has returned it
+// fails with ErrMemoryClosed.
 func (m *Memory) Inject(ev *pipeline.Event) error {
 	if ev == nil {
 		return errors.New("memory transport: nil event")
@@ -223,6 +224,9 @@ func (m *Memory) Inject(ev *pipeline.Event) error {
 	if ev.ChannelType == "" {
 		ev.ChannelType = slackChannelType(ev.ChannelID)
 	}
+	if ev.Kind == pipeline.KindMessage && ev.ParentUserID == "" && ev.ThreadTS != "" && ev.ThreadTS != ev.TS {
+		ev.ParentUserID = m.rootAuthorLocked(ev.ChannelID, ev.ThreadTS)
+	}
 	if ev.TeamID == "" {
 		ev.TeamID = m.bot().TeamID
 	}
@@ -250,6 +254,18 @@ func (m *Memory) Inject(ev *pipeline.Event) error {
 	}
 	m.commitAndUnlock(e)
 	return nil
+}
+
+// rootAuthorLocked is who posted the message at ts in channel, as the
+// platform tells in a thread message's parent_user_id: a person whose
+// message was injected, or the bot; "" when the transcript lacks it.
+func (m *Memory) rootAuthorLocked(channelID, ts string) string {
+	for _, e := range m.log {
+		if e.TS == ts && e.ChannelID == channelID && (e.Op == SimInbound || e.Op == SimPost || e.Op == SimUpload) {
+			return e.UserID
+		}
+	}
+	return ""
 }
 
 // Send injects a person's message: in the thread at threadTS, or starting

@@ -405,3 +405,40 @@ func TestMemoryObserverMayPost(t *testing.T) {
 		t.Errorf("observer saw %q", texts)
 	}
 }
+
+// A thread message carries its root's author, as the platform's
+// parent_user_id does: a person's root, the bot's own post, or nobody's
+// when the root is unknown.
+func TestMemoryRootAuthor(t *testing.T) {
+	m := &Memory{}
+	events, _, _ := runMemory(t, m)
+	root, err := m.Send("U0ALICE", "C0TEAM", "", "<@U0BOT> hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, events); ev.ParentUserID != "" {
+		t.Errorf("a root's ParentUserID = %q, want none", ev.ParentUserID)
+	}
+	if _, err := m.Send("U0BOB", "C0TEAM", root, "me too"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, events); ev.ParentUserID != "U0ALICE" {
+		t.Errorf("a reply's ParentUserID = %q, want U0ALICE", ev.ParentUserID)
+	}
+	posted, err := m.Post(context.Background(), pipeline.Message{ChannelID: "C0TEAM", Text: "a notice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Send("U0BOB", "C0TEAM", posted, "about it"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, events); ev.ParentUserID != MemoryBot.UserID {
+		t.Errorf("a reply to the bot's post: ParentUserID = %q, want %s", ev.ParentUserID, MemoryBot.UserID)
+	}
+	if _, err := m.Send("U0BOB", "C0TEAM", "1.0", "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, events); ev.ParentUserID != "" {
+		t.Errorf("a reply to an unknown root: ParentUserID = %q, want none", ev.ParentUserID)
+	}
+}

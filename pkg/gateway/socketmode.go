@@ -319,6 +319,7 @@ type (
 		BotID       string       `json:"bot_id"`
 		TS          string       `json:"ts"`
 		ThreadTS    string       `json:"thread_ts"`
+		ParentUser  string       `json:"parent_user_id"`
 		Text        string       `json:"text"`
 		Files       []wireFile   `json:"files"`
 		Message     *wireMessage `json:"message"` // message_changed: the message as edited
@@ -416,7 +417,8 @@ func convertEventsAPI(payload json.RawMessage) (*pipeline.Event, string, error) 
 	ev := &pipeline.Event{
 		ID: outer.EventID, Kind: pipeline.KindMessage, Type: m.Type, Subtype: m.Subtype,
 		TeamID: outer.TeamID, ChannelID: m.Channel, ChannelType: m.ChannelType,
-		UserID: m.User, BotID: m.BotID, TS: m.TS, ThreadTS: m.ThreadTS, Text: m.Text, Files: convertFiles(m.Files),
+		UserID: m.User, BotID: m.BotID, TS: m.TS, ThreadTS: m.ThreadTS, ParentUserID: m.ParentUser, Text: m.Text,
+		Files: convertFiles(m.Files),
 	}
 	if ev.TeamID == "" {
 		ev.TeamID = m.Team
@@ -428,6 +430,7 @@ func convertEventsAPI(payload json.RawMessage) (*pipeline.Event, string, error) 
 		// The person and words are those of the edited message.
 		e := m.Message
 		ev.UserID, ev.BotID, ev.Text, ev.ThreadTS, ev.Files = e.User, e.BotID, e.Text, e.ThreadTS, convertFiles(e.Files)
+		ev.ParentUserID = e.ParentUser
 		if e.TS != "" {
 			ev.TS = e.TS
 		}

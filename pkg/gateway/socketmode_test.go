@@ -232,7 +232,7 @@ func TestSocketModeDeliversEvents(t *testing.T) {
 					ThreadTS: "4.1", ParentUserID: "U1", Text: "reply"}.Payload(), 2)
 			},
 			want: pipeline.Event{ID: "Ev4", Kind: pipeline.KindMessage, Type: "message", TeamID: fake.DefaultTeamID,
-				ChannelID: "C1", ChannelType: pipeline.ChannelPublic, UserID: "U2", TS: "4.2", ThreadTS: "4.1", Text: "reply", Retry: 2},
+				ChannelID: "C1", ChannelType: pipeline.ChannelPublic, UserID: "U2", TS: "4.2", ThreadTS: "4.1", ParentUserID: "U1", Text: "reply", Retry: 2},
 		},
 		{
 			name: "bot message",

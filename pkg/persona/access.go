@@ -185,6 +185,10 @@ func (p *Persona) IsBlocked(userID string) bool {
 	return slices.Contains(p.Blocked, userID)
 }
 
+// OpenDMs is what validate-soul, doctor and the start log say when DMOpen
+// holds: an open door is said out loud.
+const OpenDMs = "anyone in the workspace can DM the persona: both ## Trusted channels and ## Allowed channels are empty"
+
 // DMOpen reports whether anyone may DM the persona: true when both channel
 // lists are empty; otherwise only the managers may.
 func (p *Persona) DMOpen() bool {

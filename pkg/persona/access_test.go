@@ -3,6 +3,7 @@ package persona
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -255,5 +256,26 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	for range 4 {
 		<-done
+	}
+}
+
+// The mode scope is spelled exactly, like a tool's name: "Mode" is flagged,
+// and only "mode" or "anything" let an approver change the mode.
+func TestModeScope(t *testing.T) {
+	src := "## Identity\n- Name: Ada\n\n## Reporting\n- Manager: U0MGR\n\n## Approvers\n" +
+		"- <@U0MODE>: mode\n- <@U0TYPO>: Mode\n- <@U0SKL>: skills\n- <@U0ALL>: anything\n"
+	p, err := Parse("SOUL.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.WarningLines(), func(w string) bool {
+		return strings.Contains(w, `scope "Mode" matches no tool`) && strings.Contains(w, `did you mean "mode"?`)
+	}) {
+		t.Errorf("warnings = %q, want one about \"Mode\"", p.WarningLines())
+	}
+	for user, want := range map[string]bool{"U0MODE": true, "U0TYPO": false, "U0SKL": false, "U0ALL": true, "U0MGR": true} {
+		if got := p.CanApprove(user, ScopeMode); got != want {
+			t.Errorf("CanApprove(%s, mode) = %v, want %v", user, got, want)
+		}
 	}
 }

@@ -267,7 +267,7 @@ func (ps *parser) finish(lines []srcLine) {
 		}
 	}
 	if p.DMOpen() {
-		ps.warn(0, "no trusted or allowed channels: only the manager/backup manager can chat outside DMs")
+		ps.warn(0, "%s", OpenDMs)
 	}
 	for _, c := range p.Trusted {
 		if _, both := ps.pos[kindAllowed+"/"+c.ID]; both {

@@ -33,7 +33,7 @@ func readTestdata(t testing.TB, file string) []byte {
 }
 
 func TestParseCorpus(t *testing.T) {
-	noChannels := "no trusted or allowed channels: only the manager/backup manager can chat outside DMs"
+	noChannels := OpenDMs
 	cases := []struct {
 		file    string
 		err     string   // substring of the error; "" = must parse

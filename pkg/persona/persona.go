@@ -13,7 +13,7 @@ import (
 // ParserVersion identifies the shape and meaning of Parse's output. It is
 // part of the cache key of a parsed persona: bump it whenever the same
 // SOUL.md would parse to a different Persona.
-const ParserVersion = "1"
+const ParserVersion = "2"
 
 // DefaultApprovalTimeout is how long an approval card waits when SOUL.md has
 // no "## Approval timeout" (interfaces.md: 900 seconds).
@@ -26,6 +26,10 @@ const Placeholder = "REPLACE_ME"
 
 // ScopeAnything is the catch-all approval scope.
 const ScopeAnything = "anything"
+
+// ScopeMode is the scope of an approver who may change a thread's or a
+// channel's permission mode (/mode); "anything" covers it too.
+const ScopeMode = "mode"
 
 // Persona is a parsed SOUL.md. The exported fields are its JSON form (the
 // cached extraction result); the lookup sets behind the access methods are

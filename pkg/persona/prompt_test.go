@@ -107,7 +107,8 @@ func TestBaselinePrompt(t *testing.T) {
 
 func TestSummary(t *testing.T) {
 	s := mustParseFile(t, "empty.md").Summary()
-	for _, want := range []string{"name: (missing)", "manager: (missing)", "trusted channels: none", "approvers: none", "approval timeout: 900s"} {
+	for _, want := range []string{"name: (missing)", "manager: (missing)", "trusted channels: none", "approvers: none", "approval timeout: 900s",
+		"direct messages: anyone in the workspace (both channel lists are empty)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}

@@ -46,7 +46,7 @@ func TestScaffoldFilledIn(t *testing.T) {
 	if len(p.Approvers)+len(p.Trusted)+len(p.Allowed)+len(p.Redactions)+len(p.Blocked)+len(p.Channels)+len(p.Extra) != 0 {
 		t.Fatalf("commented examples leaked into the persona: %s", mustJSON(t, p))
 	}
-	want := []string{"SOUL.md: no trusted or allowed channels: only the manager/backup manager can chat outside DMs"}
+	want := []string{"SOUL.md: anyone in the workspace can DM the persona: both ## Trusted channels and ## Allowed channels are empty"}
 	if got := p.WarningLines(); !slices.Equal(got, want) {
 		t.Fatalf("warnings = %q, want %q", got, want)
 	}

@@ -7,7 +7,7 @@ import (
 
 // Summary is the human-readable account of the persona that validate-soul
 // prints on success: name, role, managers, channel lists, approvers and
-// their scopes, redaction and blocked counts, approval timeout and channel
+// their scopes, who may DM it, redaction and blocked counts, approval timeout and channel
 // overrides. Warnings are not included (see WarningLines).
 func (p *Persona) Summary() string {
 	var b strings.Builder
@@ -21,6 +21,11 @@ func (p *Persona) Summary() string {
 	line("backup manager: %s", orNone(person(p.BackupManager), "none"))
 	line("trusted channels%s", channelList(p.Trusted))
 	line("allowed channels%s", channelList(p.Allowed))
+	if p.DMOpen() {
+		line("direct messages: anyone in the workspace (both channel lists are empty)")
+	} else {
+		line("direct messages: the manager and the backup manager only")
+	}
 	if len(p.Approvers) == 0 {
 		line("approvers: none")
 	} else {

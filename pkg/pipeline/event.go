@@ -63,8 +63,11 @@ type Event struct {
 	BotID       string // set when a bot posted the message (the bot's own posts too)
 	TS          string // the message's own timestamp
 	ThreadTS    string // the root of the thread it belongs to; "" when top-level
-	Text        string
-	Files       []File
+	// ParentUserID is who posted the thread's root, as the platform says
+	// in a thread message ("" at top level or when it does not say).
+	ParentUserID string
+	Text         string
+	Files        []File
 
 	// Retry is the platform's retry attempt for this delivery (0 = first).
 	Retry int

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/sandbox"
+	"github.com/persona-runtime/agent/pkg/persona"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Open doors are said out loud, or refused.
+//
+// A thread in bypass runs every tool without a card: only the kernel
+// sandbox stands between the model and the host. Without it
+// (AGENT_SANDBOX=auto on a kernel without Landlock) bypass is refused
+// unless the operator chose AGENT_SANDBOX=off, which says in so many words
+// that commands run unconfined. A thread can be in bypass three ways, each closed here:
+//   - the configuration (AGENT_DEFAULT_MODE, a `## Channel` `- Mode:`
+//     override): the service refuses to start (checkBypass);
+//   - `/mode bypass` at run time: the command refuses (commands.NoBypass);
+//   - a mode stored by /mode in an earlier run (on another kernel, or with
+//     AGENT_SANDBOX=off): it works as ask (threadStore.ThreadMode).
+
+// kernelLandlock probes the kernel's Landlock ABI for the sandbox; nil asks
+// the kernel. Tests set it to play a kernel without Landlock through the
+// real start path.
+var kernelLandlock func() int
+
+// landlockABI is the Landlock ABI of this kernel, through kernelLandlock
+// when a test plays another kernel.
+func landlockABI() int {
+	if kernelLandlock != nil {
+		return kernelLandlock()
+	}
+	return sandbox.LandlockABI()
+}
+
+// bypassRefusal is why no thread may run in bypass under a sandbox of
+// mode and Landlock ABI abi, or "" when bypass may run: the sandbox is
+// enforced, or switched off on purpose (AGENT_SANDBOX=required without
+// Landlock does not start at all).
+func bypassRefusal(mode sandbox.Mode, abi int) string {
+	if (mode != sandbox.ModeAuto && mode != "") || abi > 0 {
+		return ""
+	}
+	return "bypass needs the kernel sandbox and this kernel has no Landlock (AGENT_SANDBOX=auto): " +
+		"set AGENT_SANDBOX=off to run bypass unconfined on purpose"
+}
+
+// bypassSources names what in the configuration puts threads in bypass:
+// AGENT_DEFAULT_MODE, and the `## Channel` overrides of the channels where
+// bypass is not capped (an allowed channel works as ask), in a stable
+// order.
+func bypassSources(cfg *config.Config, p *persona.Persona) []string {
+	var channels []string
+	for id, c := range p.Channels {
+		if c.Mode == pipeline.ModeBypass && pipeline.EffectiveMode(p.Layer(id, false), c.Mode) == pipeline.ModeBypass {
+			channels = append(channels, fmt.Sprintf("SOUL.md ## Channel %s (- Mode: bypass)", persona.ChannelRef{ID: c.ID, Name: c.Name}))
+		}
+	}
+	slices.Sort(channels)
+	if pipeline.Mode(cfg.DefaultMode) == pipeline.ModeBypass {
+		return append([]string{"AGENT_DEFAULT_MODE=bypass"}, channels...)
+	}
+	return channels
+}
+
+// checkBypass refuses a configuration that puts threads in bypass without
+// the kernel sandbox: one line naming what asks for bypass and why it is
+// refused.
+func checkBypass(cfg *config.Config, p *persona.Persona, mode sandbox.Mode, abi int) error {
+	why := bypassRefusal(mode, abi)
+	if why == "" {
+		return nil
+	}
+	sources := bypassSources(cfg, p)
+	if len(sources) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s, or choose another mode", strings.Join(sources, ", "), why)
+}
+
+// diagnoseDoors is doctor's account of SOUL.md's open doors: DMs open to
+// the whole workspace (said, not failed: it may be meant) and a bypass
+// the start would refuse (failed). Nothing is said of a SOUL.md that is
+// missing or does not parse: validate-soul and the start say that.
+func diagnoseDoors(cfg *config.Config) []finding {
+	src, err := os.ReadFile(filepath.Join(cfg.Home, "SOUL.md"))
+	if err != nil {
+		return nil
+	}
+	p, err := persona.Parse("SOUL.md", src)
+	if err != nil {
+		return nil
+	}
+	var out []finding
+	if p.DMOpen() {
+		out = append(out, finding{open: true, text: "SOUL.md: " + persona.OpenDMs})
+	}
+	mode := sandbox.Mode(cfg.Sandbox)
+	abi := 0
+	if mode != sandbox.ModeOff {
+		abi = landlockABI()
+	}
+	if err := checkBypass(cfg, p, mode, abi); err != nil {
+		out = append(out, finding{text: err.Error()})
+	}
+	return out
+}
