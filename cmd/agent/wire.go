@@ -248,7 +248,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		o.OnDeliveryFailure(func(f gateway.DeliveryFailure) { s.metrics.DeliveryFailures.WithLabelValues(f.Error).Inc() })
 	}
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied,
-		Uploader: chat, Resolve: s.resolveInWorkspace}
+		Uploader: chat, Open: s.builtins.OpenInWorkspace}
 	registry.Add(chatTools.Tools()...)
 	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
 	author := cfg.GitAuthor
@@ -342,23 +342,6 @@ func denyPaths(cfg *config.Config, getenv func(string) string) []string {
 		}
 	}
 	return deny
-}
-
-// resolveInWorkspace confines a path to the thread's workspace (upload
-// sends only files from there, not from skills/ or knowledge/).
-func (s *service) resolveInWorkspace(threadKey, p string) (string, error) {
-	path, err := s.builtins.Resolve(threadKey, p)
-	if err != nil {
-		return "", err
-	}
-	ws, err := s.builtins.Workspace(threadKey)
-	if err != nil {
-		return "", err
-	}
-	if rel, err := filepath.Rel(ws, path); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", fmt.Errorf("only files inside the workspace %s can be uploaded", ws)
-	}
-	return path, nil
 }
 
 // maxAttachment caps a downloaded attachment.
