@@ -48,6 +48,9 @@ type Config struct {
 	SandboxNet     string  // AGENT_SANDBOX_NET
 	Pprof          string  // AGENT_PPROF: "1" serves /debug/pprof/ on the health port
 	Stream         string  // AGENT_STREAM: auto or off
+
+	MaxAttachments  int // AGENT_MAX_ATTACHMENTS: files saved per message
+	MaxAttachmentMB int // AGENT_MAX_ATTACHMENT_MB: size cap of each
 }
 
 // Defaults.
@@ -62,6 +65,9 @@ const (
 	DefaultSoulModel      = "claude-haiku-4-5"
 	DefaultSandbox        = "auto"
 	DefaultSandboxNet     = "allow"
+	// DefaultMaxAttachments and DefaultMaxAttachmentMB are interfaces.md's.
+	DefaultMaxAttachments  = 20
+	DefaultMaxAttachmentMB = 20
 )
 
 // setting binds one variable to its flag.
@@ -104,6 +110,8 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_SANDBOX_NET", usage: "network of sandboxed commands: allow or deny", str: &c.SandboxNet, def: DefaultSandboxNet},
 		{env: "AGENT_STREAM", usage: "show replies while the model writes them: auto or off", str: &c.Stream, def: "auto"},
 		{env: "AGENT_PPROF", usage: "1 serves the Go profiles at /debug/pprof/ on the health port", str: &c.Pprof},
+		{env: "AGENT_MAX_ATTACHMENTS", usage: "files of one message saved in the workspace; the rest are skipped", integer: &c.MaxAttachments, def: strconv.Itoa(DefaultMaxAttachments)},
+		{env: "AGENT_MAX_ATTACHMENT_MB", usage: "size cap of each file saved from a message, in MB", integer: &c.MaxAttachmentMB, def: strconv.Itoa(DefaultMaxAttachmentMB)},
 	}
 }
 
@@ -257,6 +265,17 @@ func (c *Config) ValidateSettings() error {
 		return fmt.Errorf("AGENT_STREAM: unknown value %q (want auto or off)", c.Stream)
 	case c.Pprof != "" && c.Pprof != "0" && c.Pprof != "1":
 		return fmt.Errorf("AGENT_PPROF: unknown value %q (want 1 or 0)", c.Pprof)
+	}
+	return c.validateAttachments()
+}
+
+// validateAttachments checks the attachment caps.
+func (c *Config) validateAttachments() error {
+	switch {
+	case c.MaxAttachments < 1:
+		return fmt.Errorf("AGENT_MAX_ATTACHMENTS: must be at least 1, got %d", c.MaxAttachments)
+	case c.MaxAttachmentMB < 1 || c.MaxAttachmentMB > 1024:
+		return fmt.Errorf("AGENT_MAX_ATTACHMENT_MB: must be between 1 and 1024, got %d", c.MaxAttachmentMB)
 	}
 	return nil
 }
