@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +24,6 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
-	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/internal/httpapi"
 	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
@@ -49,7 +47,7 @@ type chatAPI interface {
 	pipeline.Poster
 	PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error
 	Upload(ctx context.Context, u pipeline.Upload) error
-	Download(ctx context.Context, url string, maxBytes int64) ([]byte, error)
+	tools.Downloader
 	SetStatus(ctx context.Context, channelID, threadTS, status string) error
 	AuthTest(ctx context.Context) (pipeline.Identity, error)
 }
@@ -253,7 +251,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		o.OnDeliveryFailure(func(f gateway.DeliveryFailure) { s.metrics.DeliveryFailures.WithLabelValues(f.Error).Inc() })
 	}
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied,
-		Uploader: chat, Resolve: s.resolveInWorkspace}
+		Uploader: chat, Open: s.builtins.OpenInWorkspace}
 	registry.Add(chatTools.Tools()...)
 	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
 	author := cfg.GitAuthor
@@ -273,7 +271,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 
 	engine, err := agent.New(agent.Options{
-		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus, Attach: s.attach,
+		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus, Attach: s.attachments(chat).Save,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
 			InSkills: s.builtins.InSkills},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
@@ -351,71 +349,11 @@ func denyPaths(cfg *config.Config, getenv func(string) string) []string {
 	return deny
 }
 
-// resolveInWorkspace confines a path to the thread's workspace (upload
-// sends only files from there, not from skills/ or knowledge/).
-func (s *service) resolveInWorkspace(threadKey, p string) (string, error) {
-	path, err := s.builtins.Resolve(threadKey, p)
-	if err != nil {
-		return "", err
-	}
-	ws, err := s.builtins.Workspace(threadKey)
-	if err != nil {
-		return "", err
-	}
-	if rel, err := filepath.Rel(ws, path); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", fmt.Errorf("only files inside the workspace %s can be uploaded", ws)
-	}
-	return path, nil
-}
-
-// maxAttachment caps a downloaded attachment.
-const maxAttachment = 20 << 20
-
-// attach saves the files attached to a message in the thread's workspace,
-// under attachments/, and names them for the agent.
-func (s *service) attach(ctx context.Context, t *pipeline.Turn) (string, error) {
-	ws, err := s.builtins.Workspace(t.Event.ThreadKey())
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(ws, "attachments")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString("Files attached to this message, saved in your workspace:\n")
-	for _, f := range t.Event.Files {
-		name := safeFileName(f.ID, f.Name)
-		data, err := s.chat.Download(ctx, f.URL, maxAttachment)
-		if err != nil {
-			fmt.Fprintf(&b, "- %s: not saved (%v)\n", f.Name, err)
-			continue
-		}
-		if err := fsutil.WriteFileAtomic(filepath.Join(dir, name), data, 0o600); err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, "- attachments/%s (%d bytes, %s)\n", name, len(data), f.MimeType)
-	}
-	return strings.TrimRight(b.String(), "\n"), nil
-}
-
-// safeFileName makes an attachment's name safe to write: its base name
-// without leading dots, or the file id when nothing is left.
-func safeFileName(id, name string) string {
-	name = strings.TrimLeft(filepath.Base(strings.ReplaceAll(name, "\\", "/")), ".")
-	name = strings.Map(func(r rune) rune {
-		if r < 32 || r == '/' || r == 0x7f {
-			return '_'
-		}
-		return r
-	}, name)
-	if name == "" {
-		name = id
-	}
-	if name == "" {
-		name = "attachment"
-	}
-	return name
+// attachments saves the files of a message in the thread's workspace,
+// streamed from the platform through the workspace's root.
+func (s *service) attachments(chat chatAPI) *tools.Attachments {
+	return &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
+		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20}
 }
 
 // baseEnv is the minimal environment child processes (Bash, tool servers)

@@ -54,6 +54,9 @@ type Config struct {
 	// MetricsPort (AGENT_METRICS_PORT) serves /metrics and /debug/pprof/;
 	// 0 is the default (MetricsListenPort).
 	MetricsPort int
+
+	MaxAttachments  int // AGENT_MAX_ATTACHMENTS: files saved per message
+	MaxAttachmentMB int // AGENT_MAX_ATTACHMENT_MB: size cap of each
 }
 
 // Defaults.
@@ -68,6 +71,9 @@ const (
 	DefaultSoulModel      = "claude-haiku-4-5"
 	DefaultSandbox        = "auto"
 	DefaultSandboxNet     = "allow"
+	// DefaultMaxAttachments and DefaultMaxAttachmentMB are interfaces.md's.
+	DefaultMaxAttachments  = 20
+	DefaultMaxAttachmentMB = 20
 )
 
 // setting binds one variable to its flag.
@@ -113,6 +119,8 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_PPROF", usage: "1 serves the Go profiles at /debug/pprof/ on the health port", str: &c.Pprof},
 		{env: "AGENT_SHUTDOWN_GRACE", usage: "how long a stopping service lets running turns finish", dur: &c.ShutdownGrace, def: DefaultShutdownGrace.String()},
 		{env: "AGENT_METRICS_PORT", usage: "port of /metrics and /debug/pprof/ (default: the health port, 9090 when the HTTP ingress shares it)", integer: &c.MetricsPort, def: "0"},
+		{env: "AGENT_MAX_ATTACHMENTS", usage: "files of one message saved in the workspace; the rest are skipped", integer: &c.MaxAttachments, def: strconv.Itoa(DefaultMaxAttachments)},
+		{env: "AGENT_MAX_ATTACHMENT_MB", usage: "size cap of each file saved from a message, in MB", integer: &c.MaxAttachmentMB, def: strconv.Itoa(DefaultMaxAttachmentMB)},
 	}
 }
 
@@ -275,7 +283,21 @@ func (c *Config) ValidateSettings() error {
 	case c.Pprof != "" && c.Pprof != "0" && c.Pprof != "1":
 		return fmt.Errorf("AGENT_PPROF: unknown value %q (want 1 or 0)", c.Pprof)
 	}
-	return c.validateShutdownAndMetrics()
+	if err := c.validateShutdownAndMetrics(); err != nil {
+		return err
+	}
+	return c.validateAttachments()
+}
+
+// validateAttachments checks the attachment caps.
+func (c *Config) validateAttachments() error {
+	switch {
+	case c.MaxAttachments < 1:
+		return fmt.Errorf("AGENT_MAX_ATTACHMENTS: must be at least 1, got %d", c.MaxAttachments)
+	case c.MaxAttachmentMB < 1 || c.MaxAttachmentMB > 1024:
+		return fmt.Errorf("AGENT_MAX_ATTACHMENT_MB: must be between 1 and 1024, got %d", c.MaxAttachmentMB)
+	}
+	return nil
 }
 
 // Database is where the state lives: AGENT_DB_URL (Postgres) when set,

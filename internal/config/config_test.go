@@ -34,7 +34,8 @@ func valid() map[string]string {
 func TestDefaults(t *testing.T) {
 	c := parse(t, nil)
 	if c.DefaultMode != "ask" || c.AutoAllowTools != "Read,Grep,Glob,LS" || c.IdleMinutes != 15 ||
-		c.HealthPort != 8080 || c.MaxTurns != 8 || c.PackageRunner != "npx" || c.ChatAPIURL != DefaultChatAPIURL {
+		c.HealthPort != 8080 || c.MaxTurns != 8 || c.PackageRunner != "npx" || c.ChatAPIURL != DefaultChatAPIURL ||
+		c.MaxAttachments != 20 || c.MaxAttachmentMB != 20 {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if c.Home != "/home/u/.agent" || c.DBPath != "/home/u/.agent/db.sqlite" || c.Workspaces != "/home/u/.agent/workspaces" {
@@ -97,6 +98,8 @@ func TestStartupErrors(t *testing.T) {
 		{"bot token as app token", nil, map[string]string{"CHAT_APP_TOKEN": "xoxb-2"}, "CHAT_APP_TOKEN looks like an OAuth token (xoxb-…): set it to an app-level token (xapp-…) with connections:write"},
 		{"bad mode", nil, map[string]string{"AGENT_DEFAULT_MODE": "yolo"}, `AGENT_DEFAULT_MODE: unknown permission mode "yolo"`},
 		{"bad pprof", nil, map[string]string{"AGENT_PPROF": "yes"}, `AGENT_PPROF: unknown value "yes" (want 1 or 0)`},
+		{"no attachments", nil, map[string]string{"AGENT_MAX_ATTACHMENTS": "0"}, "AGENT_MAX_ATTACHMENTS: must be at least 1, got 0"},
+		{"attachment cap", nil, map[string]string{"AGENT_MAX_ATTACHMENT_MB": "0"}, "AGENT_MAX_ATTACHMENT_MB: must be between 1 and 1024, got 0"},
 		{"bad database address", nil, map[string]string{"AGENT_DB_URL": "mysql://db/agent"}, "AGENT_DB_URL: want a postgres://user:password@host:port/database address"},
 		{"http ingress without a port", []string{"CHAT_APP_TOKEN"}, map[string]string{"CHAT_SIGNING_SECRET": "s3cr3t", "AGENT_HEALTH_PORT": "0"}, "AGENT_HTTP_PORT: the HTTP ingress (CHAT_SIGNING_SECRET without CHAT_APP_TOKEN) needs a port"},
 		{"bad http port", nil, map[string]string{"AGENT_HTTP_PORT": "70000"}, "AGENT_HTTP_PORT: 70000 is not a port"},

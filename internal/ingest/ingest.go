@@ -17,6 +17,7 @@ import (
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/pipeline"
+	"github.com/persona-runtime/agent/pkg/tools"
 )
 
 const (
@@ -112,6 +113,13 @@ func (in *Ingester) Ingest(ctx context.Context, label, userID string, out pipeli
 		return say(ctx, out, fmt.Sprintf("only the writable knowledge base `%s` can be ingested; `%s` is not it", ak.Label, label))
 	}
 	dir := filepath.Join(in.Home, "knowledge", label)
+	// The knowledge base is worked on where it really is, and only if
+	// that is inside knowledge/ (a symlink there may not lead out).
+	rel, err := tools.Confined{Dir: filepath.Join(in.Home, "knowledge")}.Resolve(label)
+	if err != nil || rel == "." {
+		return say(ctx, out, fmt.Sprintf("KB dir %s leads outside the knowledge folder: refused", dir))
+	}
+	dir = filepath.Join(in.Home, "knowledge", rel)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return say(ctx, out, fmt.Sprintf("KB dir %s does not exist", dir))
 	}

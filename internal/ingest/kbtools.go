@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -15,7 +16,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 
-	"github.com/persona-runtime/agent/internal/fsutil"
+	"github.com/persona-runtime/agent/pkg/tools"
 )
 
 // The sub-agent's tools: the file tools of a turn by their well-known
@@ -27,11 +28,17 @@ const (
 	maxRead     = 256 << 10 // bytes of one Read
 	maxMatches  = 200       // lines of one Grep
 	maxListings = 500       // entries of one LS or Glob
+	// maxReadWhole caps a file loaded whole to be read or edited: wiki
+	// pages and raw notes are far smaller.
+	maxReadWhole = 16 << 20
 )
 
-// kbTools runs the sub-agent's tool calls in one knowledge base.
+// kbTools runs the sub-agent's tool calls in one knowledge base. Every
+// file is opened through a root of the knowledge base (tools.Confined):
+// no symlink, ".." or swap leads out of it.
 type kbTools struct {
 	root  string // the knowledge base, symlinks resolved
+	files tools.Confined
 	wrote map[string]bool
 }
 
@@ -40,7 +47,7 @@ func newKBTools(dir string) (*kbTools, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kbTools{root: root, wrote: map[string]bool{}}, nil
+	return &kbTools{root: root, files: tools.Confined{Dir: root}, wrote: map[string]bool{}}, nil
 }
 
 // schema is a JSON schema of an object with the given string properties
@@ -149,18 +156,23 @@ func (k *kbTools) rel(p string) (string, error) {
 	return p, nil
 }
 
-// real resolves rel on disk and checks that symlinks keep it inside.
+// real resolves rel on disk: the physical path inside the knowledge base
+// that rel names, symlinks followed only while they stay inside it, and
+// never into .git.
 func (k *kbTools) real(rel string) (string, error) {
-	full := filepath.Join(k.root, filepath.FromSlash(rel))
-	r, err := filepath.EvalSymlinks(full)
+	r, err := k.files.Resolve(filepath.FromSlash(rel))
 	if err != nil {
+		return "", fmt.Errorf("%s leads outside the knowledge base", rel)
+	}
+	r = filepath.ToSlash(r)
+	if r == ".git" || strings.HasPrefix(r, ".git/") {
+		return "", fmt.Errorf("%s leads into .git, which is not part of the knowledge base's content", rel)
+	}
+	if _, err := k.files.Lstat(r); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("%s does not exist", rel)
 		}
-		return "", err
-	}
-	if back, err := filepath.Rel(k.root, r); err != nil || back == ".." || strings.HasPrefix(back, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s leads outside the knowledge base", rel)
+		return "", fmt.Errorf("%s %s", rel, tools.OpenReason(err))
 	}
 	return r, nil
 }
@@ -174,9 +186,9 @@ func (k *kbTools) ls(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := k.files.ReadDir(dir)
 	if err != nil {
-		return "", fmt.Errorf("cannot list %s: %w", rel, unwrap(err))
+		return "", fmt.Errorf("cannot list %s: %s", rel, tools.OpenReason(err))
 	}
 	var lines []string
 	for _, e := range entries {
@@ -197,28 +209,29 @@ func (k *kbTools) ls(p string) (string, error) {
 }
 
 // walk visits the regular files under rel (a folder or a file), relative
-// paths slash-separated, skipping .git and symlinks.
-func (k *kbTools) walk(rel string, visit func(rel, full string) bool) error {
+// paths slash-separated, skipping .git and symlinks; open opens the file
+// visited.
+func (k *kbTools) walk(rel string, visit func(rel string, open func() (*os.File, error)) bool) error {
 	start, err := k.real(rel)
 	if err != nil {
 		return err
 	}
-	return filepath.WalkDir(start, func(full string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
+	if st, err := k.files.Lstat(start); err == nil && st.Mode().IsRegular() {
+		visit(start, func() (*os.File, error) {
+			f, _, err := k.files.Open(start)
+			return f, err
+		})
+		return nil
+	}
+	return k.files.Walk(start, func(r string, d fs.DirEntry, dir *os.Root) error {
 		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
+			return fs.SkipDir
 		}
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		r, err := filepath.Rel(k.root, full)
-		if err != nil {
-			return nil
-		}
-		if !visit(filepath.ToSlash(r), full) {
-			return filepath.SkipAll
+		if !visit(r, func() (*os.File, error) { return tools.OpenIn(dir, d.Name()) }) {
+			return fs.SkipAll
 		}
 		return nil
 	})
@@ -232,7 +245,7 @@ func (k *kbTools) glob(pattern string) (string, error) {
 		return "", fmt.Errorf("bad pattern %q", pattern)
 	}
 	var out []string
-	err := k.walk(".", func(rel, _ string) bool {
+	err := k.walk(".", func(rel string, _ func() (*os.File, error)) bool {
 		if ok, _ := path.Match(pattern, rel); ok || matchBase(pattern, rel) {
 			out = append(out, rel)
 		}
@@ -265,13 +278,13 @@ func (k *kbTools) grep(pattern, where, glob string) (string, error) {
 		return "", err
 	}
 	var out []string
-	err = k.walk(rel, func(r, full string) bool {
+	err = k.walk(rel, func(r string, open func() (*os.File, error)) bool {
 		if glob != "" && !matchBase(glob, r) {
 			if ok, _ := path.Match(glob, r); !ok {
 				return true
 			}
 		}
-		f, err := os.Open(full)
+		f, err := open()
 		if err != nil {
 			return true
 		}
@@ -300,14 +313,16 @@ func (k *kbTools) read(p string, offset, limit int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	full, err := k.real(rel)
+	real, err := k.real(rel)
 	if err != nil {
 		return "", err
 	}
-	if st, err := os.Stat(full); err != nil || !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a file", rel)
+	f, _, err := k.files.Open(real)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a file that can be read: it %s", rel, tools.OpenReason(err))
 	}
-	data, err := os.ReadFile(full)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxReadWhole))
 	if err != nil {
 		return "", fmt.Errorf("cannot read %s: %w", rel, unwrap(err))
 	}
@@ -326,7 +341,7 @@ func (k *kbTools) read(p string, offset, limit int) (string, error) {
 }
 
 // wikiTarget checks that p is a page wiki/<name>.md that may be written
-// and returns its path on disk.
+// and returns its path in the knowledge base (wiki/<name>.md).
 func (k *kbTools) wikiTarget(p string) (string, string, error) {
 	rel, err := k.rel(p)
 	if err != nil {
@@ -336,12 +351,11 @@ func (k *kbTools) wikiTarget(p string) (string, string, error) {
 	if !ok {
 		return "", "", fmt.Errorf("%s cannot be written: only wiki pages wiki/<name>.md may be written", rel)
 	}
-	wiki, err := wikiDir(k.root)
-	if err != nil {
+	if _, err := wikiDir(k.root); err != nil {
 		return "", "", err
 	}
-	target := filepath.Join(wiki, name)
-	if st, err := os.Lstat(target); err == nil && !st.Mode().IsRegular() {
+	target := filepath.Join("wiki", name)
+	if st, err := k.files.Lstat(target); err == nil && !st.Mode().IsRegular() {
 		return "", "", fmt.Errorf("%s is not a regular file", rel)
 	}
 	return rel, target, nil
@@ -356,8 +370,8 @@ func (k *kbTools) write(p, content string) (string, error) {
 		return "", fmt.Errorf("%s: empty content", rel)
 	}
 	content = strings.TrimRight(content, "\n") + "\n"
-	if err := fsutil.WriteFileAtomic(target, []byte(content), 0o644); err != nil {
-		return "", err
+	if err := k.files.WriteFile(target, []byte(content), 0o644); err != nil {
+		return "", fmt.Errorf("cannot write %s: it %s", rel, tools.OpenReason(err))
 	}
 	k.wrote[rel] = true
 	return fmt.Sprintf("wrote %s (%d bytes)", rel, len(content)), nil
@@ -368,9 +382,17 @@ func (k *kbTools) edit(p, old, new string, all bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := os.ReadFile(target)
-	if err != nil {
+	f, _, err := k.files.Open(target)
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%s does not exist: Write it first", rel)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: it %s", rel, tools.OpenReason(err))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxReadWhole))
+	f.Close()
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: %w", rel, unwrap(err))
 	}
 	text := string(data)
 	n := strings.Count(text, old)
@@ -387,8 +409,8 @@ func (k *kbTools) edit(p, old, new string, all bool) (string, error) {
 	} else {
 		text = strings.Replace(text, old, new, 1)
 	}
-	if err := fsutil.WriteFileAtomic(target, []byte(text), 0o644); err != nil {
-		return "", err
+	if err := k.files.WriteFile(target, []byte(text), 0o644); err != nil {
+		return "", fmt.Errorf("cannot write %s: it %s", rel, tools.OpenReason(err))
 	}
 	k.wrote[rel] = true
 	if !all {

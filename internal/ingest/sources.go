@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/persona-runtime/agent/pkg/tools"
 )
 
 // maxReadme bounds the README put in the sub-agent's prompt; past it the
@@ -34,11 +36,13 @@ type indexLine struct {
 }
 
 // readSources reads README.md, raw/*.md and the wiki index of the
-// knowledge base in dir. Only regular files are read: a symlink could pull
-// any file of the volume into the prompt.
+// knowledge base in dir. Only regular files are read, through a root of
+// the knowledge base that follows no symlink (tools.Confined): a symlink
+// could pull any file of the volume into the prompt.
 func readSources(dir string) (sources, error) {
 	var src sources
-	readme, err := readRegular(filepath.Join(dir, "README.md"))
+	kb := tools.Confined{Dir: dir}
+	readme, err := readRegular(kb, "README.md", maxReadme)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return src, err
 	}
@@ -46,48 +50,54 @@ func readSources(dir string) (sources, error) {
 		readme = readme[:maxReadme] + "\n[cut: Read README.md for the rest]"
 	}
 	src.readme = readme
-	names, err := filepath.Glob(filepath.Join(dir, "raw", "*.md"))
-	if err != nil {
-		return src, err
-	}
-	for _, name := range names { // Glob sorts
-		st, err := os.Lstat(name)
-		if err != nil || !st.Mode().IsRegular() {
-			continue
+	for _, e := range mdFiles(kb, "raw") {
+		if st, err := kb.Lstat("raw/" + e.Name()); err == nil && st.Mode().IsRegular() {
+			src.raw = append(src.raw, file{path: "raw/" + e.Name(), size: st.Size()})
 		}
-		src.raw = append(src.raw, file{path: "raw/" + filepath.Base(name), size: st.Size()})
 	}
-	pages, err := filepath.Glob(filepath.Join(dir, "wiki", "*.md"))
-	if err != nil {
-		return src, err
-	}
-	for _, name := range pages {
-		if st, err := os.Lstat(name); err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		src.index = append(src.index, indexLine{path: "wiki/" + filepath.Base(name), title: firstHeading(name)})
+	for _, e := range mdFiles(kb, "wiki") {
+		src.index = append(src.index, indexLine{path: "wiki/" + e.Name(), title: firstHeading(kb, "wiki/"+e.Name())})
 	}
 	return src, nil
 }
 
+// mdFiles are the regular *.md files of the folder dir of kb, by name; none
+// when dir is missing or not a real folder.
+func mdFiles(kb tools.Confined, dir string) []fs.DirEntry {
+	entries, err := kb.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []fs.DirEntry
+	for _, e := range entries {
+		if ok, _ := filepath.Match("*.md", e.Name()); ok && e.Type().IsRegular() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 var errNotRegular = errors.New("not a regular file")
 
-func readRegular(path string) (string, error) {
-	st, err := os.Lstat(path)
+// readRegular reads the regular file rel of kb, up to max bytes and one
+// more (so that the caller can tell it was cut).
+func readRegular(kb tools.Confined, rel string, max int64) (string, error) {
+	f, _, err := kb.Open(rel)
 	if err != nil {
-		return "", err
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		return "", fmt.Errorf("%s: %w (%s)", rel, errNotRegular, tools.OpenReason(err))
 	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s: %w", path, errNotRegular)
-	}
-	b, err := os.ReadFile(path)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	return string(b), err
 }
 
 // firstHeading returns the text of the first markdown heading of the file
-// at path, looking at its first 64 KiB.
-func firstHeading(path string) string {
-	f, err := os.Open(path)
+// rel of kb, looking at its first 64 KiB.
+func firstHeading(kb tools.Confined, rel string) string {
+	f, _, err := kb.Open(rel)
 	if err != nil {
 		return ""
 	}

@@ -4,13 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/pkg/deps"
+	"github.com/persona-runtime/agent/pkg/tools"
 )
 
 // published is the outcome of a push of skills.
@@ -37,7 +39,7 @@ func (p *Publisher) publishSkills(ctx context.Context, slugs []string, lock *dep
 		if err := os.RemoveAll(dst); err != nil {
 			return published{}, err
 		}
-		if err := p.copySkill(ctx, filepath.Join(p.Home, "skills", slug), dst); err != nil {
+		if err := p.copySkill(ctx, slug, dst); err != nil {
 			return published{}, err
 		}
 	}
@@ -145,36 +147,54 @@ func (p *Publisher) cacheClone(ctx context.Context, url string) (Checkout, error
 	return co, nil
 }
 
-// copySkill copies the skill folder src to dst: folders and regular files,
-// without .git, the installer's .agent-sha marker or symlinks (which could
-// point at anything on the volume).
-func (p *Publisher) copySkill(ctx context.Context, src, dst string) error {
-	return filepath.WalkDir(src, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		out := filepath.Join(dst, rel)
+// copySkill copies the skill folder skills/<slug> to dst: folders and
+// regular files, without .git, the installer's .agent-sha marker or
+// symlinks (which could point at anything on the volume). Every file is
+// opened through a root of skills/ that follows no symlink
+// (tools.Confined), so none swapped in after the listing is published.
+func (p *Publisher) copySkill(ctx context.Context, slug, dst string) error {
+	skills := tools.Confined{Dir: filepath.Join(p.Home, "skills")}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	return skills.Walk(slug, func(rel string, e fs.DirEntry, dir *os.Root) error {
+		out := filepath.Join(dst, filepath.FromSlash(strings.TrimPrefix(rel, slug+"/")))
 		switch {
-		case rel != "." && (e.Name() == ".git" || e.Name() == ".agent-sha"):
+		case e.Name() == ".git" || e.Name() == ".agent-sha":
 			if e.IsDir() {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		case e.IsDir():
 			return os.MkdirAll(out, 0o755)
 		case e.Type().IsRegular():
-			info, err := e.Info()
-			if err != nil {
-				return err
-			}
-			return fsutil.CopyFile(path, out, info.Mode().Perm()|0o644, true)
+			return copyFileIn(dir, e.Name(), out)
 		default:
-			p.log().WarnContext(ctx, "sync_manifest: skipped a file that is not regular", "path", path)
+			p.log().WarnContext(ctx, "sync_manifest: skipped a file that is not regular", "path", filepath.Join(skills.Dir, rel))
 			return nil
 		}
 	})
+}
+
+// copyFileIn copies the regular file name of dir to out (replaced), with
+// its permissions and read access for all.
+func copyFileIn(dir *os.Root, name, out string) error {
+	in, err := tools.OpenIn(dir, name)
+	if err != nil {
+		return fmt.Errorf("copy %s: %s", name, tools.OpenReason(err))
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, st.Mode().Perm()|0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, in); err != nil {
+		f.Close()
+		return fmt.Errorf("copy %s: %w", name, err)
+	}
+	return f.Close()
 }

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -417,22 +419,39 @@ func (m *Memory) SetStatus(ctx context.Context, channelID, threadTS, status stri
 // Download returns a file added with AddFile or uploaded by the bot. A file
 // over maxBytes fails with ErrFileTooLarge, as with SlackChat.
 func (m *Memory) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := m.DownloadTo(ctx, url, &buf, maxBytes); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DownloadTo writes a file added with AddFile or uploaded by the bot to w,
+// as SlackChat.DownloadTo streams one, and returns the bytes written. A
+// file over maxBytes fails with ErrFileTooLarge before anything is written.
+func (m *Memory) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("download: %w", err)
+		return 0, fmt.Errorf("download: %w", err)
 	}
 	if maxBytes <= 0 {
-		return nil, errors.New("download: the limit must be positive")
+		return 0, errors.New("download: the limit must be positive")
 	}
 	m.mu.Lock()
 	f, ok := m.files[url]
 	m.mu.Unlock()
 	switch {
 	case !ok:
-		return nil, errors.New("download: file_not_found")
+		return 0, errors.New("download: file_not_found")
 	case int64(len(f.Content)) > maxBytes:
-		return nil, fmt.Errorf("download: %w (limit %d bytes)", ErrFileTooLarge, maxBytes)
+		return 0, fmt.Errorf("download: %w (limit %d bytes)", ErrFileTooLarge, maxBytes)
 	}
-	return slices.Clone(f.Content), nil
+	// The stored content is never changed in place (addFileLocked keeps
+	// a copy), so it is written without holding the lock.
+	n, err := w.Write(f.Content)
+	if err != nil {
+		return int64(n), fmt.Errorf("download: %w", err)
+	}
+	return int64(n), nil
 }
 
 // AuthTest returns Bot, or MemoryBot when Bot is not set.

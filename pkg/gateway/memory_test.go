@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -239,6 +240,14 @@ func TestMemoryRecordsOutput(t *testing.T) {
 	}
 	if _, err := m.Download(ctx, "sim://files/nope", 100); err == nil {
 		t.Error("Download of an unknown file succeeded")
+	}
+	var buf bytes.Buffer
+	if n, err := m.DownloadTo(ctx, f.URL, &buf, 3); err != nil || n != 3 || buf.String() != "x,y" {
+		t.Errorf("DownloadTo = %d, %v, %q", n, err, buf.String())
+	}
+	buf.Reset()
+	if _, err := m.DownloadTo(ctx, f.URL, &buf, 2); !errors.Is(err, ErrFileTooLarge) || buf.Len() != 0 {
+		t.Errorf("DownloadTo over the limit = %v with %d bytes written", err, buf.Len())
 	}
 
 	for name, err := range map[string]error{

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -180,34 +181,51 @@ func (c *SlackChat) SetStatus(ctx context.Context, channelID, threadTS, status s
 }
 
 // Download fetches a file attached to a message (its url_private_download)
-// with the bot token. A file over maxBytes fails with ErrFileTooLarge, and
-// is not read further than that.
+// with the bot token, into memory. A file over maxBytes fails with
+// ErrFileTooLarge, and is not read further than that. DownloadTo streams
+// instead.
 func (c *SlackChat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
-	if maxBytes <= 0 {
-		return nil, errors.New("download: the limit must be positive")
+	var buf bytes.Buffer
+	if _, err := c.DownloadTo(ctx, url, &buf, maxBytes); err != nil {
+		return nil, err
 	}
-	buf := &limitedBuffer{max: maxBytes}
-	if err := c.api.GetFileContext(ctx, url, buf); err != nil {
-		if errors.Is(err, ErrFileTooLarge) {
-			return nil, fmt.Errorf("download: %w (limit %d bytes)", ErrFileTooLarge, maxBytes)
-		}
-		return nil, c.wrap("download", err)
-	}
-	return buf.buf.Bytes(), nil
+	return buf.Bytes(), nil
 }
 
-// limitedBuffer is a buffer that refuses to grow past max bytes. It only
-// has Write: with bytes.Buffer's ReadFrom, io.Copy would bypass the limit.
-type limitedBuffer struct {
-	buf bytes.Buffer
+// DownloadTo fetches a file as Download does, streaming it to w as it
+// arrives (nothing of it is held in memory), and returns the bytes
+// written. A file over maxBytes fails with ErrFileTooLarge once maxBytes
+// have been written: the caller discards what w received.
+func (c *SlackChat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
+	if maxBytes <= 0 {
+		return 0, errors.New("download: the limit must be positive")
+	}
+	lw := &limitedWriter{w: w, max: maxBytes}
+	if err := c.api.GetFileContext(ctx, url, lw); err != nil {
+		if errors.Is(err, ErrFileTooLarge) {
+			return lw.n, fmt.Errorf("download: %w (limit %d bytes)", ErrFileTooLarge, maxBytes)
+		}
+		return lw.n, c.wrap("download", err)
+	}
+	return lw.n, nil
+}
+
+// limitedWriter passes at most max bytes to w and refuses the write that
+// would pass it. It only has Write: were it an io.ReaderFrom, io.Copy
+// would bypass the limit.
+type limitedWriter struct {
+	w   io.Writer
+	n   int64
 	max int64
 }
 
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if int64(b.buf.Len())+int64(len(p)) > b.max {
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n+int64(len(p)) > l.max {
 		return 0, ErrFileTooLarge
 	}
-	return b.buf.Write(p)
+	n, err := l.w.Write(p)
+	l.n += int64(n)
+	return n, err
 }
 
 // AuthTest returns the bot's identity (auth.test).

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,6 +190,37 @@ func TestSlackChatDownloadRespectsLimit(t *testing.T) {
 	// The token goes only to the platform or the Web API's host.
 	if _, err := chat.Download(t.Context(), "http://elsewhere.invalid/file", 10); err == nil {
 		t.Error("Download from a foreign host succeeded")
+	}
+}
+
+// chunkWriter records how it was written to.
+type chunkWriter struct {
+	n, biggest int
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	w.biggest = max(w.biggest, len(p))
+	return len(p), nil
+}
+
+// DownloadTo streams: a file reaches the writer in pieces as it arrives,
+// and past the limit no more than the limit is written.
+func TestSlackChatDownloadToStreams(t *testing.T) {
+	chat, s := newTestChat(t)
+	const size = 1 << 20
+	f := s.AddFile("big.bin", bytes.Repeat([]byte{'x'}, size))
+	w := &chunkWriter{}
+	n, err := chat.DownloadTo(t.Context(), f.URLPrivateDownload, w, size)
+	if err != nil || n != size || w.n != size {
+		t.Fatalf("DownloadTo = %d, %v (%d written)", n, err, w.n)
+	}
+	if w.biggest >= size/4 {
+		t.Errorf("the file came in a piece of %d bytes: not streamed", w.biggest)
+	}
+	w = &chunkWriter{}
+	if _, err := chat.DownloadTo(t.Context(), f.URLPrivateDownload, w, size/2); !errors.Is(err, ErrFileTooLarge) || w.n > size/2 {
+		t.Errorf("DownloadTo over the limit = %v with %d bytes written, want ErrFileTooLarge within %d", err, w.n, size/2)
 	}
 }
 

@@ -354,22 +354,22 @@ func (b *Builtins) tool(name, desc, schema string, call func(context.Context, js
 	}
 }
 
-// threadWorkspace is the workspace of the turn in ctx.
 // threadPath resolves p (relative to the thread's workspace) through the
 // confinement check; a refusal is the Result the model reads.
-func (b *Builtins) threadPath(ctx context.Context, p string) (string, *Result) {
+func (b *Builtins) threadPath(ctx context.Context, p string) (fsTarget, *Result) {
 	ws, res := b.threadWorkspace(ctx)
 	if res != nil {
-		return "", res
+		return fsTarget{}, res
 	}
-	real, err := b.resolve(ws, p)
+	t, err := b.target(ws, p)
 	if err != nil {
 		r := Errorf("%v", err)
-		return "", &r
+		return fsTarget{}, &r
 	}
-	return real, nil
+	return t, nil
 }
 
+// threadWorkspace is the workspace of the turn in ctx.
 func (b *Builtins) threadWorkspace(ctx context.Context) (string, *Result) {
 	t, ok := TurnFromContext(ctx)
 	if !ok || t.Event == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,10 +47,11 @@ const maxUpload = 50 << 20
 type ChatServer struct {
 	Redactor  Redactor
 	Approvals Approvals
-	// Uploader and Resolve serve upload: Resolve confines the path to the
-	// thread's workspace (the file tools' rule).
+	// Uploader and Open serve upload: Open opens a regular file for
+	// reading, confined to the thread's workspace (the file tools' rule,
+	// Builtins.OpenInWorkspace); its error is the one-line refusal.
 	Uploader Uploader
-	Resolve  func(threadKey, path string) (string, error)
+	Open     func(threadKey, path string) (*os.File, error)
 	// Replied is called after every successful reply (the stop guard
 	// counts them).
 	Replied func(ctx context.Context)
@@ -96,17 +98,18 @@ func (c *ChatServer) upload(ctx context.Context, input json.RawMessage) (Result,
 		return Errorf("%v", err), nil
 	}
 	t, ok := TurnFromContext(ctx)
-	if !ok || c.Uploader == nil || c.Resolve == nil {
+	if !ok || c.Uploader == nil || c.Open == nil {
 		return Errorf("no chat thread to upload to"), nil
 	}
 	if strings.TrimSpace(in.Path) == "" {
 		return Errorf("path is required"), nil
 	}
-	path, err := c.Resolve(t.Event.ThreadKey(), in.Path)
+	f, err := c.Open(t.Event.ThreadKey(), in.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	st, err := os.Stat(path)
+	defer f.Close()
+	st, err := f.Stat()
 	switch {
 	case err != nil:
 		return Errorf("cannot upload %s: %v", in.Path, err), nil
@@ -117,7 +120,7 @@ func (c *ChatServer) upload(ctx context.Context, input json.RawMessage) (Result,
 	case st.Size() > maxUpload:
 		return Errorf("%s is %d bytes; the upload limit is %d", in.Path, st.Size(), maxUpload), nil
 	}
-	content, err := os.ReadFile(path)
+	content, err := io.ReadAll(io.LimitReader(f, maxUpload))
 	if err != nil {
 		return Errorf("cannot read %s: %v", in.Path, err), nil
 	}
@@ -129,7 +132,7 @@ func (c *ChatServer) upload(ctx context.Context, input json.RawMessage) (Result,
 		}
 		content = []byte(red)
 	}
-	name := filepath.Base(path)
+	name := filepath.Base(f.Name())
 	title := in.Title
 	if title == "" {
 		title = name

@@ -163,12 +163,13 @@ func (b *Builtins) glob(ctx context.Context, input json.RawMessage) Result {
 	if dir == "" {
 		dir = string(filepath.Separator)
 	}
-	real, err := b.resolve(ws, dir)
+	t, err := b.target(ws, dir)
 	if err != nil {
 		return Errorf("%v", err)
 	}
+	real := t.path
 	if i == len(segs) { // no pattern: a plain path
-		if _, err := os.Lstat(real); err != nil {
+		if _, err := t.in.Lstat(t.rel); err != nil {
 			return Result{Text: "no files match " + in.Pattern}
 		}
 		return Result{Text: real + "\n"}
@@ -177,35 +178,32 @@ func (b *Builtins) glob(ctx context.Context, input json.RawMessage) Result {
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+	root, err := t.in.Folder(t.rel)
+	if err != nil {
 		return Errorf("folder %s does not exist", real)
 	}
+	defer root.Close()
 	type hit struct {
 		path string
 		mod  time.Time
 	}
 	var hits []hit
-	err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+	err = fsWalk(root, func(rel string, d fs.DirEntry, dir *os.Root) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		if err != nil || p == real {
-			return nil // unreadable entries are skipped
-		}
-		rel := filepath.ToSlash(p[len(real):])
-		rel = strings.TrimPrefix(rel, "/")
 		if d.IsDir() {
 			if d.Name() == ".git" || !g.recursive && strings.Count(rel, "/")+1 >= g.depth {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
 		if g.match(rel) {
 			var mod time.Time
-			if fi, err := d.Info(); err == nil {
+			if fi, err := dir.Lstat(d.Name()); err == nil {
 				mod = fi.ModTime()
 			}
-			hits = append(hits, hit{p, mod})
+			hits = append(hits, hit{filepath.Join(real, filepath.FromSlash(rel)), mod})
 		}
 		return nil
 	})

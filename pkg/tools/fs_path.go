@@ -182,6 +182,58 @@ func (b *Builtins) resolve(ws, p string) (string, error) {
 	return real, nil
 }
 
+// fsTarget is a path the confinement check let through: its physical
+// path (what the model is shown), the allowed folder it lies in, and its
+// path inside that folder, which is where the file is opened, through a
+// root of the folder (Confined): the check holds for the file opened.
+type fsTarget struct {
+	path string
+	in   Confined
+	rel  string
+}
+
+// target resolves p as resolve does and places it in its allowed folder.
+func (b *Builtins) target(ws, p string) (fsTarget, error) {
+	real, err := b.resolve(ws, p)
+	if err != nil {
+		return fsTarget{}, err
+	}
+	dir := ""
+	for _, r := range []string{ws, b.skills, b.knowledge} {
+		if fsInside(real, r) && len(r) > len(dir) {
+			dir = r // the innermost, should one hold another
+		}
+	}
+	rel, err := filepath.Rel(dir, real)
+	if err != nil {
+		return fsTarget{}, fmt.Errorf("path %s: %v", real, err)
+	}
+	return fsTarget{path: real, in: Confined{Dir: dir}, rel: rel}, nil
+}
+
+// OpenInWorkspace opens the regular file p (absolute, or relative to the
+// thread's workspace) for reading, as the file tools would, and only from
+// the workspace itself (the chat upload sends only files from there, not
+// from skills/ or knowledge/).
+func (b *Builtins) OpenInWorkspace(threadKey, p string) (*os.File, error) {
+	ws, err := b.Workspace(threadKey)
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.target(ws, p)
+	if err != nil {
+		return nil, err
+	}
+	if t.in.Dir != ws {
+		return nil, fmt.Errorf("path %s is outside the workspace %s: only files inside it can be uploaded", t.path, ws)
+	}
+	f, _, err := t.in.Open(t.rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s", t.path, fsOpenReason(err))
+	}
+	return f, nil
+}
+
 // fsSystemTrees are the kernel's own file systems: process state (the
 // runtime's environment among it), kernel settings and devices. The file
 // tools never touch them, whatever the roots.

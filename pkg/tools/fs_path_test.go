@@ -189,3 +189,39 @@ func BenchmarkResolve(b *testing.B) {
 		}
 	}
 }
+
+// The upload opens only regular files of the workspace itself, by the
+// file tools' rule: no symlink out, no skills/ or knowledge/.
+func TestOpenInWorkspace(t *testing.T) {
+	e := newBtEnv(t, nil)
+	key := pipeline.ThreadKey(btChannel, btTS)
+	btWrite(t, filepath.Join(e.ws, "report.txt"), "report\n")
+	btWrite(t, filepath.Join(e.outside, "secret.txt"), "SECRET\n")
+	btSymlink(t, filepath.Join(e.outside, "secret.txt"), filepath.Join(e.ws, "out-link"))
+	btSymlink(t, filepath.Join(e.home, "skills/s1/SKILL.md"), filepath.Join(e.ws, "skill-link"))
+	btSymlink(t, "report.txt", filepath.Join(e.ws, "alias"))
+	for _, c := range []struct{ path, want string }{
+		{"report.txt", ""},
+		{"alias", ""},
+		{"out-link", "outside the allowed folders"},
+		{"../../db.sqlite", "outside the allowed folders"},
+		{"skill-link", "outside the workspace"},
+		{filepath.Join(e.home, "skills/s1/SKILL.md"), "outside the workspace"},
+		{".env", ".env files"},
+		{".", "is a folder"},
+		{"missing.txt", "does not exist"},
+	} {
+		f, err := e.b.OpenInWorkspace(key, c.path)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("OpenInWorkspace(%s): %v", c.path, err)
+		case c.want != "" && err == nil:
+			f.Close()
+			t.Errorf("OpenInWorkspace(%s) opened %s", c.path, f.Name())
+		case c.want != "" && !strings.Contains(err.Error(), c.want):
+			t.Errorf("OpenInWorkspace(%s): %q, want it to say %q", c.path, err, c.want)
+		case err == nil:
+			f.Close()
+		}
+	}
+}

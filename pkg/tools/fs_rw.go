@@ -51,11 +51,12 @@ func (b *Builtins) read(ctx context.Context, input json.RawMessage) Result {
 	if limit == 0 {
 		limit = fsReadLines
 	}
-	real, res := b.threadPath(ctx, in.FilePath)
+	t, res := b.threadPath(ctx, in.FilePath)
 	if res != nil {
 		return *res
 	}
-	f, fi, err := fsOpenRegular(real)
+	real := t.path
+	f, fi, err := fsOpenRegular(t)
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -152,25 +153,20 @@ func fsCutLine(line []byte) (string, bool) {
 	return string(line), false
 }
 
-// fsOpenRegular opens the resolved path real for reading, refusing what
-// is not a regular file (a FIFO would block, a device never ends).
-func fsOpenRegular(real string) (*os.File, fs.FileInfo, error) {
-	fi, err := os.Lstat(real)
+// fsOpenRegular opens the checked path t for reading, through the root of
+// its folder, refusing what is not a regular file (a FIFO would block, a
+// device never ends) and a path that changed since the check.
+func fsOpenRegular(t fsTarget) (*os.File, fs.FileInfo, error) {
+	f, fi, err := t.in.Open(t.rel)
 	switch {
+	case err == nil:
+		return f, fi, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fmt.Errorf("file %s does not exist", real)
-	case err != nil:
-		return nil, nil, fmt.Errorf("%s: %s", real, fsErrText(err))
-	case fi.IsDir():
-		return nil, nil, fmt.Errorf("%s is a folder: use LS or Glob to see what it holds", real)
-	case !fi.Mode().IsRegular():
-		return nil, nil, fmt.Errorf("%s is not a regular file", real)
+		return nil, nil, fmt.Errorf("file %s does not exist", t.path)
+	case errors.Is(err, errFsIsDir):
+		return nil, nil, fmt.Errorf("%s is a folder: use LS or Glob to see what it holds", t.path)
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %s", real, fsErrText(err))
-	}
-	return f, fi, nil
+	return nil, nil, fmt.Errorf("%s %s", t.path, fsOpenReason(err))
 }
 
 // write is the Write tool.
@@ -185,13 +181,14 @@ func (b *Builtins) write(ctx context.Context, input json.RawMessage) Result {
 	if in.FilePath == "" || in.Content == nil {
 		return Errorf("file_path and content are required")
 	}
-	real, res := b.threadPath(ctx, in.FilePath)
+	t, res := b.threadPath(ctx, in.FilePath)
 	if res != nil {
 		return *res
 	}
+	real := t.path
 	perm := fs.FileMode(0o644)
 	verb := "created"
-	switch fi, err := os.Lstat(real); {
+	switch fi, err := t.in.Lstat(t.rel); {
 	case err == nil && fi.IsDir():
 		return Errorf("%s is a folder, not a file", real)
 	case err == nil && !fi.Mode().IsRegular():
@@ -201,40 +198,13 @@ func (b *Builtins) write(ctx context.Context, input json.RawMessage) Result {
 	case !errors.Is(err, fs.ErrNotExist):
 		return Errorf("%s: %s", real, fsErrText(err))
 	}
-	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
-		return Errorf("create the folders of %s: %s", real, fsErrText(err))
+	if err := t.in.MkdirAll(filepath.Dir(t.rel), 0o755); err != nil {
+		return Errorf("create the folders of %s: %s", real, fsOpenReason(err))
 	}
-	if err := fsWriteAtomic(real, []byte(*in.Content), perm); err != nil {
-		return Errorf("write %s: %s", real, fsErrText(err))
+	if err := t.in.WriteFile(t.rel, []byte(*in.Content), perm); err != nil {
+		return Errorf("write %s: %s", real, fsOpenReason(err))
 	}
 	return Result{Text: fmt.Sprintf("%s %s (%d bytes)", verb, real, len(*in.Content))}
-}
-
-// fsWriteAtomic replaces path with data: a temporary file in the same
-// folder, synced, then renamed over path, so a reader sees the old or the
-// new content, never half of it.
-func fsWriteAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), ".agent-write-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err == nil {
-		if err = f.Sync(); err == nil {
-			err = f.Chmod(perm)
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // edit is the Edit tool.
@@ -257,11 +227,12 @@ func (b *Builtins) edit(ctx context.Context, input json.RawMessage) Result {
 	if *in.OldString == *in.NewString {
 		return Errorf("old_string and new_string are the same: nothing to change")
 	}
-	real, res := b.threadPath(ctx, in.FilePath)
+	t, res := b.threadPath(ctx, in.FilePath)
 	if res != nil {
 		return *res
 	}
-	f, fi, err := fsOpenRegular(real)
+	real := t.path
+	f, fi, err := fsOpenRegular(t)
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -290,8 +261,8 @@ func (b *Builtins) edit(ctx context.Context, input json.RawMessage) Result {
 	} else {
 		content = strings.Replace(content, *in.OldString, *in.NewString, 1)
 	}
-	if err := fsWriteAtomic(real, []byte(content), fi.Mode().Perm()); err != nil {
-		return Errorf("write %s: %s", real, fsErrText(err))
+	if err := t.in.WriteFile(t.rel, []byte(content), fi.Mode().Perm()); err != nil {
+		return Errorf("write %s: %s", real, fsOpenReason(err))
 	}
 	return Result{Text: fmt.Sprintf("replaced %d occurrence(s) in %s", n, real)}
 }

@@ -62,11 +62,12 @@ func (b *Builtins) grep(ctx context.Context, input json.RawMessage) Result {
 	if root == "" {
 		root = ws
 	}
-	real, err := b.resolve(ws, root)
+	t, err := b.target(ws, root)
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	fi, err := os.Stat(real)
+	real := t.path
+	fi, err := t.in.Lstat(t.rel)
 	if err != nil {
 		return Errorf("%s does not exist", real)
 	}
@@ -74,35 +75,48 @@ func (b *Builtins) grep(ctx context.Context, input json.RawMessage) Result {
 	s := &fsGrep{b: b, re: re, mode: in.OutputMode}
 	switch {
 	case fi.Mode().IsRegular():
-		s.file(real)
+		if f, _, err := t.in.Open(t.rel); err == nil {
+			s.file(real, f)
+		}
 	case !fi.IsDir():
 		return Errorf("%s is not a regular file or a folder", real)
 	default:
-		err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+		dir, err := t.in.Folder(t.rel)
+		if err != nil {
+			return Errorf("%s %s", real, fsOpenReason(err))
+		}
+		defer dir.Close()
+		err = fsWalk(dir, func(rel string, d fs.DirEntry, parent *os.Root) error {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return ctxErr
 			}
 			switch {
-			case err != nil:
-				return nil // unreadable entries are skipped
 			case d.IsDir():
 				if d.Name() == ".git" {
-					return filepath.SkipDir
+					return fs.SkipDir
 				}
 				return nil
 			case !d.Type().IsRegular(): // symlinks are not followed
 				return nil
 			}
 			if g != nil {
-				rel := strings.TrimPrefix(filepath.ToSlash(p[len(real):]), "/")
+				name := rel
 				if !strings.Contains(in.Glob, "/") {
-					rel = d.Name()
+					name = d.Name()
 				}
-				if !g.match(rel) {
+				if !g.match(name) {
 					return nil
 				}
 			}
-			if !s.file(p) {
+			p := filepath.Join(real, filepath.FromSlash(rel))
+			if s.b.denied(p, p) != nil {
+				return nil
+			}
+			f, _, err := fsOpenAt(parent, d.Name())
+			if err != nil {
+				return nil // unreadable, or swapped since the listing
+			}
+			if !s.file(p, f) {
 				return fs.SkipAll
 			}
 			return nil
@@ -129,15 +143,9 @@ type fsGrep struct {
 	full bool // the output budget is spent
 }
 
-// file searches one file; it reports false once the output is full.
-func (s *fsGrep) file(p string) bool {
-	if s.b.denied(p, p) != nil {
-		return true
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return true
-	}
+// file searches the open file f, shown as p, and closes it; it reports
+// false once the output is full.
+func (s *fsGrep) file(p string, f *os.File) bool {
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(fsSniffBytes); bytes.IndexByte(head, 0) >= 0 {
@@ -195,11 +203,12 @@ func (b *Builtins) ls(ctx context.Context, input json.RawMessage) Result {
 	if target == "" {
 		target = ws
 	}
-	real, err := b.resolve(ws, target)
+	t, err := b.target(ws, target)
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	fi, err := os.Stat(real)
+	real := t.path
+	fi, err := t.in.Lstat(t.rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Errorf("folder %s does not exist", real)
@@ -208,7 +217,12 @@ func (b *Builtins) ls(ctx context.Context, input json.RawMessage) Result {
 	case !fi.IsDir():
 		return Errorf("%s is a file, not a folder: use Read", real)
 	}
-	entries, err := os.ReadDir(real)
+	dir, err := t.in.Folder(t.rel)
+	if err != nil {
+		return Errorf("list %s: %s", real, fsOpenReason(err))
+	}
+	entries, err := fsReadDir(dir)
+	dir.Close()
 	if err != nil {
 		return Errorf("list %s: %s", real, fsErrText(err))
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -68,17 +69,32 @@ func (k *KBServer) List() ([]KB, error) {
 	out := make([]KB, 0, len(byLabel))
 	for _, kb := range byLabel {
 		kb.Dir = filepath.Join(k.Home, "knowledge", kb.Label)
-		kb.Description = readmeDescription(filepath.Join(kb.Dir, "README.md"))
+		kb.Description = readmeDescription(k.files(), kb.Label)
 		out = append(out, kb)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
 	return out, nil
 }
 
-// readmeDescription is the first paragraph line of a README (headings
-// stripped), or "" when there is none.
-func readmeDescription(path string) string {
-	f, err := os.Open(path)
+// files is the knowledge folder, confined: a knowledge base's files are
+// opened through it, so none leads out of knowledge/.
+func (k *KBServer) files() Confined { return Confined{Dir: filepath.Join(k.Home, "knowledge")} }
+
+// readme opens the README.md of the knowledge base label, following its
+// symlinks only while they stay inside knowledge/.
+func readme(files Confined, label string) (*os.File, error) {
+	rel, err := files.Resolve(filepath.Join(label, "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := files.Open(rel)
+	return f, err
+}
+
+// readmeDescription is the first paragraph line of a knowledge base's
+// README (headings stripped), or "" when there is none.
+func readmeDescription(files Confined, label string) string {
+	f, err := readme(files, label)
 	if err != nil {
 		return ""
 	}
@@ -140,15 +156,21 @@ func (k *KBServer) open(_ context.Context, input json.RawMessage) (Result, error
 		return Errorf("invalid label %q", in.Label), nil
 	}
 	dir := filepath.Join(k.Home, "knowledge", in.Label)
-	data, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	files := k.files()
+	f, err := readme(files, in.Label)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, derr := os.Stat(dir); derr != nil {
+		if _, derr := files.Lstat(in.Label); derr != nil {
 			return Errorf("no knowledge base %q (see %s)", in.Label, KBList), nil
 		}
 		return Errorf("knowledge base %q has no README.md; browse %s with Glob", in.Label, dir), nil
 	}
 	if err != nil {
-		return Result{}, err
+		return Errorf("knowledge base %q cannot be opened: its README.md %s", in.Label, fsOpenReason(err)), nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSkillBytes))
+	if err != nil {
+		return Errorf("knowledge base %q: read README.md: %s", in.Label, fsErrText(err)), nil
 	}
 	return Result{Text: fmt.Sprintf("Knowledge base %s at %s\n\n%s", in.Label, dir, data)}, nil
 }

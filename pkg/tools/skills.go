@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -17,7 +18,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -115,7 +115,14 @@ func (s *Skills) List() []Skill {
 		}
 		slug := e.Name()
 		path := filepath.Join(s.Dir, slug, "SKILL.md")
-		st, err := os.Stat(path)
+		rel := filepath.Join(slug, "SKILL.md")
+		st, err := s.files().Lstat(rel)
+		if err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			// Followed only while it stays inside skills/.
+			if rel, err = s.files().Resolve(rel); err == nil {
+				st, err = s.files().Lstat(rel)
+			}
+		}
 		if err != nil {
 			continue
 		}
@@ -123,7 +130,7 @@ func (s *Skills) List() []Skill {
 		c, ok := s.cache[slug]
 		if !ok || !c.mod.Equal(st.ModTime()) || c.size != st.Size() {
 			c = skillEntry{mod: st.ModTime(), size: st.Size(), rec: c.rec}
-			c.skill, c.sum, c.err = readSkill(slug, path)
+			c.skill, c.sum, c.err = readSkill(s.files(), slug, rel, path)
 			if c.err != nil {
 				s.Log.Warn("skill skipped: bad SKILL.md", "path", path, "err", c.err)
 			}
@@ -155,10 +162,32 @@ type frontmatter struct {
 	Description string `yaml:"description"`
 }
 
-// readSkill parses a SKILL.md: a frontmatter block between "---" lines
-// with name and description, then the body. sum is the file's sha256.
-func readSkill(slug, path string) (sk Skill, sum string, err error) {
-	data, err := os.ReadFile(path)
+// files is the skills folder, confined: a skill's files are opened
+// through it, so none leads out of skills/.
+func (s *Skills) files() Confined { return Confined{Dir: s.Dir} }
+
+// maxSkillBytes caps a SKILL.md read whole: instructions are a few pages;
+// more is not a skill a model should be handed in one piece.
+const maxSkillBytes = 1 << 20
+
+// readConfined reads the regular file rel of c, at most max bytes.
+func readConfined(c Confined, rel string, max int64) ([]byte, error) {
+	f, fi, err := c.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s is %d bytes, over the limit of %d", rel, fi.Size(), max)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// readSkill parses a SKILL.md (rel in skills, shown as path): a
+// frontmatter block between "---" lines with name and description, then
+// the body. sum is the file's sha256.
+func readSkill(c Confined, slug, rel, path string) (sk Skill, sum string, err error) {
+	data, err := readConfined(c, rel, maxSkillBytes)
 	if err != nil {
 		return Skill{}, "", err
 	}
@@ -289,17 +318,17 @@ func (s *SkillsServer) write(ctx context.Context, input json.RawMessage) (Result
 		return Result{}, err
 	}
 	content := "---\n" + string(fm) + "---\n\n" + strings.TrimSpace(in.Body) + "\n"
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Result{}, fmt.Errorf("write skill: %w", err)
+	files := s.Skills.files()
+	if err := files.MkdirAll(in.Slug, 0o755); err != nil {
+		return Errorf("skill %q cannot be written: skills/%s %s", in.Slug, in.Slug, fsOpenReason(err)), nil
 	}
-	path := filepath.Join(dir, "SKILL.md")
-	if err := fsutil.WriteFileAtomic(path, []byte(content), 0o644); err != nil {
-		return Result{}, err
+	if err := files.WriteFile(filepath.Join(in.Slug, "SKILL.md"), []byte(content), 0o644); err != nil {
+		return Errorf("skill %q cannot be written: %s", in.Slug, fsOpenReason(err)), nil
 	}
 	if err := s.Skills.record(ctx, in.Slug, []byte(content)); err != nil {
 		return Result{}, fmt.Errorf("write skill %s: %w", in.Slug, err)
 	}
-	return Result{Text: "wrote " + path}, nil
+	return Result{Text: "wrote " + filepath.Join(dir, "SKILL.md")}, nil
 }
 
 func (s *SkillsServer) list(context.Context, json.RawMessage) (Result, error) {
@@ -320,16 +349,20 @@ func (s *SkillsServer) read(_ context.Context, input json.RawMessage) (Result, e
 	if err := decode(input, &in); err != nil {
 		return Errorf("%v", err), nil
 	}
-	dir, err := s.dir(in.Slug)
-	if err != nil {
+	if _, err := s.dir(in.Slug); err != nil {
 		return Errorf("%v", err), nil
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
+	files := s.Skills.files()
+	var data []byte
+	rel, err := files.Resolve(filepath.Join(in.Slug, "SKILL.md"))
+	if err == nil {
+		data, err = readConfined(files, rel, maxSkillBytes)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return Errorf("no skill %q", in.Slug), nil
 	}
 	if err != nil {
-		return Result{}, err
+		return Errorf("skill %q cannot be read: its SKILL.md %s", in.Slug, fsOpenReason(err)), nil
 	}
 	// Who wrote it comes first, from the runtime's record, not the file.
 	head := "(skill " + in.Slug + ": author unknown; not a valid skill)\n\n"
@@ -346,15 +379,17 @@ func (s *SkillsServer) delete(_ context.Context, input json.RawMessage) (Result,
 	if err := decode(input, &in); err != nil {
 		return Errorf("%v", err), nil
 	}
-	dir, err := s.dir(in.Slug)
-	if err != nil {
+	if _, err := s.dir(in.Slug); err != nil {
 		return Errorf("%v", err), nil
 	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	files := s.Skills.files()
+	if _, err := files.Lstat(in.Slug); errors.Is(err, fs.ErrNotExist) {
 		return Errorf("no skill %q", in.Slug), nil
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return Result{}, fmt.Errorf("delete skill: %w", err)
+	// A symlink in the skill's place is removed itself, never what it
+	// points at.
+	if err := files.RemoveAll(in.Slug); err != nil {
+		return Errorf("skill %q cannot be deleted: %s", in.Slug, fsOpenReason(err)), nil
 	}
 	if err := s.Skills.forget(in.Slug); err != nil {
 		return Result{}, fmt.Errorf("delete skill: %w", err)
