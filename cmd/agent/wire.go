@@ -131,7 +131,14 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 			s.close(context.Background())
 		}
 	}()
-	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), cfg.Secrets()...)
+	// mcp.json first: the credentials its tool servers are given are
+	// scrubbed from everything the runtime says, its logs included.
+	mcpConf, err := tools.LoadMCPConfig(filepath.Join(cfg.Home, "mcp.json"), d.getenv)
+	if err != nil {
+		return nil, err
+	}
+	secrets := append(cfg.Secrets(), mcpConf.Secrets()...)
+	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), secrets...)
 	if cfg.Database() != store.Memory { // not the simulator's scenarios: a service of its own
 		applyMemoryLimit(d.getenv, os.ReadFile, s.log)
 	}
@@ -182,7 +189,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	if err != nil {
 		return nil, err
 	}
-	s.redactor = redact.New(cfg.Secrets(), patterns)
+	s.redactor = redact.New(secrets, patterns)
 
 	if d.preflight != nil {
 		if err := d.preflight(ctx, s.log); err != nil {
@@ -236,7 +243,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
 		WorkspacesOnDemand: d.soul != nil,
-		Deny:               denyPaths(cfg, d.getenv), Secrets: cfg.Secrets(), Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
+		Deny:               denyPaths(cfg, d.getenv), Secrets: secrets, Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
 		return nil, err
 	}
 	registry := tools.NewRegistry()
@@ -263,7 +270,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log, KBLock: s.store}
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
-	if err := s.mountMCP(ctx, registry, d.getenv, confiner); err != nil {
+	if err := s.mountMCP(ctx, registry, mcpConf, d.getenv, confiner); err != nil {
 		return nil, err
 	}
 
@@ -489,14 +496,9 @@ func (s *service) newSandbox(getenv func(string) string) (tools.Confiner, error)
 	return sb, nil
 }
 
-// mountMCP mounts the external tool servers of mcp.json in the home; a
-// server that fails to start is logged and skipped by MountMCP.
-func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, getenv func(string) string, confiner tools.Confiner) error {
-	path := filepath.Join(s.cfg.Home, "mcp.json")
-	conf, err := tools.LoadMCPConfig(path, getenv)
-	if err != nil {
-		return err
-	}
+// mountMCP mounts the external tool servers of conf (the home's mcp.json);
+// a server that fails to start is logged and skipped by MountMCP.
+func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *tools.MCPConfig, getenv func(string) string, confiner tools.Confiner) error {
 	if len(conf.Servers) == 0 {
 		return nil
 	}
