@@ -503,7 +503,7 @@ func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *
 		return nil
 	}
 	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: baseEnv(getenv), Log: s.log,
-		Sandbox: confiner, StateDir: filepath.Join(s.cfg.Home, "tool-servers")})
+		Sandbox: confiner, StateDir: filepath.Join(s.cfg.Home, "tool-servers"), Deny: denyPaths(s.cfg, getenv)})
 	if err != nil {
 		return fmt.Errorf("mount tool servers: %w", err)
 	}

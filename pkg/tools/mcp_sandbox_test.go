@@ -51,3 +51,36 @@ func TestMountMCPConfined(t *testing.T) {
 		t.Fatalf("write in its state: %+v", res)
 	}
 }
+
+// A server started as `program /data/server.js`, where /data also holds
+// the runtime's .env and database, is granted the script, not /data: it
+// runs, and cannot read the secrets beside its script.
+func TestMountMCPConfinedGrantsTheFileNotItsSecretFolder(t *testing.T) {
+	if sandbox.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock: confined tool servers cannot be tested here")
+	}
+	data := t.TempDir()
+	files := map[string]string{".env": "LLM_API_KEY=sk-ant-api03-secret\n", "db.sqlite": "SQLite format 3", "server.js": "// the server's script"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(data, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeRequired, TempRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(data, "server.js")
+	path := writeMCPJSON(t, map[string]any{"testsrv": mcpServerEntry(t, "stdio", []string{script}, nil)})
+	m := mcpMount(t, path, mcpMapEnv(nil), MCPOptions{Sandbox: sb, StateDir: t.TempDir(),
+		Deny: []string{filepath.Join(data, ".env"), filepath.Join(data, "db.sqlite")}})
+	if res := mcpCall(t, m, "mcp__testsrv__read", `{"path":"`+script+`"}`); res.IsError || !strings.Contains(res.Text, "the server's script") {
+		t.Fatalf("read its own script: %+v", res)
+	}
+	for _, name := range []string{".env", "db.sqlite"} {
+		res := mcpCall(t, m, "mcp__testsrv__read", `{"path":"`+filepath.Join(data, name)+`"}`)
+		if !res.IsError || strings.Contains(res.Text, "secret") || strings.Contains(res.Text, "SQLite") {
+			t.Fatalf("read %s beside its script: %+v", name, res)
+		}
+	}
+}
