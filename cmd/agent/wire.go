@@ -282,7 +282,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.onToolCall),
-		Stream:     cfg.Stream != "off", StreamHoldback: s.redactor.Window(),
+		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
 	})
 	if err != nil {
 		return nil, err
