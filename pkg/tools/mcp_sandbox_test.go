@@ -3,10 +3,15 @@
 package tools
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/sandbox"
 )
@@ -81,6 +86,39 @@ func TestMountMCPConfinedGrantsTheFileNotItsSecretFolder(t *testing.T) {
 		res := mcpCall(t, m, "mcp__testsrv__read", `{"path":"`+filepath.Join(data, name)+`"}`)
 		if !res.IsError || strings.Contains(res.Text, "secret") || strings.Contains(res.Text, "SQLite") {
 			t.Fatalf("read %s beside its script: %+v", name, res)
+		}
+	}
+}
+
+// What a confined server started dies with the server, even in a session
+// of its own: the sandbox's helper, its parent, kills it when the server
+// ends (here it crashes), before anything else cleans up.
+func TestMountMCPConfinedServerTakesItsDescendants(t *testing.T) {
+	if sandbox.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock: confined tool servers cannot be tested here")
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.ModeRequired, TempRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeMCPJSON(t, map[string]any{"testsrv": mcpServerEntry(t, "stdio", nil, nil)})
+	m := mcpMount(t, path, mcpMapEnv(nil), MCPOptions{Sandbox: sb, StateDir: t.TempDir()})
+	res := mcpCall(t, m, "mcp__testsrv__spawn", `{"text":"sleep 3217.77"}`)
+	pid, err := strconv.Atoi(res.Text)
+	if res.IsError || err != nil {
+		t.Fatalf("spawn: %+v", res)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if res, err := m.Tools()[slices.IndexFunc(m.Tools(), func(t Tool) bool { return t.Name == "mcp__testsrv__crash" })].Call(t.Context(), nil); err == nil && !res.IsError {
+		t.Fatalf("crash: %+v", res)
+	}
+	for bound := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.Contains(string(cmdline), "3217.77") {
+			break // gone (or a zombie of nobody's)
+		}
+		if time.Now().After(bound) {
+			t.Fatalf("the server's sleep %d outlived it", pid)
 		}
 	}
 }
