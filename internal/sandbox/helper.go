@@ -101,10 +101,7 @@ func Main(args []string) int {
 			err = execve(p.path, p.argv, os.Environ())
 		}
 	case err == nil:
-		var code int
-		if code, err = p.supervise(args); err == nil {
-			return code
-		}
+		err = p.supervise(args)
 	}
 	fmt.Fprintf(os.Stderr, "sandbox: %v\n", err)
 	return 126

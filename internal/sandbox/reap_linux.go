@@ -17,25 +17,26 @@ import (
 
 // supervise is the helper's first process (see Main): it starts the
 // second with args and --inner, waits for it, kills what it left behind,
-// and returns its exit status, or dies by its signal.
-func (p *policy) supervise(args []string) (int, error) {
+// and exits with its exit status, or dies by its signal. It returns only
+// an error, before the command started.
+func (p *policy) supervise(args []string) error {
 	if err := p.limit(); err != nil {
-		return 0, err
+		return err
 	}
 	// Orphans below the supervisor become its children, not init's.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("become a subreaper: %w", err)
+		return fmt.Errorf("become a subreaper: %w", err)
 	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	self, err := os.Executable()
 	if err != nil {
-		return 0, fmt.Errorf("the helper's own binary: %w", err)
+		return fmt.Errorf("the helper's own binary: %w", err)
 	}
 	argv := append([]string{self, HelperCommand, "--" + innerFlag}, args...)
 	pid, err := syscall.ForkExec(self, argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
 	if err != nil {
-		return 0, fmt.Errorf("start the confined process: %w", err)
+		return fmt.Errorf("start the confined process: %w", err)
 	}
 
 	exited := make(chan syscall.WaitStatus, 1)
@@ -80,7 +81,11 @@ func (p *policy) supervise(args []string) (int, error) {
 	if ws.Signaled() {
 		dieBy(ws.Signal())
 	}
-	return ws.ExitStatus(), nil
+	// Straight out, as the exec it replaces would have: nothing is left to
+	// flush, and a binary built with -race would otherwise sleep a second
+	// at exit (every Bash call of a -race test).
+	syscall.Exit(ws.ExitStatus())
+	return nil
 }
 
 // reapAll kills and reaps every child the supervisor has left, until it
@@ -163,5 +168,5 @@ func dieBy(sig syscall.Signal) {
 	_ = unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
 	_ = syscall.Kill(os.Getpid(), sig)
 	time.Sleep(100 * time.Millisecond)
-	os.Exit(128 + int(sig)) // the signal was not fatal after all (SIGCHLD, …)
+	syscall.Exit(128 + int(sig)) // the signal was not fatal after all (SIGCHLD, …)
 }
