@@ -62,11 +62,11 @@ type MCPServer struct {
 	credentials []string
 }
 
-// Secrets are the credentials the servers of c are given — every value a
-// ${VAR} expanded to, and the env, header and URL values that name or look
-// like a credential (credentialValue) — for the runtime's redactor, so
-// that a tool server's token never shows in a reply, a log line or a
-// tool's output.
+// Secrets are the credentials the servers of c are given — the values of
+// ${VAR} references, env variables, headers and URL parameters whose name
+// says credential or whose value looks like one (credentialValue), and
+// URL passwords — for the runtime's redactor, so that a tool server's
+// token never shows in a reply, a log line or a tool's output.
 func (c *MCPConfig) Secrets() []string {
 	var out []string
 	for _, s := range c.Servers {
@@ -279,7 +279,9 @@ func (x *expander) lookup(name, def string, hasDef bool) string {
 		return def
 	}
 	x.secret(v)
-	x.credentials = append(x.credentials, v)
+	// By the variable's name or the value's look: ${HOME} is no
+	// credential, and every reply naming a workspace would be masked.
+	x.credential(name, v)
 	return v
 }
 

@@ -223,10 +223,11 @@ func TestMCPResultText(t *testing.T) {
 // reply that says the word).
 func TestMCPConfigSecrets(t *testing.T) {
 	env := func(k string) string {
-		return map[string]string{"GH_TOKEN": "ghp_FromTheEnvironment0001", "REGION": "eu-west-1-region"}[k]
+		return map[string]string{"GH_TOKEN": "ghp_FromTheEnvironment0001", "REGION": "eu-west-1", "HOME": "/home/agent-user",
+			"VENDOR_KEY": "plainkeyvalue"}[k]
 	}
 	path := writeMCPConfig(t, `{"mcpServers": {
-		"gh": {"command": "x", "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GH_TOKEN}", "NODE_ENV": "production",
+		"gh": {"command": "x", "args": ["--data=${HOME}/data", "--k=${VENDOR_KEY}"], "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GH_TOKEN}", "NODE_ENV": "production",
 			"DATA_DIR": "/srv/data/with-digits-2024", "SOME_ID": "Zq81mWp0XyT5rKc3", "AREA": "${REGION}"}},
 		"api": {"url": "https://api.example.com/mcp?format=json&api_key=LiteralQueryKey77", "headers": {
 			"Authorization": "Bearer literal-bearer-token-1234", "Accept": "application/json", "X-Custom": "plain-words-only-here"}}
@@ -236,13 +237,14 @@ func TestMCPConfigSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := cfg.Secrets()
-	for _, want := range []string{"ghp_FromTheEnvironment0001", "eu-west-1-region", "Zq81mWp0XyT5rKc3", "LiteralQueryKey77",
+	for _, want := range []string{"ghp_FromTheEnvironment0001", "plainkeyvalue", "Zq81mWp0XyT5rKc3", "LiteralQueryKey77",
 		"Bearer literal-bearer-token-1234", "literal-bearer-token-1234"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("secrets %q lack %q", got, want)
 		}
 	}
-	for _, plain := range []string{"production", "/srv/data/with-digits-2024", "application/json", "plain-words-only-here", "json"} {
+	for _, plain := range []string{"production", "/srv/data/with-digits-2024", "application/json", "plain-words-only-here", "json",
+		"/home/agent-user", "/home/agent-user/data", "eu-west-1"} {
 		if slices.Contains(got, plain) {
 			t.Errorf("secrets %q hold the plain setting %q", got, plain)
 		}
