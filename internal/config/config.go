@@ -241,7 +241,11 @@ func (c *Config) ValidateModel() error {
 	case c.BaseURL != "" && c.Model == "":
 		return errors.New("missing env AGENT_MODEL (required with LLM_BASE_URL)")
 	}
-	return c.ValidateSettings()
+	if err := c.ValidateSettings(); err != nil {
+		return err
+	}
+	// Last: `agent doctor` reports the other checks past this one.
+	return c.ValidateDatabase()
 }
 
 // ValidateSettings checks the values that every command shares.
@@ -271,8 +275,7 @@ func (c *Config) ValidateSettings() error {
 	case c.Pprof != "" && c.Pprof != "0" && c.Pprof != "1":
 		return fmt.Errorf("AGENT_PPROF: unknown value %q (want 1 or 0)", c.Pprof)
 	}
-	// Last: `agent doctor` reports the other checks past this one.
-	return c.ValidateDatabase()
+	return nil
 }
 
 // ErrDBURL matches the error of a bad AGENT_DB_URL.
