@@ -1,6 +1,7 @@
 // Command agent-sandbox is the sandbox helper on its own: what
-// `agent sandbox-exec` does (apply Landlock, no_new_privs, limits and the
-// pids group to its own process, then exec the command), in a binary that
+// `agent sandbox-exec` does (limits and the pids group, then a confined
+// child of its own — no_new_privs and Landlock — that execs the command,
+// and, once it ends, the end of everything it started), in a binary that
 // links nothing else. Shipped beside `agent`, it is the helper the runtime
 // starts for every Bash command and stdio tool server: it starts in about
 // a millisecond, where the whole runtime's binary takes several to

@@ -51,14 +51,16 @@ func diagnose(ctx context.Context, cfg *config.Config) []finding {
 	add := func(ok bool, format string, args ...any) {
 		out = append(out, finding{ok: ok, text: fmt.Sprintf(format, args...)})
 	}
-	if err := cfg.ValidateService(); err != nil {
+	// A bad AGENT_DB_URL is checked last and said by diagnoseDB: the
+	// other checks still run.
+	if err := cfg.ValidateService(); err != nil && !errors.Is(err, config.ErrDBURL) {
 		add(false, "%v", err)
 		if cfg.BotToken == "" || (cfg.AppToken == "" && !cfg.HTTPIngress()) || cfg.ValidateTokens() != nil {
 			return append(out, diagnoseDB(cfg))
 		}
 	}
 	out = append(out, diagnoseChat(ctx, cfg)...)
-	if cfg.ValidateModel() == nil {
+	if err := cfg.ValidateModel(); err == nil || errors.Is(err, config.ErrDBURL) {
 		out = append(out, diagnoseModel(ctx, cfg))
 	}
 	return append(out, diagnoseDB(cfg))
@@ -192,6 +194,9 @@ func diagnoseModel(ctx context.Context, cfg *config.Config) finding {
 // can be written.
 func diagnoseDB(cfg *config.Config) finding {
 	if cfg.DBURL != "" {
+		if err := cfg.ValidateDatabase(); err != nil {
+			return finding{text: err.Error()}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 		defer cancel()
 		name := store.Redact(cfg.DBURL)

@@ -134,7 +134,14 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 			s.close(context.Background())
 		}
 	}()
-	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), cfg.Secrets()...)
+	// mcp.json first: the credentials its tool servers are given are
+	// scrubbed from everything the runtime says, its logs included.
+	mcpConf, err := tools.LoadMCPConfig(filepath.Join(cfg.Home, "mcp.json"), d.getenv)
+	if err != nil {
+		return nil, err
+	}
+	secrets := append(cfg.Secrets(), mcpConf.Secrets()...)
+	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), secrets...)
 	if cfg.Database() != store.Memory { // not the simulator's scenarios: a service of its own
 		applyMemoryLimit(d.getenv, os.ReadFile, s.log)
 	}
@@ -185,7 +192,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	if err != nil {
 		return nil, err
 	}
-	s.redactor = redact.New(cfg.Secrets(), patterns)
+	s.redactor = redact.New(secrets, patterns)
 
 	if d.preflight != nil {
 		if err := d.preflight(ctx, s.log); err != nil {
@@ -239,7 +246,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
 		WorkspacesOnDemand: d.soul != nil,
-		Deny:               denyPaths(cfg, d.getenv), Secrets: cfg.Secrets(), Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
+		Deny:               denyPaths(cfg, d.getenv), Secrets: secrets, Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
 		return nil, err
 	}
 	registry := tools.NewRegistry()
@@ -266,7 +273,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log, KBLock: s.store}
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
-	if err := s.mountMCP(ctx, registry, d.getenv, confiner); err != nil {
+	if err := s.mountMCP(ctx, registry, mcpConf, d.getenv, confiner); err != nil {
 		return nil, err
 	}
 
@@ -279,7 +286,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.onToolCall),
-		Stream:     cfg.Stream != "off", StreamHoldback: s.redactor.Window(),
+		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
 	})
 	if err != nil {
 		return nil, err
@@ -439,19 +446,14 @@ func (s *service) newSandbox(getenv func(string) string) (tools.Confiner, error)
 	return sb, nil
 }
 
-// mountMCP mounts the external tool servers of mcp.json in the home; a
-// server that fails to start is logged and skipped by MountMCP.
-func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, getenv func(string) string, confiner tools.Confiner) error {
-	path := filepath.Join(s.cfg.Home, "mcp.json")
-	conf, err := tools.LoadMCPConfig(path, getenv)
-	if err != nil {
-		return err
-	}
+// mountMCP mounts the external tool servers of conf (the home's mcp.json);
+// a server that fails to start is logged and skipped by MountMCP.
+func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *tools.MCPConfig, getenv func(string) string, confiner tools.Confiner) error {
 	if len(conf.Servers) == 0 {
 		return nil
 	}
 	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: baseEnv(getenv), Log: s.log,
-		Sandbox: confiner, StateDir: filepath.Join(s.cfg.Home, "tool-servers")})
+		Sandbox: confiner, StateDir: filepath.Join(s.cfg.Home, "tool-servers"), Deny: denyPaths(s.cfg, getenv)})
 	if err != nil {
 		return fmt.Errorf("mount tool servers: %w", err)
 	}

@@ -101,10 +101,14 @@ type Options struct {
 	// unknown). The simulator's transcripts use it.
 	OnToolCall func(name string, input json.RawMessage, res tools.Result, outcome string)
 	// Stream shows replies while the model writes them, where the turn's
-	// Outbox can (AGENT_STREAM=auto); StreamHoldback is the tail held back
-	// from the thread until redaction sees it whole (the longest
-	// credential form; at least 64 bytes).
+	// Outbox can (AGENT_STREAM=auto). StreamSettled is what of a reply's
+	// text may be shown while more is coming: redacted, less whatever text
+	// to come could still turn into a credential or a redacted match
+	// (redact.Redactor.Settled). Without it, a tail of StreamHoldback bytes
+	// (at least 64) of the redacted text is held back, which a pattern
+	// spanning lines outruns.
 	Stream         bool
+	StreamSettled  func(text string) string
 	StreamHoldback int
 }
 
@@ -118,8 +122,11 @@ func (e *Engine) replyStreams(ctx context.Context, t *pipeline.Turn, ready func(
 	if !e.o.Stream || !ok {
 		return nil
 	}
-	return &replyStreams{ctx: ctx, streamer: st, ready: ready, redact: e.o.Redact, holdback: max(e.o.StreamHoldback, minHoldback),
-		now: e.o.Now, calls: map[string]*replyCall{}}
+	settled := e.o.StreamSettled
+	if settled == nil {
+		settled = heldBack(e.o.Redact, max(e.o.StreamHoldback, minHoldback))
+	}
+	return &replyStreams{ctx: ctx, streamer: st, ready: ready, settled: settled, now: e.o.Now, calls: map[string]*replyCall{}}
 }
 
 // Engine runs agent turns. It implements pipeline.Agent.

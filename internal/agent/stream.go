@@ -18,9 +18,22 @@ import (
 const streamAfter = 250 * time.Millisecond
 
 // minHoldback is the least tail of a streamed reply held back from the
-// thread, so that a credential cut between two pieces is never shown:
-// redaction sees it whole first.
+// thread when the engine is given no Settled, so that a credential cut
+// between two pieces is never shown: redaction sees it whole first.
 const minHoldback = 64
+
+// heldBack is the rule without a Settled: redact, then hold back a tail
+// as long as the longest credential form. It cannot see a pattern that
+// spans more than the tail (a PEM key's lines).
+func heldBack(redact func(string) string, holdback int) func(string) string {
+	return func(text string) string {
+		red := redact(text)
+		if n := len(red) - holdback; n > 0 {
+			return red[:n]
+		}
+		return ""
+	}
+}
 
 // replyStreams shows the replies of one model call while the model writes
 // them (the text input of mcp__agent_chat__reply, decoded as it comes),
@@ -30,10 +43,11 @@ type replyStreams struct {
 	streamer pipeline.Streamer
 	// ready waits for the turn's first status call: nothing the turn
 	// shows may precede it.
-	ready    func()
-	redact   func(string) string
-	holdback int
-	now      func() time.Time
+	ready func()
+	// settled is the part of a reply's text, redacted, that no text still
+	// to come can change (redact.Redactor.Settled).
+	settled func(string) string
+	now     func() time.Time
 
 	mu    sync.Mutex
 	calls map[string]*replyCall // by tool_use id
@@ -93,16 +107,11 @@ func (r *replyStreams) ToolInputDelta(id, partial string) {
 
 func (r *replyStreams) ToolInputEnd(string) {}
 
-// safe is the part of text that may be shown now: redacted, less a tail
-// in which a credential may still be arriving, cut at a rune and, where
-// it can, a word.
+// safe is the part of text that may be shown now: redacted, less what
+// text still to come may turn into a credential or a redacted match, cut
+// at a rune and, where it can, a word.
 func (r *replyStreams) safe(text string) string {
-	red := r.redact(text)
-	n := len(red) - r.holdback
-	if n <= 0 {
-		return ""
-	}
-	red = red[:n]
+	red := r.settled(text)
 	for len(red) > 0 && !utf8.ValidString(red) {
 		red = red[:len(red)-1]
 	}

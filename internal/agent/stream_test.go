@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestReplyStreamsHoldBackCredentials(t *testing.T) {
 	for cut := 3; cut < 40; cut += 4 {
 		p := &previews{}
 		clock := time.Unix(0, 0)
-		rs := &replyStreams{ctx: context.Background(), streamer: p, redact: r.Redact, holdback: max(r.Window(), minHoldback),
+		rs := &replyStreams{ctx: context.Background(), streamer: p, settled: r.Settled,
 			now: func() time.Time { clock = clock.Add(time.Second); return clock }, calls: map[string]*replyCall{}}
 		rs.ToolInputStart("t1", "mcp__agent_chat__reply")
 		for i := 0; i < len(input); i += cut {
@@ -57,6 +58,36 @@ func TestReplyStreamsHoldBackCredentials(t *testing.T) {
 				t.Fatalf("cut %d: preview %q does not extend %q", cut, s, prev)
 			}
 			prev = s
+		}
+	}
+}
+
+// A private key that an operator's ## Redaction pattern matches from its
+// BEGIN line to its END line is never shown in part while it is written:
+// no preview holds any of its lines, however the pieces fall, and the
+// text after it streams on once its END has arrived.
+func TestReplyStreamsHoldBackAMultilinePattern(t *testing.T) {
+	pem := "-----BEGIN RSA PRIVATE KEY-----\\n" + strings.Repeat("MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\\n", 8) +
+		"-----END RSA PRIVATE KEY-----"
+	r := redact.New(nil, []redact.Pattern{{Re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`), Description: "private key"}})
+	input := `{"text":"` + strings.Repeat("words before the key, ", 8) + pem + strings.Repeat(" and words after it", 12) + `"}`
+	for cut := 5; cut < 80; cut += 9 {
+		p := &previews{}
+		clock := time.Unix(0, 0)
+		rs := &replyStreams{ctx: context.Background(), streamer: p, settled: r.Settled,
+			now: func() time.Time { clock = clock.Add(time.Second); return clock }, calls: map[string]*replyCall{}}
+		rs.ToolInputStart("t1", "mcp__agent_chat__reply")
+		for i := 0; i < len(input); i += cut {
+			rs.ToolInputDelta("t1", input[i:min(i+cut, len(input))])
+		}
+		last := p.shown[len(p.shown)-1]
+		if !strings.Contains(last, "[redacted: private key] and words after") {
+			t.Fatalf("cut %d: the text after the key never streamed: %q", cut, last)
+		}
+		for _, s := range p.shown {
+			if strings.Contains(s, "BEGIN") || strings.Contains(s, "PRIVATE") || strings.Contains(s, "MIIE") {
+				t.Fatalf("cut %d: a preview shows part of the key: %q", cut, s)
+			}
 		}
 	}
 }

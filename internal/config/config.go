@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/secret"
 )
 
 // Config is every setting of the service. Each field is an environment
@@ -170,9 +172,22 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, env func(string) string, logFor
 			}
 			fs.DurationVar(s.dur, name, d, usage)
 		}
+		if secretSettings[s.env] && val != "" {
+			// The help and the usage printed on a bad flag show each
+			// flag's default, here the environment's value: not a
+			// credential's.
+			fs.Lookup(name).DefValue = secret.Mask
+			if s.env == "AGENT_DB_URL" {
+				fs.Lookup(name).DefValue = secret.MaskURL(val)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
+
+// secretSettings are the variables that hold credentials.
+var secretSettings = map[string]bool{"CHAT_BOT_TOKEN": true, "CHAT_APP_TOKEN": true, "CHAT_SIGNING_SECRET": true,
+	"AGENT_DB_URL": true, "LLM_API_KEY": true, "LLM_OAUTH_TOKEN": true}
 
 // Resolve fills the settings derived from others: the home (from userHome
 // when unset), the database path and the workspaces directory.
@@ -251,7 +266,11 @@ func (c *Config) ValidateModel() error {
 	case c.BaseURL != "" && c.Model == "":
 		return errors.New("missing env AGENT_MODEL (required with LLM_BASE_URL)")
 	}
-	return c.ValidateSettings()
+	if err := c.ValidateSettings(); err != nil {
+		return err
+	}
+	// Last: `agent doctor` reports the other checks past this one.
+	return c.ValidateDatabase()
 }
 
 // ValidateSettings checks the values that every command shares.
@@ -268,8 +287,6 @@ func (c *Config) ValidateSettings() error {
 		return fmt.Errorf("AGENT_HEALTH_PORT: %d is not a port", c.HealthPort)
 	case c.HTTPPort < 0 || c.HTTPPort > 65535:
 		return fmt.Errorf("AGENT_HTTP_PORT: %d is not a port", c.HTTPPort)
-	case c.DBURL != "" && !strings.HasPrefix(c.DBURL, "postgres://") && !strings.HasPrefix(c.DBURL, "postgresql://"):
-		return errors.New("AGENT_DB_URL: want a postgres://user:password@host:port/database address")
 	case c.MaxTurns < 1:
 		return fmt.Errorf("AGENT_MAX_TURNS: must be at least 1, got %d", c.MaxTurns)
 	case c.SoulExtract != "" && c.SoulExtract != "model":
@@ -296,6 +313,37 @@ func (c *Config) validateAttachments() error {
 		return fmt.Errorf("AGENT_MAX_ATTACHMENTS: must be at least 1, got %d", c.MaxAttachments)
 	case c.MaxAttachmentMB < 1 || c.MaxAttachmentMB > 1024:
 		return fmt.Errorf("AGENT_MAX_ATTACHMENT_MB: must be between 1 and 1024, got %d", c.MaxAttachmentMB)
+	}
+	return nil
+}
+
+// ErrDBURL matches the error of a bad AGENT_DB_URL.
+var ErrDBURL = errors.New("bad AGENT_DB_URL")
+
+// dbURLError is a bad AGENT_DB_URL, said with its password masked.
+type dbURLError struct{ text string }
+
+func (e *dbURLError) Error() string        { return e.text }
+func (e *dbURLError) Is(target error) bool { return target == ErrDBURL }
+
+// ValidateDatabase checks AGENT_DB_URL before anything quotes it: a
+// password with a bad "%" escape (or an unescaped "/", "#", …) makes the
+// address unparseable, and the URL parser's error quotes it whole. The
+// error names the variable and shows the address with its password
+// masked; it matches ErrDBURL.
+func (c *Config) ValidateDatabase() error {
+	if c.DBURL == "" {
+		return nil
+	}
+	masked := secret.MaskURL(c.DBURL)
+	if !strings.HasPrefix(c.DBURL, "postgres://") && !strings.HasPrefix(c.DBURL, "postgresql://") {
+		return &dbURLError{"AGENT_DB_URL: want a postgres://user:password@host:port/database address"}
+	}
+	if err := secret.CheckURL(c.DBURL); err != nil {
+		return &dbURLError{fmt.Sprintf("AGENT_DB_URL %s is not a valid address: %v", masked, err)}
+	}
+	if u, _ := url.Parse(c.DBURL); u.Path == "" || u.Path == "/" {
+		return &dbURLError{fmt.Sprintf("AGENT_DB_URL %s names no database: want postgres://user:password@host:port/database", masked)}
 	}
 	return nil
 }
@@ -342,20 +390,12 @@ func (c *Config) AutoAllowed() []string {
 // prompts, replies or tool output.
 func (c *Config) Secrets() []string {
 	var out []string
-	for _, s := range []string{c.BotToken, c.AppToken, c.APIKey, c.OAuthToken, c.SigningSecret, dbPassword(c.DBURL)} {
+	// The database password also when the address does not parse: it is
+	// then quoted by errors before anything else sees it.
+	for _, s := range append([]string{c.BotToken, c.AppToken, c.APIKey, c.OAuthToken, c.SigningSecret}, secret.URLPasswords(c.DBURL)...) {
 		if s != "" {
 			out = append(out, s)
 		}
 	}
 	return out
-}
-
-// dbPassword is the password in a database address, or "".
-func dbPassword(dbURL string) string {
-	u, err := url.Parse(dbURL)
-	if err != nil || u.User == nil {
-		return ""
-	}
-	p, _ := u.User.Password()
-	return p
 }

@@ -101,6 +101,12 @@ func TestStartupErrors(t *testing.T) {
 		{"no attachments", nil, map[string]string{"AGENT_MAX_ATTACHMENTS": "0"}, "AGENT_MAX_ATTACHMENTS: must be at least 1, got 0"},
 		{"attachment cap", nil, map[string]string{"AGENT_MAX_ATTACHMENT_MB": "0"}, "AGENT_MAX_ATTACHMENT_MB: must be between 1 and 1024, got 0"},
 		{"bad database address", nil, map[string]string{"AGENT_DB_URL": "mysql://db/agent"}, "AGENT_DB_URL: want a postgres://user:password@host:port/database address"},
+		{"database password with a bad escape", nil, map[string]string{"AGENT_DB_URL": "postgres://agent:s3cr%zzet@db:5432/agent"},
+			"AGENT_DB_URL postgres://agent:xxxxx@db:5432/agent is not a valid address: a % is not followed by two hex digits: write a % in the user name or password as %25"},
+		{"database password with a slash", nil, map[string]string{"AGENT_DB_URL": "postgres://agent:s3cr/et@db:5432/agent"},
+			"AGENT_DB_URL postgres://agent:xxxxx@db:5432/agent is not a valid address: the address does not parse"},
+		{"database address without a database", nil, map[string]string{"AGENT_DB_URL": "postgres://agent:pw@db:5432"},
+			"AGENT_DB_URL postgres://agent:xxxxx@db:5432 names no database"},
 		{"http ingress without a port", []string{"CHAT_APP_TOKEN"}, map[string]string{"CHAT_SIGNING_SECRET": "s3cr3t", "AGENT_HEALTH_PORT": "0"}, "AGENT_HTTP_PORT: the HTTP ingress (CHAT_SIGNING_SECRET without CHAT_APP_TOKEN) needs a port"},
 		{"bad http port", nil, map[string]string{"AGENT_HTTP_PORT": "70000"}, "AGENT_HTTP_PORT: 70000 is not a port"},
 		{"http ingress", []string{"CHAT_APP_TOKEN"}, map[string]string{"CHAT_SIGNING_SECRET": "s3cr3t"}, ""},
@@ -117,6 +123,9 @@ func TestStartupErrors(t *testing.T) {
 				env[k] = v
 			}
 			err := parse(t, env).ValidateService()
+			if err != nil && strings.Contains(err.Error(), "s3cr") {
+				t.Fatalf("the error shows the password: %v", err)
+			}
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("unexpected error %v", err)
@@ -182,6 +191,12 @@ func TestSecrets(t *testing.T) {
 	if got := strings.Join(c.Secrets(), ","); got != "xoxb-1,tok,sign,pg-pass" {
 		t.Fatalf("secrets %q", got)
 	}
+	// An address that does not parse still gives its password away to the
+	// redactor, as written.
+	c = parse(t, map[string]string{"AGENT_DB_URL": "postgres://agent:s3cr%zzet@db:5432/agent"})
+	if got := strings.Join(c.Secrets(), ","); got != "s3cr%zzet" {
+		t.Fatalf("secrets of a malformed address %q", got)
+	}
 }
 
 func TestIngressAndDatabase(t *testing.T) {
@@ -193,5 +208,26 @@ func TestIngressAndDatabase(t *testing.T) {
 		"AGENT_DB_URL": "postgres://db/agent"})
 	if c.HTTPIngress() || c.IngressPort() != 9191 || c.Database() != "postgres://db/agent" {
 		t.Fatalf("with an app token: ingress %v port %d database %q", c.HTTPIngress(), c.IngressPort(), c.Database())
+	}
+}
+
+// The usage a bad flag or --help prints shows each flag's default, which
+// is the environment's value: never a credential's.
+func TestFlagDefaultsHideCredentials(t *testing.T) {
+	env := map[string]string{"CHAT_BOT_TOKEN": "xoxb-s3cr-bot", "CHAT_APP_TOKEN": "xapp-s3cr-app", "CHAT_SIGNING_SECRET": "s3cr-signing",
+		"LLM_API_KEY": "sk-ant-s3cr-key", "LLM_OAUTH_TOKEN": "s3cr-oauth", "AGENT_DB_URL": "postgres://agent:s3cr%zz@db/agent"}
+	c := &Config{}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	if err := c.RegisterFlags(fs, envMap(env), "json"); err != nil {
+		t.Fatal(err)
+	}
+	var usage strings.Builder
+	fs.SetOutput(&usage)
+	fs.PrintDefaults()
+	if strings.Contains(usage.String(), "s3cr") || !strings.Contains(usage.String(), "postgres://agent:xxxxx@db/agent") {
+		t.Fatalf("usage:\n%s", usage.String())
+	}
+	if err := fs.Parse(nil); err != nil || c.BotToken != "xoxb-s3cr-bot" || c.DBURL != env["AGENT_DB_URL"] {
+		t.Fatalf("the values themselves changed: %v %q %q", err, c.BotToken, c.DBURL)
 	}
 }

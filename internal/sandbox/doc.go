@@ -4,10 +4,14 @@
 //
 // The runtime never restricts itself (Landlock is irreversible and applies
 // to every thread). Instead a command is started through the runtime's own
-// binary under a hidden subcommand, `agent sandbox-exec`: that short-lived
-// helper applies the rules to itself — resource limits, a pids cgroup where
-// the runtime may make one, no_new_privs and a Landlock domain — and then
-// execs the command, which inherits them all. Nothing else needs
+// binary under a hidden subcommand, `agent sandbox-exec` (or the small
+// agent-sandbox binary beside it): that helper applies the limits and a
+// pids cgroup where the runtime may make one to itself, becomes a child
+// subreaper, and starts itself again as its child, which applies
+// no_new_privs and a Landlock domain to itself and execs the command; the
+// command inherits them all. The first helper process stays as the
+// command's parent and, when the command ends or is stopped, kills
+// everything it left behind, setsid or not (see Main). Nothing else needs
 // installing.
 //
 // The Landlock domain lets the command read the system (/usr, /etc, the

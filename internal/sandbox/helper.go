@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // policy is what the helper applies, parsed from its arguments.
@@ -18,6 +19,12 @@ type policy struct {
 	limits   Limits
 	path     string
 	argv     []string
+	// inner marks the second process of the helper: the one that
+	// confines itself and execs the command (see Main).
+	inner bool
+	// grace is how long the command gets between a SIGTERM passed on to
+	// it and SIGKILL.
+	grace time.Duration
 }
 
 // listFlag collects a repeated flag.
@@ -42,6 +49,8 @@ func parsePolicy(args []string) (*policy, error) {
 	fs.IntVar(&p.limits.Procs, "nproc", 0, "RLIMIT_NPROC")
 	fs.Int64Var(&p.limits.FileSize, "fsize", 0, "RLIMIT_FSIZE bytes")
 	fs.StringVar(&p.path, "path", "", "the program to exec")
+	fs.BoolVar(&p.inner, innerFlag, false, "confine this process and exec the command (the supervisor's child)")
+	fs.DurationVar(&p.grace, "grace", 0, "time between a SIGTERM passed on and SIGKILL")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -58,18 +67,41 @@ func parsePolicy(args []string) (*policy, error) {
 	return p, nil
 }
 
-// Main is the helper, run as `<binary> sandbox-exec [rules] -- argv...`:
-// it applies the rules to its own process and execs the command. It
-// returns only on failure, with the exit status to use (126, as a shell
-// does for a command it cannot execute), after saying why on stderr; the
-// command never runs unconfined.
+// innerFlag marks the helper's second process.
+const innerFlag = "inner"
+
+// Main is the helper, run as `<binary> sandbox-exec [rules] -- argv...`,
+// in two processes.
+//
+// The first, the supervisor, applies the limits and the pids group to
+// itself, becomes a child subreaper, and starts the second as its child:
+// the same binary with --inner, which applies no_new_privs and Landlock
+// to itself and execs the command. The command inherits it all. The
+// supervisor waits for the command, then kills whatever it left behind —
+// a process started with setsid or double-forked included: as the
+// subreaper, the supervisor inherits every orphan below it — and exits
+// as the command did, with its status or by its signal. Nothing the
+// command starts outlives it, as root or not, with or without a cgroup.
+//
+// The supervisor stays outside the command's Landlock domain: where the
+// kernel scopes signals (Landlock ABI 6), nothing the command runs can
+// kill it to set its orphans free, nor ptrace it. A SIGTERM, SIGINT,
+// SIGHUP or SIGQUIT sent to it is passed on to the command, which is
+// killed --grace later (at once by default: a Bash call that timed out),
+// and what it left is killed as above.
+//
+// Main returns only on failure, with the exit status to use (126, as a
+// shell does for a command it cannot execute), after saying why on
+// stderr; the command never runs unconfined.
 func Main(args []string) int {
 	p, err := parsePolicy(args)
-	if err == nil {
-		err = p.apply()
-	}
-	if err == nil {
-		err = execve(p.path, p.argv, os.Environ())
+	switch {
+	case err == nil && p.inner:
+		if err = p.confine(); err == nil {
+			err = execve(p.path, p.argv, os.Environ())
+		}
+	case err == nil:
+		err = p.supervise(args)
 	}
 	fmt.Fprintf(os.Stderr, "sandbox: %v\n", err)
 	return 126

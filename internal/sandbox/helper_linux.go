@@ -56,9 +56,10 @@ func LandlockABI() int {
 var abiConfigs = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
 	landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
 
-// apply puts the helper's own process under the policy: the cgroup, the
-// limits, then Landlock (which also sets no_new_privs).
-func (p *policy) apply() error {
+// limit puts the supervisor under the policy's cgroup and limits, which
+// everything it starts inherits; and no_new_privs, which it keeps for
+// itself (nothing it runs gains privileges through a setuid binary).
+func (p *policy) limit() error {
 	if p.cgroup != "" {
 		if err := os.WriteFile(filepath.Join(p.cgroup, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
 			return fmt.Errorf("join the pids cgroup: %w", err)
@@ -67,6 +68,12 @@ func (p *policy) apply() error {
 	if err := p.limits.set(); err != nil {
 		return err
 	}
+	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+}
+
+// confine puts the helper's second process under Landlock (which also
+// sets no_new_privs), or no_new_privs alone without Landlock.
+func (p *policy) confine() error {
 	if p.landlock == 0 {
 		// No Landlock: at least no privilege gain through setuid binaries.
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)

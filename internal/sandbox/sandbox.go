@@ -274,14 +274,21 @@ func (s *Sandbox) Enforced() bool { return s.mode != ModeOff && s.abi > 0 }
 // Command confines cmd, made by exec.Command and not yet started, as one
 // Bash command of the thread whose workspace is workspace: it may write
 // there and in a private TMPDIR, read the system and the read-only trees,
-// and it gets the CPU limit of timeout. cleanup removes the private
-// directory and the command's cgroup; call it once the command has
-// exited.
+// and it gets the CPU limit of timeout. cmd's process is then the helper
+// (see Main): when the command ends, so does everything it started, and
+// a SIGTERM to cmd's process (Stop) kills it all at once. cleanup removes
+// the private directory and the command's cgroup; call it once the
+// command has exited.
 func (s *Sandbox) Command(cmd *exec.Cmd, workspace string, timeout time.Duration) (cleanup func(), err error) {
 	l := s.limits
 	l.CPU = int(math.Ceil(timeout.Seconds()))
-	return s.confine(cmd, []string{workspace}, nil, l, "")
+	return s.confine(cmd, []string{workspace}, nil, l, "", 0)
 }
+
+// ServerGrace is how long a confined tool server gets between the SIGTERM
+// of its stop, passed on by the helper, and SIGKILL. A Bash command gets
+// none: its stop is its timeout.
+const ServerGrace = time.Second
 
 // Server confines cmd as a long-lived stdio tool server: it may write
 // state (its HOME) and its private TMPDIR, read the system, the read-only
@@ -293,12 +300,12 @@ func (s *Sandbox) Server(cmd *exec.Cmd, state string, readable []string) (cleanu
 	l := s.limits
 	l.CPU = 0
 	l.AddressSpace = 0 // servers run on node and the like: no useful bound
-	return s.confine(cmd, []string{state}, readable, l, state)
+	return s.confine(cmd, []string{state}, readable, l, state, ServerGrace)
 }
 
 // confine rewrites cmd to start the helper with the rules, the command's
 // path and its arguments.
-func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, home string) (func(), error) {
+func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, home string, grace time.Duration) (func(), error) {
 	if s.mode == ModeOff {
 		return func() {}, nil
 	}
@@ -341,6 +348,9 @@ func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, 
 	}
 	if group != "" {
 		args = append(args, "--cgroup", group)
+	}
+	if grace > 0 {
+		args = append(args, "--grace", grace.String())
 	}
 	args = append(args,
 		"--cpu", strconv.Itoa(l.CPU), "--as", strconv.FormatInt(l.AddressSpace, 10),

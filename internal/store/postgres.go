@@ -15,6 +15,8 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/persona-runtime/agent/internal/secret"
 )
 
 // Postgres is the store's second backend, selected by a postgres:// address
@@ -50,43 +52,63 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// Redact returns dsn without its password, for logs and errors.
+// Redact returns dsn without its password, for logs and errors; also a
+// dsn that does not parse (secret.MaskURL).
 func Redact(dsn string) string {
 	if !IsPostgres(dsn) {
 		return dsn
 	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "postgres://…"
-	}
-	if _, set := u.User.Password(); set {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return secret.MaskURL(dsn)
 }
 
 // Reachable connects to the Postgres database at dsn and pings it, changing
 // nothing (agent doctor).
 func Reachable(ctx context.Context, dsn string) error {
-	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn), pgdriver.WithApplicationName("agent doctor"),
-		pgdriver.WithDialTimeout(pgConnectTimeout)))
+	c, err := connector(dsn, "agent doctor")
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(c)
 	defer db.Close()
 	return db.PingContext(ctx)
+}
+
+// connector is the driver's connector for dsn, or why there is none. The
+// driver panics on an address it cannot parse, with url.Parse's error,
+// which quotes the whole address: the address is checked first, and a
+// panic of the driver's (a bad sslmode, an unreadable sslrootcert) becomes
+// an error with the password taken out.
+func connector(dsn, app string) (c *pgdriver.Connector, err error) {
+	if err := secret.CheckURL(dsn); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			text := fmt.Sprint(r)
+			for _, p := range secret.URLPasswords(dsn) {
+				text = strings.ReplaceAll(text, p, secret.Mask)
+			}
+			c, err = nil, errors.New(strings.ReplaceAll(text, dsn, Redact(dsn)))
+		}
+	}()
+	return pgdriver.NewConnector(pgdriver.WithDSN(dsn), pgdriver.WithApplicationName(app),
+		pgdriver.WithDialTimeout(pgConnectTimeout)), nil
 }
 
 // openPostgres is Open for a postgres:// address.
 func openPostgres(ctx context.Context, dsn string, opts Options, migrations fs.FS) (*Store, error) {
 	name := Redact(dsn)
-	u, err := url.Parse(dsn)
+	if err := secret.CheckURL(dsn); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", name, err)
+	}
+	if u, _ := url.Parse(dsn); u.Path == "" || u.Path == "/" {
+		return nil, fmt.Errorf("open store %s: the address names no database (postgres://user:password@host:port/database)", name)
+	}
+	conn, err := connector(dsn, "agent")
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", name, err)
 	}
-	if u.Path == "" || u.Path == "/" {
-		return nil, fmt.Errorf("open store %s: the address names no database (postgres://user:password@host:port/database)", name)
-	}
-	connector := pgdriver.NewConnector(pgdriver.WithDSN(dsn), pgdriver.WithApplicationName("agent"),
-		pgdriver.WithDialTimeout(pgConnectTimeout))
-	sqldb := sql.OpenDB(connector)
+	sqldb := sql.OpenDB(conn)
 	sqldb.SetMaxOpenConns(pgMaxOpenConns)
 	sqldb.SetMaxIdleConns(pgMaxOpenConns)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)

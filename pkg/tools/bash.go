@@ -16,9 +16,15 @@ import (
 )
 
 // bashDrainGrace is how long Bash keeps reading output after the command's
-// process group is gone: only a process that left the group (setsid) can
-// still hold the pipe, and the call must not wait on it.
+// process group is gone: unconfined, a process that left the group
+// (setsid) can still hold the pipe, and the call must not wait on it.
+// Confined, the sandbox's helper has killed it already.
 const bashDrainGrace = 2 * time.Second
+
+// bashStopGrace bounds the wait for a confined command's helper to end
+// what it started once asked to (it kills at once): past it, the group is
+// killed as an unconfined command's is.
+const bashStopGrace = 5 * time.Second
 
 // bashShell is the shell Bash runs: bash, or sh where there is none. It
 // is looked up once per process (PATH does not change under a running
@@ -104,12 +110,10 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 	case err = <-waited:
 	case <-timer.C:
 		timedOut = true
-		bashKillGroup(cmd)
-		err = <-waited
+		err = b.stop(cmd, waited)
 	case <-ctx.Done():
 		cancelled = true
-		bashKillGroup(cmd)
-		err = <-waited
+		err = b.stop(cmd, waited)
 	}
 	// What the command left running in its group ends with it.
 	bashKillGroup(cmd)
@@ -151,6 +155,27 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 		return Errorf("command failed: %s", fsErrText(err))
 	}
 	return Result{Text: text}
+}
+
+// stop ends a command that ran out of time or whose turn ended, and
+// returns its wait's error. A confined command's process is the sandbox's
+// helper: asked with SIGTERM, it kills the command and everything the
+// command started, in its group or not (setsid), then exits; killing the
+// group instead would kill the helper first and set the rest free. An
+// unconfined command's group is killed.
+func (b *Builtins) stop(cmd *exec.Cmd, waited <-chan error) error {
+	if b.sandbox == nil {
+		bashKillGroup(cmd)
+		return <-waited
+	}
+	bashTerminate(cmd)
+	select {
+	case err := <-waited:
+		return err
+	case <-time.After(bashStopGrace):
+		bashKillGroup(cmd)
+		return <-waited
+	}
 }
 
 // bashCapture keeps the first and the last half bytes of the output (each

@@ -17,5 +17,8 @@ func bashKillGroup(cmd *exec.Cmd) {
 	}
 }
 
+// bashTerminate kills the shell: there is no helper to ask here.
+func bashTerminate(cmd *exec.Cmd) { bashKillGroup(cmd) }
+
 // bashLimitNote is "": the sandbox's limits are Linux's.
 func bashLimitNote(*os.ProcessState, string) string { return "" }

@@ -24,6 +24,14 @@ func bashKillGroup(cmd *exec.Cmd) {
 	}
 }
 
+// bashTerminate sends SIGTERM to cmd's process alone (a confined
+// command's helper, which then ends everything below it).
+func bashTerminate(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+	}
+}
+
 // bashLimitNote explains an end that a sandbox limit caused, or is "".
 // A process stopped by a limit dies of SIGXFSZ or SIGXCPU, which the
 // shell reports as exit status 128+signal.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -21,25 +22,65 @@ type Confiner interface {
 }
 
 // serverReadable are the paths a stdio server's command line names that
-// it must read to run at all: its program's folder (a binary outside the
-// system folders) and any existing absolute path among its arguments (a
-// script, a config file), or that path's folder when it is a file.
-func serverReadable(cmd *exec.Cmd) []string {
-	var out []string
+// it must read to run at all: its program (a binary outside the system
+// folders) and any existing absolute path among its arguments (a script, a
+// config file, a folder). A file is granted with its folder (a script
+// loads the modules beside it), unless that folder holds a path of deny
+// (the runtime's .env, mcp.json, database): then the file alone, which
+// Landlock can grant by itself. A folder named on the command line that
+// holds a denied path is never granted: withheld lists it.
+func serverReadable(cmd *exec.Cmd, deny []string) (grant, withheld []string) {
+	denied := make([]string, 0, 2*len(deny))
+	for _, d := range deny {
+		denied = append(denied, filepath.Clean(d), canonical(d))
+	}
+	holdsDenied := func(dir string) bool {
+		for _, base := range []string{filepath.Clean(dir), canonical(dir)} {
+			for _, d := range denied {
+				if d == base || strings.HasPrefix(d, strings.TrimSuffix(base, "/")+"/") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	file := func(p string) {
+		if dir := filepath.Dir(p); !holdsDenied(dir) {
+			grant = append(grant, dir)
+		} else {
+			grant = append(grant, p)
+		}
+	}
 	if filepath.IsAbs(cmd.Path) {
-		out = append(out, filepath.Dir(cmd.Path))
+		file(cmd.Path)
 	}
 	for _, a := range cmd.Args[1:] {
 		if !filepath.IsAbs(a) {
 			continue
 		}
-		if fi, err := os.Stat(a); err == nil {
-			if fi.IsDir() {
-				out = append(out, a)
-			} else {
-				out = append(out, filepath.Dir(a))
-			}
+		fi, err := os.Stat(a)
+		switch {
+		case err != nil:
+		case !fi.IsDir():
+			file(a)
+		case holdsDenied(a):
+			withheld = append(withheld, a)
+		default:
+			grant = append(grant, a)
 		}
 	}
-	return out
+	return grant, withheld
+}
+
+// canonical is p with its symbolic links resolved, as far as it exists
+// (a database not made yet still has a folder).
+func canonical(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(r, filepath.Base(p))
+	}
+	return p
 }

@@ -41,6 +41,10 @@ type MCPOptions struct {
 	// StateDir/<name> as its writable HOME.
 	Sandbox  Confiner
 	StateDir string
+	// Deny are the runtime's files no server may read (.env, mcp.json,
+	// the database): a folder that holds one is never granted to a
+	// confined server, only the files it names there (serverReadable).
+	Deny []string
 }
 
 // MCPMount is the set of external tool servers mounted from an MCPConfig.

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -109,6 +111,16 @@ func newMCPTestServer(process bool) *mcp.Server {
 			}
 			b, err := os.ReadFile(in.Path)
 			return mcpText(string(b)), nil, err
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Start a program in a session of its own, and leave it."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in mcpTextIn) (*mcp.CallToolResult, any, error) {
+			args := strings.Fields(in.Text)
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				return nil, nil, err
+			}
+			return mcpText(fmt.Sprint(cmd.Process.Pid)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exit at once."},
 		func(context.Context, *mcp.CallToolRequest, mcpNoIn) (*mcp.CallToolResult, any, error) {

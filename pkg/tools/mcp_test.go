@@ -135,7 +135,7 @@ func TestMountMCPStdio(t *testing.T) {
 	})
 
 	want := []string{"mcp__testsrv__args", "mcp__testsrv__crash", "mcp__testsrv__echo", "mcp__testsrv__env",
-		"mcp__testsrv__fail", "mcp__testsrv__image", "mcp__testsrv__pid", "mcp__testsrv__read"}
+		"mcp__testsrv__fail", "mcp__testsrv__image", "mcp__testsrv__pid", "mcp__testsrv__read", "mcp__testsrv__spawn"}
 	got := mcpToolNames(m)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {

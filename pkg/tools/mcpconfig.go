@@ -57,6 +57,22 @@ type MCPServer struct {
 	// secrets are the values that must never appear in logs or errors:
 	// every expanded variable, env value and header value.
 	secrets []string
+	// credentials are those of the secrets that look like credentials
+	// (credentialValue): they join the runtime's redactor.
+	credentials []string
+}
+
+// Secrets are the credentials the servers of c are given — the values of
+// ${VAR} references, env variables, headers and URL parameters whose name
+// says credential or whose value looks like one (credentialValue), and
+// URL passwords — for the runtime's redactor, so that a tool server's
+// token never shows in a reply, a log line or a tool's output.
+func (c *MCPConfig) Secrets() []string {
+	var out []string
+	for _, s := range c.Servers {
+		out = append(out, s.credentials...)
+	}
+	return out
 }
 
 // mcpFile is the on-disk shape of mcp.json.
@@ -112,6 +128,7 @@ func LoadMCPConfig(path string, getenv func(string) string) (*MCPConfig, error) 
 			}
 			s.Env[k] = x.expand(v)
 			x.secret(s.Env[k])
+			x.credential(k, s.Env[k])
 		}
 		s.URL = x.expand(e.URL)
 		if u, err := url.Parse(s.URL); err == nil {
@@ -119,10 +136,12 @@ func LoadMCPConfig(path string, getenv func(string) string) (*MCPConfig, error) 
 			// transport errors quote the whole URL.
 			if p, ok := u.User.Password(); ok {
 				x.secret(p)
+				x.credentials = append(x.credentials, p)
 			}
-			for _, vs := range u.Query() {
+			for k, vs := range u.Query() {
 				for _, v := range vs {
 					x.secret(v)
+					x.credential(k, v)
 				}
 			}
 		}
@@ -132,13 +151,14 @@ func LoadMCPConfig(path string, getenv func(string) string) (*MCPConfig, error) 
 		for k, v := range e.Headers {
 			s.Headers[k] = x.expand(v)
 			x.secret(s.Headers[k])
+			x.credential(k, s.Headers[k])
 		}
 		if x.err != nil {
 			return nil, fmt.Errorf("mcp config %s: server %q: %w", path, name, x.err)
 		}
 		// Longest first, so a secret containing another is scrubbed whole.
 		sort.Slice(x.secrets, func(i, j int) bool { return len(x.secrets[i]) > len(x.secrets[j]) })
-		s.Missing, s.secrets = x.missing, x.secrets
+		s.Missing, s.secrets, s.credentials = x.missing, x.secrets, x.credentials
 		cfg.Servers = append(cfg.Servers, s)
 	}
 	sort.Slice(cfg.Servers, func(i, j int) bool { return cfg.Servers[i].Name < cfg.Servers[j].Name })
@@ -192,9 +212,14 @@ func (s MCPServer) withRunner(runner string) MCPServer {
 }
 
 // isRuntimeCredential reports whether an environment variable belongs to
-// the runtime's own credentials and settings (chat tokens, LLM keys), which
-// tool servers must never receive.
+// the runtime's own credentials and settings (chat tokens and the signing
+// secret, LLM keys, the database address with its password, the trace
+// exporter's headers), which tool servers must never receive.
 func isRuntimeCredential(name string) bool {
+	switch name {
+	case "AGENT_DB_URL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS":
+		return true
+	}
 	return strings.HasPrefix(name, "CHAT_") || strings.HasPrefix(name, "LLM_")
 }
 
@@ -204,10 +229,11 @@ var mcpVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // expander expands ${VAR} and ${VAR:-default}; anything else, including a
 // lone $ or an unterminated ${, is kept literally.
 type expander struct {
-	getenv  func(string) string
-	missing []string
-	secrets []string
-	err     error
+	getenv      func(string) string
+	missing     []string
+	secrets     []string
+	credentials []string
+	err         error
 }
 
 func (x *expander) expand(s string) string {
@@ -253,7 +279,56 @@ func (x *expander) lookup(name, def string, hasDef bool) string {
 		return def
 	}
 	x.secret(v)
+	// By the variable's name or the value's look: ${HOME} is no
+	// credential, and every reply naming a workspace would be masked.
+	x.credential(name, v)
 	return v
+}
+
+// credential records the value of the env variable, header or URL
+// parameter key for the runtime's redactor when it is a credential by its
+// name or its look (credentialValue); a value with a scheme word
+// ("Bearer <token>") gives its token too.
+func (x *expander) credential(key, v string) {
+	if !credentialValue(key, v) {
+		return
+	}
+	x.credentials = append(x.credentials, v)
+	if fields := strings.Fields(v); len(fields) > 1 {
+		x.credentials = append(x.credentials, fields[len(fields)-1])
+	}
+}
+
+// credentialName matches the names of variables, headers and parameters
+// that carry credentials.
+var credentialName = regexp.MustCompile(`(?i)key|token|secret|pass|pwd|auth|cred|cookie|session|private|signature|bearer|jwt`)
+
+// credentialValue reports whether a value written in mcp.json is a
+// credential: by its name (API_TOKEN, Authorization, X-Api-Key), or by its
+// look — at least 16 bytes, no space, not a path or an address, and
+// mixing at least two of lower case, upper case and digits, as generated
+// keys do. Plain settings (NODE_ENV=production, Accept:
+// application/json, a path) stay out of the redactor: each would be
+// masked in every reply that says the word.
+func credentialValue(key, v string) bool {
+	if credentialName.MatchString(key) {
+		return true
+	}
+	if len(v) < 16 || strings.ContainsAny(v, " \t\r\n") || strings.ContainsAny(v[:1], "/.~") || strings.Contains(v, "://") {
+		return false
+	}
+	lower, upper, digit := 0, 0, 0
+	for _, c := range v {
+		switch {
+		case c >= 'a' && c <= 'z':
+			lower = 1
+		case c >= 'A' && c <= 'Z':
+			upper = 1
+		case c >= '0' && c <= '9':
+			digit = 1
+		}
+	}
+	return lower+upper+digit >= 2
 }
 
 // secret records a value to scrub from logs and errors. Very short values

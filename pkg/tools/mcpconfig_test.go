@@ -89,6 +89,9 @@ func TestLoadMCPConfigErrors(t *testing.T) {
 		{"http without url", `{"mcpServers": {"a": {"type": "http", "command": "x"}}}`, []string{`server "a"`, "without a url"}},
 		{"runtime credential", `{"mcpServers": {"a": {"command": "x", "env": {"K": "${LLM_API_KEY}"}}}}`, []string{`server "a"`, "${LLM_API_KEY}", "runtime credential"}},
 		{"credential in header", `{"mcpServers": {"a": {"url": "http://x", "headers": {"A": "${CHAT_BOT_TOKEN:-x}"}}}}`, []string{`server "a"`, "${CHAT_BOT_TOKEN}"}},
+		{"database address", `{"mcpServers": {"db": {"command": "x", "args": ["--db=${AGENT_DB_URL}"]}}}`, []string{`server "db"`, "${AGENT_DB_URL}", "runtime credential"}},
+		{"signing secret", `{"mcpServers": {"a": {"url": "http://x", "headers": {"S": "${CHAT_SIGNING_SECRET}"}}}}`, []string{`server "a"`, "${CHAT_SIGNING_SECRET}"}},
+		{"any LLM variable", `{"mcpServers": {"a": {"command": "${LLM_BASE_URL}"}}}`, []string{`server "a"`, "${LLM_BASE_URL}"}},
 		{"bad env name", `{"mcpServers": {"a": {"command": "x", "env": {"A=B": "1"}}}}`, []string{`server "a"`, "invalid env name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,5 +215,38 @@ func TestMCPResultText(t *testing.T) {
 	structured := &mcp.CallToolResult{StructuredContent: map[string]int{"n": 1}}
 	if got := mcpResultText(structured); !reflect.DeepEqual(got, `{"n":1}`) {
 		t.Errorf("structured = %q", got)
+	}
+}
+
+// The values a tool server is given that are credentials join the
+// runtime's redactor; plain settings do not (they would be masked in every
+// reply that says the word).
+func TestMCPConfigSecrets(t *testing.T) {
+	env := func(k string) string {
+		return map[string]string{"GH_TOKEN": "ghp_FromTheEnvironment0001", "REGION": "eu-west-1", "HOME": "/home/agent-user",
+			"VENDOR_KEY": "plainkeyvalue"}[k]
+	}
+	path := writeMCPConfig(t, `{"mcpServers": {
+		"gh": {"command": "x", "args": ["--data=${HOME}/data", "--k=${VENDOR_KEY}"], "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GH_TOKEN}", "NODE_ENV": "production",
+			"DATA_DIR": "/srv/data/with-digits-2024", "SOME_ID": "Zq81mWp0XyT5rKc3", "AREA": "${REGION}"}},
+		"api": {"url": "https://api.example.com/mcp?format=json&api_key=LiteralQueryKey77", "headers": {
+			"Authorization": "Bearer literal-bearer-token-1234", "Accept": "application/json", "X-Custom": "plain-words-only-here"}}
+	}}`)
+	cfg, err := LoadMCPConfig(path, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Secrets()
+	for _, want := range []string{"ghp_FromTheEnvironment0001", "plainkeyvalue", "Zq81mWp0XyT5rKc3", "LiteralQueryKey77",
+		"Bearer literal-bearer-token-1234", "literal-bearer-token-1234"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("secrets %q lack %q", got, want)
+		}
+	}
+	for _, plain := range []string{"production", "/srv/data/with-digits-2024", "application/json", "plain-words-only-here", "json",
+		"/home/agent-user", "/home/agent-user/data", "eu-west-1"} {
+		if slices.Contains(got, plain) {
+			t.Errorf("secrets %q hold the plain setting %q", got, plain)
+		}
 	}
 }

@@ -42,7 +42,12 @@ func (s *mcpSession) transport(o MCPOptions) (mcp.Transport, error) {
 			if o.StateDir == "" {
 				return nil, errors.New("no state folder for a confined tool server")
 			}
-			cleanup, err := o.Sandbox.Server(cmd, filepath.Join(o.StateDir, s.srv.Name), serverReadable(cmd))
+			readable, withheld := serverReadable(cmd, o.Deny)
+			if len(withheld) > 0 && o.Log != nil {
+				o.Log.Warn("tool server: a folder on its command line holds the runtime's secrets and is not readable to it",
+					"server", s.srv.Name, "folders", strings.Join(withheld, ", "))
+			}
+			cleanup, err := o.Sandbox.Server(cmd, filepath.Join(o.StateDir, s.srv.Name), readable)
 			if err != nil {
 				return nil, err
 			}
