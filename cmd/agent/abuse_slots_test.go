@@ -85,11 +85,12 @@ func TestAbuseParkedCardsDoNotFreezeThePersona(t *testing.T) {
 		t.Fatalf("a DM beside %d parked cards was not answered: %v", parkedThreads, err)
 	}
 
+	// The manager decides: the cards are in the manager's DM.
 	for _, card := range cards {
-		h.click("U0APP", card, "approve")
+		h.click("U0MGR", card, "approve")
 	}
 	for i := range parkedThreads {
-		want := fmt.Sprintf("done %d: approved by <@U0APP>", i)
+		want := fmt.Sprintf("done %d: approved by <@U0MGR>", i)
 		if _, err := h.slack.WaitForPost(ctx, func(p fake.Post) bool { return p.ThreadTS == parkRoot(i) && p.Text == want }); err != nil {
 			t.Fatalf("parked thread %d did not finish after its approval: %v", i, err)
 		}
