@@ -674,7 +674,10 @@ func (f *fleet) checkClicks() {
 	}
 }
 
-var fleetMsgRe = regexp.MustCompile(`\(manager\): (m|ask) (\d+) (\d+)`)
+// fleetMsgRe finds the manager's messages in a request's body (JSON, with
+// < and > escaped): in the "<@U> (manager): words" form or in the
+// envelope's (role="manager">words, pipeline.Envelope).
+var fleetMsgRe = regexp.MustCompile(`(?:\(manager\): |role=\\"manager\\"(?:>|\\u003e))(m|ask) (\d+) (\d+)`)
 
 // fleetRespond plays the model, a little slowly: "m t k" is answered
 // "done t k"; "ask t k" asks for an approval first and answers with its

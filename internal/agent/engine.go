@@ -82,6 +82,8 @@ type Options struct {
 	// user's words.
 	Self func() pipeline.Identity
 	// MaxTurns caps turns running at once across threads (AGENT_MAX_TURNS).
+	// A turn waiting for a person's decision on a card does not count: it
+	// gives its place back for the wait (pipeline.Slot).
 	MaxTurns int
 	// MaxSteps caps model calls within one turn.
 	MaxSteps int
@@ -220,12 +222,14 @@ func MarkReplied(ctx context.Context) {
 // Turn runs one agent turn: it persists the user's message, then calls the
 // model and runs the tools it asks for until the model ends its turn.
 func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
-	select {
-	case e.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	// The turn's place among the MaxTurns: the code that waits for a
+	// person gives it back meanwhile (pipeline.Slot).
+	slot := &turnSlot{slots: e.slots}
+	if err := slot.Acquire(ctx); err != nil {
+		return err
 	}
-	defer func() { <-e.slots }()
+	defer slot.Release()
+	ctx = pipeline.NewContextWithSlot(ctx, slot)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -370,6 +374,13 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			outcome = "max_steps"
 			thinking()
 			_, err := t.Out.Post(ctx, fmt.Sprintf(msgMaxSteps, e.o.MaxSteps))
+			return err
+		}
+		// A tool that waited for a person took the turn's place again
+		// before it returned; this makes sure of it whatever the tool did:
+		// the model is asked only by a turn that holds a place.
+		if err := pipeline.SlotFromContext(ctx).Acquire(ctx); err != nil {
+			outcome = "aborted"
 			return err
 		}
 		streams := e.replyStreams(ctx, t, thinking)

@@ -115,6 +115,7 @@ type config struct {
 	status             agent.Status                                 // the thread's status line (DMs)
 	prompt             func(*pipeline.Turn) (static, thread string) // nil: staticPrompt and thread
 	history            func(agent.History) agent.History            // wraps the store as the engine's history
+	gate               func(*store.Store) agent.Gate                // nil: every call runs
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -173,6 +174,10 @@ func newEnv(t *testing.T, c config) *env {
 	if c.history != nil {
 		history = c.history(st)
 	}
+	var gate agent.Gate
+	if c.gate != nil {
+		gate = c.gate(st)
+	}
 	e.engine, err = agent.New(agent.Options{
 		Model:    model,
 		History:  history,
@@ -192,6 +197,7 @@ func newEnv(t *testing.T, c config) *env {
 		Log:    log,
 		Now:    c.now,
 		Status: c.status,
+		Gate:   gate,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -144,7 +144,10 @@ func (o Outcome) Text() string {
 // Ask records the request, posts its card in the thread and waits for a
 // decision, the persona's approval timeout (0 waits forever) or the end of
 // ctx (an aborted turn), whichever comes first. The card is updated with the
-// outcome in every case.
+// outcome in every case. While it waits, the turn's place among the turns
+// running at once (pipeline.Slot in ctx) is given back; Ask takes one
+// again before it returns an outcome, and returns ctx's error if ctx ends
+// first.
 func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 	id := g.o.NewID()
 	// The span of the wait, with the tracer of the turn's own spans.
@@ -219,6 +222,19 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 		defer t.Stop()
 		poll = t.C
 	}
+	// The wait holds none of the places of the turns running at once
+	// (AGENT_MAX_TURNS): cards waiting for people must not stop every
+	// other thread. The turn takes a place again once the request is
+	// decided, before it goes on; an abort or shutdown meanwhile ends it.
+	slot := pipeline.SlotFromContext(ctx)
+	slot.Release()
+	defer func() {
+		if err == nil {
+			if aerr := slot.Acquire(ctx); aerr != nil {
+				out, err = Outcome{}, aerr
+			}
+		}
+	}()
 	var dec store.Approval
 	for decided := false; !decided; {
 		select {

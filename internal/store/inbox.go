@@ -66,7 +66,7 @@ func (s *Store) InboxReceiveMark(ctx context.Context, e InboxEntry, key string) 
 		return false, false, fmt.Errorf("inbox receive: an event id and a JSON event are required")
 	}
 	now := s.now().UnixMilli()
-	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	receive := func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		fresh, err = oneRow(s.txExec(ctx, tx, qInboxReceive,
 			e.EventID, e.Kind, e.ChannelID, e.ThreadTS, e.UserID, e.MsgKey, string(e.Event), InboxReceived, now, now, s.replica))
@@ -75,7 +75,19 @@ func (s *Store) InboxReceiveMark(ctx context.Context, e InboxEntry, key string) 
 		}
 		marked, err = oneRow(s.txExec(ctx, tx, qMarkEvent, key, now))
 		return err
-	})
+	}
+	if s.pg {
+		// On Postgres the receive waits for neither the writer slot nor
+		// the writer lock: its two inserts are arbitrated by their unique
+		// keys, it reads nothing it writes, and it is the intake of every
+		// event: queued behind the turns' writes (of this replica or
+		// another), it would hold up the record of each event behind it,
+		// and a thread's order across replicas rests on a prompt record
+		// (cmd/agent's orderSettle).
+		err = s.db.RunInTx(ctx, nil, receive)
+	} else {
+		err = s.inTx(ctx, receive)
+	}
 	if err != nil {
 		return false, false, fmt.Errorf("inbox receive %s: %w", e.EventID, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 func TestInboxLifecycle(t *testing.T) {
@@ -400,5 +402,48 @@ func TestDeferSession(t *testing.T) {
 	}
 	if e := inboxEntry(t, s, "Ev4"); e.State != InboxDropped || e.Attempts != 1 {
 		t.Errorf("after the write: %s after %d attempts, want dropped after 1", e.State, e.Attempts)
+	}
+}
+
+// On Postgres a new event is recorded while writes are under way, this
+// replica's (its writer slot taken) or another's (the writer lock taken):
+// the intake of every event must not queue behind the turns' writes.
+func TestInboxReceiveBesideWriters(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("SQLite has one writer: the receive waits its turn there")
+	}
+	path, c := testPath(t), newClock()
+	s, other := openAt(t, path, c), openAt(t, path, c)
+	for _, tt := range []struct {
+		name   string
+		writer *Store
+	}{{"this replica writing", s}, {"another replica writing", other}} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			holding, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+			go func() {
+				done <- tt.writer.inTx(ctx, func(context.Context, bun.Tx) error {
+					close(holding)
+					<-release
+					return nil
+				})
+			}()
+			select {
+			case <-holding:
+			case err := <-done:
+				t.Fatalf("the write transaction: %v", err)
+			}
+			id := "Ev-" + strings.ReplaceAll(tt.name, " ", "-")
+			fresh, _, err := s.InboxReceiveMark(ctx, InboxEntry{EventID: id, Kind: "message", ChannelID: "C1", ThreadTS: "1.1",
+				MsgKey: "C1:1.1", Event: json.RawMessage(`{}`)}, "ts:"+id)
+			close(release)
+			if werr := <-done; werr != nil {
+				t.Error(werr)
+			}
+			if err != nil || !fresh {
+				t.Fatalf("receive while a write transaction runs: fresh %v, %v", fresh, err)
+			}
+		})
 	}
 }
