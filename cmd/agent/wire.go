@@ -308,7 +308,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	s.handler = s.chain(engine, clicks, commands, chat)
 	s.journal = journal{store: s.store, redact: s.redactor.Redact, outcomes: s.metrics.InboxEvents, log: s.log}
 	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.journal, OnStart: s.resume, OnFailed: s.tellFailed,
-		Grace: cfg.ShutdownGrace}
+		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.lockThread
 	}
