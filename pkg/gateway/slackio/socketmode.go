@@ -1,4 +1,4 @@
-package gateway
+package slackio
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -77,12 +78,12 @@ func isNotFound(err error) bool {
 	return ok && sc.Code == http.StatusNotFound
 }
 
-// NewSlackClient returns the Web API client that the socket and the chat
+// NewClient returns the Web API client that the socket and the chat
 // calls share. apiURL is the Web API base (CHAT_API_URL; "" means the
 // platform's own); a missing final "/" is added, as slack-go needs it.
 // httpClient nil means a client with a 60 s timeout. Calls answered 429 are
 // retried after the platform's Retry-After. opts are applied last.
-func NewSlackClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
+func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
 	if apiURL == "" {
 		apiURL = slack.APIURL
 	}
@@ -110,13 +111,13 @@ type SocketMode struct {
 	log *slog.Logger
 }
 
-var _ Transport = (*SocketMode)(nil)
+var _ gateway.Transport = (*SocketMode)(nil)
 
 // NewSocketMode returns a Transport over client, which must carry the
-// app-level token (NewSlackClient).
+// app-level token (NewClient).
 func NewSocketMode(client *slack.Client, log *slog.Logger) *SocketMode {
 	if client == nil || log == nil {
-		panic("gateway: NewSocketMode needs a client and a logger")
+		panic("slackio: NewSocketMode needs a client and a logger")
 	}
 	return &SocketMode{api: client, log: log}
 }
@@ -424,7 +425,7 @@ func convertEventsAPI(payload json.RawMessage) (*pipeline.Event, string, error) 
 		ev.TeamID = m.Team
 	}
 	if ev.ChannelType == "" {
-		ev.ChannelType = slackChannelType(m.Channel)
+		ev.ChannelType = gateway.ChannelType(m.Channel)
 	}
 	if m.Subtype == "message_changed" && m.Message != nil {
 		// The person and words are those of the edited message.
@@ -474,7 +475,7 @@ func convertInteraction(payload json.RawMessage, envelopeID string) (*pipeline.E
 	}
 	ev := &pipeline.Event{
 		ID: "action:" + slackFirstNonEmpty(p.TriggerID, envelopeID), Kind: pipeline.KindAction, Type: p.Type,
-		ChannelID: channel, ChannelType: slackChannelType(channel), UserID: p.User.ID,
+		ChannelID: channel, ChannelType: gateway.ChannelType(channel), UserID: p.User.ID,
 		TS: p.Container.MessageTS, ThreadTS: thread,
 		Action: &pipeline.Action{ActionID: p.Actions[0].ActionID, Value: p.Actions[0].Value,
 			MessageTS: p.Container.MessageTS, ResponseURL: p.ResponseURL},
@@ -505,25 +506,10 @@ func commandEvent(c wireCommand, fallbackID string) (*pipeline.Event, error) {
 	}
 	return &pipeline.Event{
 		ID: "command:" + slackFirstNonEmpty(c.TriggerID, fallbackID), Kind: pipeline.KindCommand, Type: "slash_command",
-		TeamID: c.TeamID, ChannelID: c.ChannelID, ChannelType: slackChannelType(c.ChannelID), UserID: c.UserID,
+		TeamID: c.TeamID, ChannelID: c.ChannelID, ChannelType: gateway.ChannelType(c.ChannelID), UserID: c.UserID,
 		Text:    strings.TrimSpace(c.Command + " " + c.Text),
 		Command: &pipeline.Command{Name: c.Command, Args: strings.TrimSpace(c.Text), ResponseURL: c.ResponseURL, TriggerID: c.TriggerID},
 	}, nil
-}
-
-// slackChannelType derives a conversation's type from its id, for the payloads
-// that carry no channel_type: D… is a DM, G… a private channel (or an old
-// group DM), anything else a public channel.
-func slackChannelType(channelID string) string {
-	switch {
-	case channelID == "":
-		return ""
-	case strings.HasPrefix(channelID, "D"):
-		return pipeline.ChannelIM
-	case strings.HasPrefix(channelID, "G"):
-		return pipeline.ChannelPrivate
-	}
-	return pipeline.ChannelPublic
 }
 
 func slackFirstNonEmpty(vs ...string) string {

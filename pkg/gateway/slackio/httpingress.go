@@ -1,4 +1,4 @@
-package gateway
+package slackio
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -50,13 +51,13 @@ type HTTPIngress struct {
 	deliver func(*pipeline.Event) // nil: not running; requests get 503
 }
 
-var _ Transport = (*HTTPIngress)(nil)
+var _ gateway.Transport = (*HTTPIngress)(nil)
 
 // NewHTTPIngress returns the HTTP transport verifying requests with the
 // app's signing secret (CHAT_SIGNING_SECRET).
 func NewHTTPIngress(signingSecret string, log *slog.Logger) *HTTPIngress {
 	if signingSecret == "" || log == nil {
-		panic("gateway: NewHTTPIngress needs a signing secret and a logger")
+		panic("slackio: NewHTTPIngress needs a signing secret and a logger")
 	}
 	return &HTTPIngress{secret: signingSecret, log: log}
 }
