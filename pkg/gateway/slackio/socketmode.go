@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -18,13 +17,6 @@ import (
 )
 
 const (
-	// slackRetries is how often a Web API call rate limited with 429 and
-	// Retry-After is retried: the platform allows bursts but ~1 post/s per
-	// channel, so a few waits clear a burst.
-	slackRetries = 3
-	// slackHTTPTimeout bounds a Web API call when the caller's context
-	// does not: uploads of a few MB finish well inside it.
-	slackHTTPTimeout = 60 * time.Second
 	// slackAckTimeout bounds queueing one ack: the platform counts a delivery as
 	// failed after 3 s anyway.
 	slackAckTimeout = 3 * time.Second
@@ -78,34 +70,10 @@ func isNotFound(err error) bool {
 	return ok && sc.Code == http.StatusNotFound
 }
 
-// NewClient returns the Web API client that the socket and the chat
-// calls share. apiURL is the Web API base (CHAT_API_URL; "" means the
-// platform's own); a missing final "/" is added, as slack-go needs it.
-// httpClient nil means a client with a 60 s timeout. Calls answered 429 are
-// retried after the platform's Retry-After. opts are applied last.
-func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
-	if apiURL == "" {
-		apiURL = slack.APIURL
-	}
-	if !strings.HasSuffix(apiURL, "/") {
-		apiURL += "/"
-	}
-	if httpClient == nil {
-		httpClient = &http.Client{Timeout: slackHTTPTimeout}
-	}
-	return slack.New(botToken, append([]slack.Option{
-		slack.OptionAppLevelToken(appToken),
-		slack.OptionAPIURL(apiURL),
-		slack.OptionHTTPClient(httpClient),
-		// After OptionHTTPClient: it wraps the client set there.
-		slack.OptionRetry(slackRetries),
-	}, opts...)...)
-}
-
-// SocketMode is the production Transport: the platform's Socket Mode through
-// slack-go's socketmode client. It drains the client's events in a tight
-// loop, acknowledging each envelope before converting and delivering it, so
-// that a slow consumer never delays pongs or acks.
+// SocketMode is the production gateway.Transport: the platform's Socket
+// Mode through slack-go's socketmode client. It drains the client's events
+// in a tight loop, acknowledging each envelope before converting and
+// delivering it, so that a slow consumer never delays pongs or acks.
 type SocketMode struct {
 	api *slack.Client
 	log *slog.Logger
@@ -113,8 +81,8 @@ type SocketMode struct {
 
 var _ gateway.Transport = (*SocketMode)(nil)
 
-// NewSocketMode returns a Transport over client, which must carry the
-// app-level token (NewClient).
+// NewSocketMode returns a gateway.Transport over client, which must carry
+// the app-level token (NewClient).
 func NewSocketMode(client *slack.Client, log *slog.Logger) *SocketMode {
 	if client == nil || log == nil {
 		panic("slackio: NewSocketMode needs a client and a logger")
@@ -122,9 +90,9 @@ func NewSocketMode(client *slack.Client, log *slog.Logger) *SocketMode {
 	return &SocketMode{api: client, log: log}
 }
 
-// Run implements Transport. It returns an error matching ErrSocketAuth when
-// the platform refuses the app token; transient failures are retried with
-// backoff.
+// Run implements gateway.Transport. It returns an error matching
+// ErrSocketAuth when the platform refuses the app token; transient failures
+// are retried with backoff.
 func (s *SocketMode) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 	if deliver == nil {
 		return errors.New("socket mode: nil deliver")
@@ -248,7 +216,8 @@ func (s *SocketMode) failed(ctx context.Context, msg string, attrs ...any) {
 func (s *SocketMode) envelope(ctx context.Context, client *socketmode.Client, req *socketmode.Request,
 	deliver func(*pipeline.Event)) {
 	defer s.ack(ctx, client, req.EnvelopeID, req.Type)
-	ev, what, err := convertEnvelope(req, time.Now())
+	ev, what, err := convert(payload{kind: req.Type, body: req.Payload, id: req.EnvelopeID,
+		retry: req.RetryAttempt, at: time.Now()})
 	switch {
 	case err != nil:
 		s.log.WarnContext(ctx, "socket envelope not understood", "envelope_type", req.Type,
@@ -298,225 +267,4 @@ func (s *SocketMode) ack(ctx context.Context, client *socketmode.Client, envelop
 	if err := client.AckCtx(ctx, envelopeID, nil); err != nil {
 		s.log.WarnContext(ctx, "socket ack failed", "envelope_type", envelopeType, "envelope_id", envelopeID, "err", err)
 	}
-}
-
-// Wire shapes of the payloads, decoded leniently: only the fields the
-// pipeline uses, so that a field slack-go's types reject cannot cost a
-// delivery.
-type (
-	wireEventsAPI struct {
-		Type    string          `json:"type"`
-		TeamID  string          `json:"team_id"`
-		EventID string          `json:"event_id"`
-		Event   json.RawMessage `json:"event"`
-	}
-	wireMessage struct {
-		Type        string       `json:"type"`
-		Subtype     string       `json:"subtype"`
-		Team        string       `json:"team"`
-		Channel     string       `json:"channel"`
-		ChannelType string       `json:"channel_type"`
-		User        string       `json:"user"`
-		BotID       string       `json:"bot_id"`
-		TS          string       `json:"ts"`
-		ThreadTS    string       `json:"thread_ts"`
-		ParentUser  string       `json:"parent_user_id"`
-		Text        string       `json:"text"`
-		Files       []wireFile   `json:"files"`
-		Message     *wireMessage `json:"message"` // message_changed: the message as edited
-	}
-	wireFile struct {
-		ID                 string `json:"id"`
-		Name               string `json:"name"`
-		MimeType           string `json:"mimetype"`
-		Size               int64  `json:"size"`
-		URLPrivate         string `json:"url_private"`
-		URLPrivateDownload string `json:"url_private_download"`
-	}
-	wireInteraction struct {
-		Type        string `json:"type"`
-		TriggerID   string `json:"trigger_id"`
-		ResponseURL string `json:"response_url"`
-		User        struct {
-			ID string `json:"id"`
-		} `json:"user"`
-		Team *struct {
-			ID string `json:"id"`
-		} `json:"team"`
-		Channel *struct {
-			ID string `json:"id"`
-		} `json:"channel"`
-		Container struct {
-			MessageTS string `json:"message_ts"`
-			ChannelID string `json:"channel_id"`
-			ThreadTS  string `json:"thread_ts"`
-		} `json:"container"`
-		Message *struct {
-			ThreadTS string `json:"thread_ts"`
-		} `json:"message"`
-		Actions []struct {
-			ActionID string `json:"action_id"`
-			Value    string `json:"value"`
-		} `json:"actions"`
-	}
-	wireCommand struct {
-		TeamID      string `json:"team_id"`
-		ChannelID   string `json:"channel_id"`
-		UserID      string `json:"user_id"`
-		Command     string `json:"command"`
-		Text        string `json:"text"`
-		ResponseURL string `json:"response_url"`
-		TriggerID   string `json:"trigger_id"`
-	}
-)
-
-// convertEnvelope turns an envelope into a pipeline event. A nil event with
-// a nil error is an envelope the pipeline has no use for; what then names
-// its payload type, for the logs.
-func convertEnvelope(req *socketmode.Request, now time.Time) (ev *pipeline.Event, what string, err error) {
-	switch req.Type {
-	case socketmode.RequestTypeEventsAPI:
-		ev, what, err = convertEventsAPI(req.Payload)
-	case socketmode.RequestTypeInteractive:
-		ev, what, err = convertInteraction(req.Payload, req.EnvelopeID)
-	case socketmode.RequestTypeSlashCommands:
-		ev, what, err = convertCommand(req.Payload, req.EnvelopeID)
-	default:
-		return nil, req.Type, nil
-	}
-	if ev != nil {
-		ev.Retry = req.RetryAttempt
-		ev.Received = now
-	}
-	return ev, what, err
-}
-
-// convertEventsAPI converts app_mention and message events; other event
-// types are ignored. Message subtypes (edits, deletions, bots' posts) are
-// delivered with Subtype set: the drop stage decides.
-func convertEventsAPI(payload json.RawMessage) (*pipeline.Event, string, error) {
-	var outer wireEventsAPI
-	if err := json.Unmarshal(payload, &outer); err != nil {
-		return nil, "", fmt.Errorf("decode events_api payload: %w", err)
-	}
-	if outer.Type != "event_callback" {
-		return nil, outer.Type, nil
-	}
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(outer.Event, &head); err != nil {
-		return nil, "", fmt.Errorf("decode event: %w", err)
-	}
-	if head.Type != "app_mention" && head.Type != "message" {
-		return nil, head.Type, nil
-	}
-	var m wireMessage
-	if err := json.Unmarshal(outer.Event, &m); err != nil {
-		return nil, head.Type, fmt.Errorf("decode %s event: %w", head.Type, err)
-	}
-	ev := &pipeline.Event{
-		ID: outer.EventID, Kind: pipeline.KindMessage, Type: m.Type, Subtype: m.Subtype,
-		TeamID: outer.TeamID, ChannelID: m.Channel, ChannelType: m.ChannelType,
-		UserID: m.User, BotID: m.BotID, TS: m.TS, ThreadTS: m.ThreadTS, ParentUserID: m.ParentUser, Text: m.Text,
-		Files: convertFiles(m.Files),
-	}
-	if ev.TeamID == "" {
-		ev.TeamID = m.Team
-	}
-	if ev.ChannelType == "" {
-		ev.ChannelType = gateway.ChannelType(m.Channel)
-	}
-	if m.Subtype == "message_changed" && m.Message != nil {
-		// The person and words are those of the edited message.
-		e := m.Message
-		ev.UserID, ev.BotID, ev.Text, ev.ThreadTS, ev.Files = e.User, e.BotID, e.Text, e.ThreadTS, convertFiles(e.Files)
-		ev.ParentUserID = e.ParentUser
-		if e.TS != "" {
-			ev.TS = e.TS
-		}
-	}
-	return ev, head.Type, nil
-}
-
-func convertFiles(in []wireFile) []pipeline.File {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]pipeline.File, len(in))
-	for i, f := range in {
-		url := f.URLPrivateDownload
-		if url == "" {
-			url = f.URLPrivate
-		}
-		out[i] = pipeline.File{ID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: f.Size, URL: url}
-	}
-	return out
-}
-
-// convertInteraction converts a click on a button (block_actions); other
-// interactions are ignored. The event id is synthesised from the trigger id,
-// unique per click and the same in a redelivery.
-func convertInteraction(payload json.RawMessage, envelopeID string) (*pipeline.Event, string, error) {
-	var p wireInteraction
-	if err := json.Unmarshal(payload, &p); err != nil {
-		return nil, "", fmt.Errorf("decode interactive payload: %w", err)
-	}
-	if p.Type != "block_actions" || len(p.Actions) == 0 {
-		return nil, p.Type, nil
-	}
-	channel := p.Container.ChannelID
-	if channel == "" && p.Channel != nil {
-		channel = p.Channel.ID
-	}
-	thread := p.Container.ThreadTS
-	if thread == "" && p.Message != nil {
-		thread = p.Message.ThreadTS
-	}
-	ev := &pipeline.Event{
-		ID: "action:" + slackFirstNonEmpty(p.TriggerID, envelopeID), Kind: pipeline.KindAction, Type: p.Type,
-		ChannelID: channel, ChannelType: gateway.ChannelType(channel), UserID: p.User.ID,
-		TS: p.Container.MessageTS, ThreadTS: thread,
-		Action: &pipeline.Action{ActionID: p.Actions[0].ActionID, Value: p.Actions[0].Value,
-			MessageTS: p.Container.MessageTS, ResponseURL: p.ResponseURL},
-	}
-	if p.Team != nil {
-		ev.TeamID = p.Team.ID
-	}
-	return ev, p.Type, nil
-}
-
-// convertCommand converts a slash command. The platform sends no thread
-// with it: it applies to the channel or DM where it was typed.
-func convertCommand(payload json.RawMessage, envelopeID string) (*pipeline.Event, string, error) {
-	var c wireCommand
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, "", fmt.Errorf("decode slash command: %w", err)
-	}
-	ev, err := commandEvent(c, envelopeID)
-	return ev, "slash_command", err
-}
-
-// commandEvent is the pipeline event of a slash command, whichever way it
-// came (a socket envelope's JSON, an HTTP form). fallbackID names it when
-// the platform gave no trigger id.
-func commandEvent(c wireCommand, fallbackID string) (*pipeline.Event, error) {
-	if c.Command == "" {
-		return nil, errors.New("slash command without a command")
-	}
-	return &pipeline.Event{
-		ID: "command:" + slackFirstNonEmpty(c.TriggerID, fallbackID), Kind: pipeline.KindCommand, Type: "slash_command",
-		TeamID: c.TeamID, ChannelID: c.ChannelID, ChannelType: gateway.ChannelType(c.ChannelID), UserID: c.UserID,
-		Text:    strings.TrimSpace(c.Command + " " + c.Text),
-		Command: &pipeline.Command{Name: c.Command, Args: strings.TrimSpace(c.Text), ResponseURL: c.ResponseURL, TriggerID: c.TriggerID},
-	}, nil
-}
-
-func slackFirstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
