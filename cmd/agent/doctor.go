@@ -20,7 +20,7 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/store"
-	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 )
 
 // checkTimeout bounds each network check of the startup diagnosis.
@@ -70,7 +70,7 @@ func diagnose(ctx context.Context, cfg *config.Config) []finding {
 func diagnoseChat(ctx context.Context, cfg *config.Config) []finding {
 	var mu sync.Mutex
 	scopes, seen := "", false
-	client := gateway.NewSlackClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, &http.Client{Timeout: checkTimeout},
+	client := slackio.NewClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, &http.Client{Timeout: checkTimeout},
 		slack.OptionOnResponseHeaders(func(path string, h http.Header) {
 			if strings.HasSuffix(path, "auth.test") {
 				mu.Lock()
@@ -102,7 +102,7 @@ func diagnoseChat(ctx context.Context, cfg *config.Config) []finding {
 	if cfg.HTTPIngress() {
 		// Nothing to ask: the platform signs what it sends with the secret.
 		return append(out, finding{ok: true, text: fmt.Sprintf("CHAT_SIGNING_SECRET: HTTP ingress at %s, %s and %s on port %d (socket mode off)",
-			gateway.PathEvents, gateway.PathInteractive, gateway.PathCommands, cfg.IngressPort())})
+			slackio.PathEvents, slackio.PathInteractive, slackio.PathCommands, cfg.IngressPort())})
 	}
 	if _, _, err := client.StartSocketModeContext(ctx); err != nil {
 		code := slackCode(err)

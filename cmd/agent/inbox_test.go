@@ -11,7 +11,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/store"
-	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -54,8 +54,8 @@ func TestStartSettlesWhatACrashLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The answer to EvLanded reached the platform before the crash.
-	client := gateway.NewSlackClient(fake.DefaultBotToken, fake.DefaultAppToken, h.slack.URL(), nil)
-	chat := gateway.NewSlackChat(client, fake.DefaultBotToken, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	client := slackio.NewClient(fake.DefaultBotToken, fake.DefaultAppToken, h.slack.URL(), nil)
+	chat := slackio.NewChat(client, fake.DefaultBotToken, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if _, err := chat.Post(t.Context(), pipeline.Message{ChannelID: "D0MGR", ThreadTS: "203.1", Text: "ack: landed", For: "EvLanded"}); err != nil {
 		t.Fatal(err)
 	}

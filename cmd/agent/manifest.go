@@ -13,7 +13,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
-	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
@@ -62,11 +62,11 @@ func appManifest(name, httpBase string) map[string]any {
 	if httpBase != "" {
 		commands = make([]slashCommand, len(slashCommands))
 		for i, c := range slashCommands {
-			c.URL = httpBase + gateway.PathCommands
+			c.URL = httpBase + slackio.PathCommands
 			commands[i] = c
 		}
-		events["request_url"] = httpBase + gateway.PathEvents
-		interactivity["request_url"] = httpBase + gateway.PathInteractive
+		events["request_url"] = httpBase + slackio.PathEvents
+		interactivity["request_url"] = httpBase + slackio.PathInteractive
 	}
 	return map[string]any{
 		"display_information": map[string]any{

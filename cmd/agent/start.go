@@ -16,6 +16,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/telemetry"
 	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 )
 
 // startCommand is `agent start` (JSON logs) and `agent dev` (text logs).
@@ -47,12 +48,12 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 			}
 			slackPlatform := func(log *slog.Logger) (gateway.Transport, chatAPI) {
 				httpClient := &http.Client{Timeout: 60 * time.Second}
-				client := gateway.NewSlackClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, httpClient)
-				chat := gateway.NewSlackChat(client, cfg.BotToken, log)
+				client := slackio.NewClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, httpClient)
+				chat := slackio.NewChat(client, cfg.BotToken, log)
 				if cfg.HTTPIngress() {
-					return gateway.NewHTTPIngress(cfg.SigningSecret, log), chat
+					return slackio.NewHTTPIngress(cfg.SigningSecret, log), chat
 				}
-				return gateway.NewSocketMode(client, log), chat
+				return slackio.NewSocketMode(client, log), chat
 			}
 			deps := serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform,
 				preflight: func(ctx context.Context, log *slog.Logger) error { return preflight(ctx, cfg, log) }}

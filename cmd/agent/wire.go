@@ -36,6 +36,7 @@ import (
 	"github.com/persona-runtime/agent/internal/telemetry"
 	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/session"
@@ -253,9 +254,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	registry.Add(s.builtins.Tools()...)
 	s.chat = chat
 	if o, ok := chat.(interface {
-		OnDeliveryFailure(func(gateway.DeliveryFailure))
+		OnDeliveryFailure(func(slackio.DeliveryFailure))
 	}); ok {
-		o.OnDeliveryFailure(func(f gateway.DeliveryFailure) { s.metrics.DeliveryFailures.WithLabelValues(f.Error).Inc() })
+		o.OnDeliveryFailure(func(f slackio.DeliveryFailure) { s.metrics.DeliveryFailures.WithLabelValues(f.Error).Inc() })
 	}
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied,
 		Uploader: chat, Open: s.builtins.OpenInWorkspace}
@@ -308,7 +309,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	s.handler = s.chain(engine, clicks, commands, chat)
 	s.journal = journal{store: s.store, redact: s.redactor.Redact, outcomes: s.metrics.InboxEvents, log: s.log}
 	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.journal, OnStart: s.resume, OnFailed: s.tellFailed,
-		Grace: cfg.ShutdownGrace}
+		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.lockThread
 	}

@@ -98,7 +98,8 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 }
 
 // parse finds the command of a slash command, or of a message whose words
-// (after the bot's mention) start with "/".
+// (after the bot's mention) start with "/" (pipeline.ParseCommand, as the
+// gateway reads /abort).
 func (c *Commands) parse(ev *pipeline.Event) (name, args string, ok bool) {
 	switch ev.Kind {
 	case pipeline.KindCommand:
@@ -107,15 +108,8 @@ func (c *Commands) parse(ev *pipeline.Event) (name, args string, ok bool) {
 		}
 		return strings.ToLower(ev.Command.Name), strings.TrimSpace(ev.Command.Args), true
 	case pipeline.KindMessage:
-		text := pipeline.StripMention(ev.Text, c.Self().UserID)
-		if !strings.HasPrefix(text, "/") {
-			return "", "", false
-		}
-		name, args = text, ""
-		if i := strings.IndexAny(text, " \t\r\n"); i >= 0 {
-			name, args = text[:i], text[i+1:]
-		}
-		return strings.ToLower(name), strings.TrimSpace(args), true
+		cmd, ok := pipeline.ParseCommand(ev.Text, c.Self().UserID)
+		return cmd.Name, cmd.Args, ok
 	}
 	return "", "", false
 }

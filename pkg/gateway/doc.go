@@ -1,7 +1,10 @@
-// Package gateway is the only package that knows the chat platform. It
-// holds the transports events come from (Slack's socket mode, and the
-// simulator's in-memory platform), the Web API client replies go to, and
-// the dispatcher that runs every event through the pipeline: per-thread
-// order, clicks and commands on queues of their own, a per-event timeout,
-// and a drain on shutdown.
+// Package gateway is the dispatcher: it takes the events a Transport
+// delivers and runs each through the pipeline, in per-thread order, with
+// clicks, slash commands and a thread's /abort on queues of their own, a
+// per-event timeout, the durable inbox's hooks and a drain on shutdown.
+//
+// It knows no chat platform's SDK (a dependency test keeps slack-go out):
+// the Slack adapter is in package slackio beside it, the simulator's
+// in-memory platform is Memory. What the platforms share (Transport,
+// ErrFileTooLarge, ChannelType) is here.
 package gateway

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
@@ -50,6 +48,10 @@ type Config struct {
 	// other error but the end of ctx is logged and the event runs all the
 	// same: an answer out of order beats none.
 	LockThread func(ctx context.Context, ev *pipeline.Event) (unlock func(), err error)
+	// Self, when set, is the bot's identity: a message that mentions the
+	// bot before /abort is an /abort too (without it, only the bare
+	// command is).
+	Self func() pipeline.Identity
 }
 
 // ErrYield is LockThread's answer for an event that must let an older one
@@ -220,7 +222,7 @@ func (g *Gateway) Deliver(ev *pipeline.Event) {
 			ev.Redelivery = true
 		}
 	}
-	key := queueKey(ev)
+	key := g.queueKey(ev)
 	g.mu.Lock()
 	if g.closed || g.base == nil {
 		g.mu.Unlock()
@@ -251,34 +253,28 @@ func (g *Gateway) Deliver(ev *pipeline.Event) {
 // slash commands and a thread's /abort get a queue of their own: they must
 // not wait behind the thread's running turn (which may itself be waiting for
 // that very click).
-func queueKey(ev *pipeline.Event) string {
+func (g *Gateway) queueKey(ev *pipeline.Event) string {
 	switch {
 	case ev.Kind == pipeline.KindAction || ev.Kind == pipeline.KindCommand:
 		return ev.Kind.String() + ":" + ev.ID
-	case ev.Kind == pipeline.KindMessage && isAbort(ev.Text):
+	case ev.Kind == pipeline.KindMessage && g.isAbort(ev.Text):
 		return "abort:" + ev.ID
 	}
 	return ev.ThreadKey()
 }
 
-// isAbort reports whether a message's words, after any leading mentions,
-// are the /abort command, read as the commands read it (any case, any
-// white space after it), so that no spelling of it waits behind the turn
-// it is meant to stop. Queueing it apart grants nothing: who may stop the
-// turn is checked when the command runs, down the chain.
-func isAbort(text string) bool {
-	text = strings.TrimSpace(text)
-	for strings.HasPrefix(text, "<@") {
-		end := strings.IndexByte(text, '>')
-		if end < 0 {
-			return false
-		}
-		text = strings.TrimSpace(text[end+1:])
+// isAbort reports whether a message is the /abort command, read as the
+// commands read it (pipeline.ParseCommand: any case, the bot's mention
+// anywhere), so that no spelling of it waits behind the turn it is meant
+// to stop. Queueing it apart grants nothing: who may stop the turn is
+// checked when the command runs, down the chain.
+func (g *Gateway) isAbort(text string) bool {
+	var bot string
+	if g.cfg.Self != nil {
+		bot = g.cfg.Self().UserID
 	}
-	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
-		text = text[:i]
-	}
-	return strings.EqualFold(text, "/abort")
+	c, ok := pipeline.ParseCommand(text, bot)
+	return ok && c.Name == "/abort"
 }
 
 // drainQueue handles the events of one thread in order until its queue is
@@ -341,7 +337,7 @@ func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 	}
 	// Bots' messages (the runtime's own posts coming back) are dropped
 	// whatever order they run in: no lock for them.
-	if g.cfg.LockThread != nil && ev.Kind == pipeline.KindMessage && ev.BotID == "" && !ev.Redelivery && queueKey(ev) == ev.ThreadKey() {
+	if g.cfg.LockThread != nil && ev.Kind == pipeline.KindMessage && ev.BotID == "" && !ev.Redelivery && g.queueKey(ev) == ev.ThreadKey() {
 		unlock, err := g.cfg.LockThread(ctx, ev)
 		switch {
 		case err == nil:

@@ -92,7 +92,7 @@ func TestGatewayClicksDoNotWaitBehindTheirThread(t *testing.T) {
 			seen <- "click"
 		}
 		return nil
-	}, Config{})
+	}, Config{Self: func() pipeline.Identity { return pipeline.Identity{UserID: "U0BOT"} }})
 	turn := message("m1", "C1", "1.0", "")
 	turn.Text = "turn"
 	tr.events <- turn
@@ -208,18 +208,6 @@ func TestGatewayReturnsTransportError(t *testing.T) {
 type transportFunc func(context.Context, func(*pipeline.Event)) error
 
 func (f transportFunc) Run(ctx context.Context, d func(*pipeline.Event)) error { return f(ctx, d) }
-
-func TestIsAbort(t *testing.T) {
-	for text, want := range map[string]bool{
-		"/abort": true, "<@U0BOT> /abort": true, " <@U0BOT>  /abort now": true,
-		"/ABORT": true, "<@U0BOT> /Abort": true, "/abort\tnow": true, "/abort\nplease": true,
-		"/aborted": false, "please /abort": false, "": false, "<@U0BOT": false,
-	} {
-		if got := isAbort(text); got != want {
-			t.Errorf("isAbort(%q) = %v", text, got)
-		}
-	}
-}
 
 func waitID(t *testing.T, ch chan string) string {
 	t.Helper()

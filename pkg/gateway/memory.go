@@ -29,7 +29,7 @@ const memoryEpoch = 1700000000_000000
 
 // Memory is the simulator's chat platform, in memory: a Transport that
 // delivers the events the simulator injects, and the chat API the service
-// posts through, with the method set of *SlackChat. Everything the bot does
+// posts through, with the method set of *slackio.Chat. Everything the bot does
 // is kept in a transcript. The zero value is ready; set Bot and Observer
 // before first use. Methods are safe for concurrent use.
 type Memory struct {
@@ -224,7 +224,7 @@ func (m *Memory) Inject(ev *pipeline.Event) error {
 		ev.TS = m.nextTSLocked()
 	}
 	if ev.ChannelType == "" {
-		ev.ChannelType = slackChannelType(ev.ChannelID)
+		ev.ChannelType = ChannelType(ev.ChannelID)
 	}
 	if ev.Kind == pipeline.KindMessage && ev.ParentUserID == "" && ev.ThreadTS != "" && ev.ThreadTS != ev.TS {
 		ev.ParentUserID = m.rootAuthorLocked(ev.ChannelID, ev.ThreadTS)
@@ -382,7 +382,7 @@ func (m *Memory) PostEphemeral(ctx context.Context, channelID, threadTS, userID,
 }
 
 // Upload records a file posted into its thread (a message with its own ts);
-// the file can then be downloaded. It refuses what SlackChat refuses.
+// the file can then be downloaded. It refuses what slackio.Chat refuses.
 func (m *Memory) Upload(ctx context.Context, u pipeline.Upload) error {
 	switch {
 	case ctx.Err() != nil:
@@ -417,7 +417,7 @@ func (m *Memory) SetStatus(ctx context.Context, channelID, threadTS, status stri
 }
 
 // Download returns a file added with AddFile or uploaded by the bot. A file
-// over maxBytes fails with ErrFileTooLarge, as with SlackChat.
+// over maxBytes fails with ErrFileTooLarge, as with slackio.Chat.
 func (m *Memory) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
 	var buf bytes.Buffer
 	if _, err := m.DownloadTo(ctx, url, &buf, maxBytes); err != nil {
@@ -427,7 +427,7 @@ func (m *Memory) Download(ctx context.Context, url string, maxBytes int64) ([]by
 }
 
 // DownloadTo writes a file added with AddFile or uploaded by the bot to w,
-// as SlackChat.DownloadTo streams one, and returns the bytes written. A
+// as slackio.Chat.DownloadTo streams one, and returns the bytes written. A
 // file over maxBytes fails with ErrFileTooLarge before anything is written.
 func (m *Memory) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
 	if err := ctx.Err(); err != nil {

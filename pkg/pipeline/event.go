@@ -109,7 +109,8 @@ type Action struct {
 	ResponseURL string
 }
 
-// Command is a slash command.
+// Command is a slash command, or a thread command typed in a message
+// (ParseCommand fills Name and Args only).
 type Command struct {
 	Name        string // "/ingest"
 	Args        string // the text after the command

@@ -1,4 +1,4 @@
-package gateway
+package slackio
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -33,11 +34,12 @@ const (
 // few KB (a message with blocks and files stays far under).
 const httpIngressMaxBody = 1 << 20
 
-// HTTPIngress is the Transport of the platform's Events API over HTTP: the
-// platform POSTs each event, click and slash command to the routes of
-// Handler, signed with the app's signing secret. Every request is verified
-// (slack-go's SecretsVerifier: the HMAC of the body and a timestamp no more
-// than 5 minutes off), converted like a socket-mode envelope and delivered;
+// HTTPIngress is the gateway.Transport of the platform's Events API over
+// HTTP: the platform POSTs each event, click and slash command to the
+// routes of Handler, signed with the app's signing secret. Every request is
+// verified (slack-go's SecretsVerifier: the HMAC of the body and a
+// timestamp no more than 5 minutes off), converted as a socket-mode
+// envelope is (convert) and delivered;
 // the answer (200 with an empty body) follows at once, whatever the turn
 // takes, well inside the platform's 3 s. Retries (X-Slack-Retry-Num) carry
 // the same event id and are delivered with Retry set, so the drop filter
@@ -50,13 +52,13 @@ type HTTPIngress struct {
 	deliver func(*pipeline.Event) // nil: not running; requests get 503
 }
 
-var _ Transport = (*HTTPIngress)(nil)
+var _ gateway.Transport = (*HTTPIngress)(nil)
 
 // NewHTTPIngress returns the HTTP transport verifying requests with the
 // app's signing secret (CHAT_SIGNING_SECRET).
 func NewHTTPIngress(signingSecret string, log *slog.Logger) *HTTPIngress {
 	if signingSecret == "" || log == nil {
-		panic("gateway: NewHTTPIngress needs a signing secret and a logger")
+		panic("slackio: NewHTTPIngress needs a signing secret and a logger")
 	}
 	return &HTTPIngress{secret: signingSecret, log: log}
 }
@@ -64,9 +66,9 @@ func NewHTTPIngress(signingSecret string, log *slog.Logger) *HTTPIngress {
 // Routes adds the three routes to r: the service's HTTP server (the health
 // port's, or AGENT_HTTP_PORT's of its own).
 func (h *HTTPIngress) Routes(r chi.Router) {
-	r.Post(PathEvents, h.serve(h.events))
-	r.Post(PathInteractive, h.serve(h.interactive))
-	r.Post(PathCommands, h.serve(h.commands))
+	r.Post(PathEvents, h.serve(events))
+	r.Post(PathInteractive, h.serve(interactive))
+	r.Post(PathCommands, h.serve(commands))
 }
 
 // Handler serves the three routes alone.
@@ -76,9 +78,9 @@ func (h *HTTPIngress) Handler() http.Handler {
 	return r
 }
 
-// Run implements Transport: requests are delivered from now until ctx is
-// done; before and after, they are answered 503 so that the platform
-// retries them (on another replica behind a load balancer).
+// Run implements gateway.Transport: requests are delivered from now until
+// ctx is done; before and after, they are answered 503 so that the
+// platform retries them (on another replica behind a load balancer).
 func (h *HTTPIngress) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 	if deliver == nil {
 		return errors.New("http ingress: nil deliver")
@@ -94,25 +96,14 @@ func (h *HTTPIngress) Run(ctx context.Context, deliver func(*pipeline.Event)) er
 	return nil
 }
 
-// request is one verified request: its body and the platform's retry
-// attempt.
-type request struct {
-	body  []byte
-	retry int
-	at    time.Time
-}
+// route reads the body of one verified request into the payload to
+// convert (kind "" or unknown: nothing to deliver), or into reply, a JSON
+// answer of its own (url_verification's challenge).
+type route func(body []byte) (p payload, reply any, err error)
 
-// answer is what a route answers: the event to deliver (nil: none) and an
-// optional JSON body (url_verification's challenge).
-type answer struct {
-	ev   *pipeline.Event
-	what string
-	body any
-}
-
-// serve verifies a request, converts it with convert and delivers the
+// serve verifies a request, reads it with read, converts and delivers the
 // event, then answers. Nothing waits on the turn.
-func (h *HTTPIngress) serve(convert func(req request) (answer, error)) http.HandlerFunc {
+func (h *HTTPIngress) serve(read route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, httpIngressMaxBody))
@@ -128,11 +119,16 @@ func (h *HTTPIngress) serve(convert func(req request) (answer, error)) http.Hand
 			http.Error(w, "invalid signature", http.StatusUnauthorized)
 			return
 		}
-		req := request{body: body, at: time.Now()}
-		if n := r.Header.Get("X-Slack-Retry-Num"); n != "" {
-			req.retry, _ = strconv.Atoi(n)
+		p, reply, err := read(body)
+		var ev *pipeline.Event
+		var what string
+		if err == nil && reply == nil {
+			p.at = time.Now()
+			if n := r.Header.Get("X-Slack-Retry-Num"); n != "" {
+				p.retry, _ = strconv.Atoi(n)
+			}
+			ev, what, err = convert(p)
 		}
-		a, err := convert(req)
 		if err != nil {
 			// Acknowledged all the same: a retry would not be understood
 			// better.
@@ -140,14 +136,13 @@ func (h *HTTPIngress) serve(convert func(req request) (answer, error)) http.Hand
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		if a.ev != nil {
+		if ev != nil {
 			h.mu.RLock()
 			deliver := h.deliver
 			if deliver != nil {
-				a.ev.Retry, a.ev.Received = req.retry, req.at
 				// Delivery records the event in the durable inbox before the
 				// answer below acknowledges it, as socket mode does.
-				deliver(a.ev)
+				deliver(ev)
 			}
 			h.mu.RUnlock()
 			if deliver == nil {
@@ -155,12 +150,12 @@ func (h *HTTPIngress) serve(convert func(req request) (answer, error)) http.Hand
 				http.Error(w, "not taking events", http.StatusServiceUnavailable)
 				return
 			}
-		} else if a.what != "" && a.body == nil {
-			h.log.DebugContext(ctx, "http ingress: payload ignored", "path", r.URL.Path, "type", a.what)
+		} else if what != "" {
+			h.log.DebugContext(ctx, "http ingress: payload ignored", "path", r.URL.Path, "type", what)
 		}
-		if a.body != nil {
+		if reply != nil {
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(a.body)
+			_ = json.NewEncoder(w).Encode(reply)
 			return
 		}
 		w.WriteHeader(http.StatusOK)
@@ -186,51 +181,55 @@ func (h *HTTPIngress) verify(header http.Header, body []byte) error {
 	return v.Ensure()
 }
 
-// events handles the Events API: url_verification when the Request URL is
+// events reads the Events API: url_verification when the Request URL is
 // set, event_callback for every event.
-func (h *HTTPIngress) events(req request) (answer, error) {
+func events(body []byte) (payload, any, error) {
 	var head struct {
 		Type      string `json:"type"`
 		Challenge string `json:"challenge"`
 	}
-	if err := json.Unmarshal(req.body, &head); err != nil {
-		return answer{}, err
+	if err := json.Unmarshal(body, &head); err != nil {
+		return payload{}, nil, err
 	}
 	if head.Type == "url_verification" {
-		return answer{what: head.Type, body: map[string]string{"challenge": head.Challenge}}, nil
+		return payload{}, map[string]string{"challenge": head.Challenge}, nil
 	}
-	ev, what, err := convertEventsAPI(req.body)
-	return answer{ev: ev, what: what}, err
+	return payload{kind: socketmode.RequestTypeEventsAPI, body: body}, nil, nil
 }
 
-// interactive handles clicks: a form whose payload field is the JSON. With
-// no trigger id the event id falls back to a digest of the payload, the
+// interactive reads clicks: a form whose payload field is the JSON. With
+// no trigger id the event id falls back to a digest of the request, the
 // same in the platform's retries of it.
-func (h *HTTPIngress) interactive(req request) (answer, error) {
-	form, err := url.ParseQuery(string(req.body))
+func interactive(body []byte) (payload, any, error) {
+	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return answer{}, err
+		return payload{}, nil, err
 	}
-	payload := form.Get("payload")
-	if payload == "" {
-		return answer{}, errors.New("interactive request without a payload")
+	p := form.Get("payload")
+	if p == "" {
+		return payload{}, nil, errors.New("interactive request without a payload")
 	}
-	ev, what, err := convertInteraction(json.RawMessage(payload), payloadDigest(req.body))
-	return answer{ev: ev, what: what}, err
+	return payload{kind: socketmode.RequestTypeInteractive, body: json.RawMessage(p), id: payloadDigest(body)}, nil, nil
 }
 
-// commands handles slash commands: a form of the command's fields.
-func (h *HTTPIngress) commands(req request) (answer, error) {
-	form, err := url.ParseQuery(string(req.body))
+// commands reads slash commands: a form of the fields socket mode's
+// payload holds as JSON.
+func commands(body []byte) (payload, any, error) {
+	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return answer{}, err
+		return payload{}, nil, err
 	}
 	if form.Get("ssl_check") == "1" {
 		// The platform checking the certificate of a command's URL.
-		return answer{what: "ssl_check"}, nil
+		return payload{kind: "ssl_check"}, nil, nil
 	}
-	c := wireCommand{TeamID: form.Get("team_id"), ChannelID: form.Get("channel_id"), UserID: form.Get("user_id"),
-		Command: form.Get("command"), Text: form.Get("text"), ResponseURL: form.Get("response_url"), TriggerID: form.Get("trigger_id")}
-	ev, err := commandEvent(c, payloadDigest(req.body))
-	return answer{ev: ev, what: socketmode.RequestTypeSlashCommands}, err
+	fields := make(map[string]string, len(form))
+	for k := range form {
+		fields[k] = form.Get(k)
+	}
+	js, err := json.Marshal(fields)
+	if err != nil {
+		return payload{}, nil, err
+	}
+	return payload{kind: socketmode.RequestTypeSlashCommands, body: js, id: payloadDigest(body)}, nil, nil
 }

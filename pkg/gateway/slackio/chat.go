@@ -1,4 +1,4 @@
-package gateway
+package slackio
 
 import (
 	"bytes"
@@ -12,19 +12,16 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// ErrFileTooLarge is matched (with errors.Is) by the error of Download for a
-// file over the caller's limit.
-var ErrFileTooLarge = errors.New("file too large")
-
-// SlackChat makes the bot's calls on the chat platform's Web API: posts,
+// Chat makes the bot's calls on the chat platform's Web API: posts,
 // edits, ephemeral messages, uploads, the assistant status, file downloads
 // and auth.test. Its errors name the Web API method and the platform's
 // error code ("chat.postMessage: channel_not_found") and never contain the
 // token.
-type SlackChat struct {
+type Chat struct {
 	api       *slack.Client
 	botToken  string
 	log       *slog.Logger
@@ -33,18 +30,18 @@ type SlackChat struct {
 	streams   noStream      // where the platform refused streaming
 }
 
-var _ pipeline.Poster = (*SlackChat)(nil)
+var _ pipeline.Poster = (*Chat)(nil)
 
-// NewSlackChat returns a SlackChat over client (NewSlackClient). botToken is
-// the token client carries, scrubbed from every error. Downloads go through
-// client too, so that the token is only ever sent to the platform's hosts or
-// to the Web API's own host (slack-go's rule), never to a URL a message
-// made up.
-func NewSlackChat(client *slack.Client, botToken string, log *slog.Logger) *SlackChat {
+// NewChat returns a Chat over client (NewClient). botToken is the token
+// client carries, scrubbed from every error. Downloads go through client
+// too, so that the token is only ever sent to the platform's hosts or to
+// the Web API's own host (slack-go's rule), never to a URL a message made
+// up.
+func NewChat(client *slack.Client, botToken string, log *slog.Logger) *Chat {
 	if client == nil || log == nil {
-		panic("gateway: NewSlackChat needs a client and a logger")
+		panic("slackio: NewChat needs a client and a logger")
 	}
-	return &SlackChat{api: client, botToken: botToken, log: log}
+	return &Chat{api: client, botToken: botToken, log: log}
 }
 
 // Post posts m (chat.postMessage) in its thread, or at top level when
@@ -54,7 +51,7 @@ func NewSlackChat(client *slack.Client, botToken string, log *slog.Logger) *Slac
 // that may pass is retried with backoff; one that leaves unknown whether
 // the post landed is retried only when the thread shows it did not. A post
 // that failed for good is an *UndeliveredError, logged and reported.
-func (c *SlackChat) Post(ctx context.Context, m pipeline.Message) (string, error) {
+func (c *Chat) Post(ctx context.Context, m pipeline.Message) (string, error) {
 	if m.ChannelID == "" {
 		return "", errors.New("chat.postMessage: no channel")
 	}
@@ -86,7 +83,7 @@ func (c *SlackChat) Post(ctx context.Context, m pipeline.Message) (string, error
 
 // Update replaces the message at ts with m (chat.update): its text and, for
 // a card, its blocks.
-func (c *SlackChat) Update(ctx context.Context, ts string, m pipeline.Message) error {
+func (c *Chat) Update(ctx context.Context, ts string, m pipeline.Message) error {
 	if m.ChannelID == "" || ts == "" {
 		return errors.New("chat.update: no channel or ts")
 	}
@@ -119,7 +116,7 @@ func messageOptions(m pipeline.Message) []slack.MsgOption {
 
 // PostEphemeral shows text to userID only (chat.postEphemeral), in the
 // thread at threadTS or at top level when it is empty.
-func (c *SlackChat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error {
+func (c *Chat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error {
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
@@ -132,7 +129,7 @@ func (c *SlackChat) PostEphemeral(ctx context.Context, channelID, threadTS, user
 
 // Upload uploads a file into its thread with the platform's three steps:
 // files.getUploadURLExternal, the upload itself, files.completeUploadExternal.
-func (c *SlackChat) Upload(ctx context.Context, u pipeline.Upload) error {
+func (c *Chat) Upload(ctx context.Context, u pipeline.Upload) error {
 	switch {
 	case len(u.Content) == 0:
 		return errors.New("upload: empty content (the platform refuses empty files)")
@@ -170,7 +167,7 @@ func uploadStep(err error) (string, error) {
 
 // SetStatus sets the assistant thread's status line
 // (assistant.threads.setStatus); an empty status clears it.
-func (c *SlackChat) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
+func (c *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
 	err := c.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
 		ChannelID: channelID, ThreadTS: threadTS, Status: status,
 	})
@@ -182,9 +179,9 @@ func (c *SlackChat) SetStatus(ctx context.Context, channelID, threadTS, status s
 
 // Download fetches a file attached to a message (its url_private_download)
 // with the bot token, into memory. A file over maxBytes fails with
-// ErrFileTooLarge, and is not read further than that. DownloadTo streams
-// instead.
-func (c *SlackChat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
+// gateway.ErrFileTooLarge, and is not read further than that. DownloadTo
+// streams instead.
+func (c *Chat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
 	var buf bytes.Buffer
 	if _, err := c.DownloadTo(ctx, url, &buf, maxBytes); err != nil {
 		return nil, err
@@ -194,16 +191,16 @@ func (c *SlackChat) Download(ctx context.Context, url string, maxBytes int64) ([
 
 // DownloadTo fetches a file as Download does, streaming it to w as it
 // arrives (nothing of it is held in memory), and returns the bytes
-// written. A file over maxBytes fails with ErrFileTooLarge once maxBytes
-// have been written: the caller discards what w received.
-func (c *SlackChat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
+// written. A file over maxBytes fails with gateway.ErrFileTooLarge once
+// maxBytes have been written: the caller discards what w received.
+func (c *Chat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
 	if maxBytes <= 0 {
 		return 0, errors.New("download: the limit must be positive")
 	}
 	lw := &limitedWriter{w: w, max: maxBytes}
 	if err := c.api.GetFileContext(ctx, url, lw); err != nil {
-		if errors.Is(err, ErrFileTooLarge) {
-			return lw.n, fmt.Errorf("download: %w (limit %d bytes)", ErrFileTooLarge, maxBytes)
+		if errors.Is(err, gateway.ErrFileTooLarge) {
+			return lw.n, fmt.Errorf("download: %w (limit %d bytes)", gateway.ErrFileTooLarge, maxBytes)
 		}
 		return lw.n, c.wrap("download", err)
 	}
@@ -221,7 +218,7 @@ type limitedWriter struct {
 
 func (l *limitedWriter) Write(p []byte) (int, error) {
 	if l.n+int64(len(p)) > l.max {
-		return 0, ErrFileTooLarge
+		return 0, gateway.ErrFileTooLarge
 	}
 	n, err := l.w.Write(p)
 	l.n += int64(n)
@@ -229,7 +226,7 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 }
 
 // AuthTest returns the bot's identity (auth.test).
-func (c *SlackChat) AuthTest(ctx context.Context) (pipeline.Identity, error) {
+func (c *Chat) AuthTest(ctx context.Context) (pipeline.Identity, error) {
 	resp, err := c.api.AuthTestContext(ctx)
 	if err != nil {
 		return pipeline.Identity{}, c.wrap("auth.test", err)
@@ -240,7 +237,7 @@ func (c *SlackChat) AuthTest(ctx context.Context) (pipeline.Identity, error) {
 // wrap names the failed method and scrubs the token from err's text; the
 // original error stays reachable with errors.As (*slack.RateLimitedError,
 // slack.SlackErrorResponse, ...).
-func (c *SlackChat) wrap(method string, err error) error {
+func (c *Chat) wrap(method string, err error) error {
 	text := err.Error()
 	if c.botToken != "" {
 		text = strings.ReplaceAll(text, c.botToken, "[redacted]")

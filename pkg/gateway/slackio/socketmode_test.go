@@ -1,4 +1,4 @@
-package gateway
+package slackio
 
 import (
 	"context"
@@ -113,7 +113,7 @@ func startSocket(t *testing.T, s *fake.Slack, appToken string) *socketRun {
 		release: make(chan struct{}), done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	client := NewSlackClient(fake.DefaultBotToken, appToken, s.URL(), nil)
+	client := NewClient(fake.DefaultBotToken, appToken, s.URL(), nil)
 	sm := NewSocketMode(client, slog.New(r.logs))
 	deliver := func(ev *pipeline.Event) {
 		select {
@@ -388,7 +388,7 @@ func TestSocketModeRefusedToken(t *testing.T) {
 			s := fake.NewSlack(t)
 			s.AuthError = tc.authError
 			logs := newLogRecorder()
-			sm := NewSocketMode(NewSlackClient(fake.DefaultBotToken, tc.appToken, s.URL(), nil), slog.New(logs))
+			sm := NewSocketMode(NewClient(fake.DefaultBotToken, tc.appToken, s.URL(), nil), slog.New(logs))
 			err := sm.Run(testCtx(t), func(*pipeline.Event) { t.Error("deliver called") })
 			if !errors.Is(err, ErrSocketAuth) {
 				t.Fatalf("Run = %v, want an ErrSocketAuth error", err)
@@ -422,7 +422,7 @@ func TestSocketModeRetriesTransientErrors(t *testing.T) {
 func TestSocketModeReturnsNilOnCancel(t *testing.T) {
 	s := fake.NewSlack(t)
 	logs := newLogRecorder()
-	sm := NewSocketMode(NewSlackClient(fake.DefaultBotToken, fake.DefaultAppToken, s.URL(), nil), slog.New(logs))
+	sm := NewSocketMode(NewClient(fake.DefaultBotToken, fake.DefaultAppToken, s.URL(), nil), slog.New(logs))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sm.Run(ctx, func(*pipeline.Event) {}) }()
@@ -448,7 +448,7 @@ func TestSocketModeReturnsNilOnCancel(t *testing.T) {
 func TestSocketModeWrongAPIURL(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(srv.Close)
-	sm := NewSocketMode(NewSlackClient(fake.DefaultBotToken, fake.DefaultAppToken, srv.URL, nil), slog.New(newLogRecorder()))
+	sm := NewSocketMode(NewClient(fake.DefaultBotToken, fake.DefaultAppToken, srv.URL, nil), slog.New(newLogRecorder()))
 	err := sm.Run(testCtx(t), func(*pipeline.Event) { t.Error("deliver called") })
 	if err == nil || !strings.Contains(err.Error(), "check CHAT_API_URL") {
 		t.Errorf("Run against a 404 = %v, want an error naming CHAT_API_URL", err)

@@ -1,4 +1,4 @@
-package gateway
+package slackio
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 // Delivery retries: a post or an edit the platform did not take for a
 // reason that may pass (its servers, the network) is tried again after
 // deliveryBackoff, then twice that, deliveryTries times in all. A rate
-// limit is waited out by the client itself (NewSlackClient's 429 retries,
+// limit is waited out by the client itself (NewClient's 429 retries,
 // after the platform's Retry-After); past those it is final.
 const (
 	deliveryTries   = 4
@@ -87,13 +87,13 @@ func classify(err error) (string, delivery) {
 
 // OnDeliveryFailure sets what is told of each post or edit that failed for
 // good (a metric); the failure is logged either way.
-func (c *SlackChat) OnDeliveryFailure(f func(DeliveryFailure)) { c.onFailure = f }
+func (c *Chat) OnDeliveryFailure(f func(DeliveryFailure)) { c.onFailure = f }
 
 // deliver runs call, a post or an edit, until it succeeds, fails for a
 // reason that retrying cannot help, or runs out of tries. landed, when
 // set, says whether an ambiguous failure did post after all; without it an
 // ambiguous failure is final (a second try could post twice).
-func (c *SlackChat) deliver(ctx context.Context, method, channel string, call func() error,
+func (c *Chat) deliver(ctx context.Context, method, channel string, call func() error,
 	landed func() (bool, error)) error {
 	wait := c.backoff
 	if wait <= 0 {
@@ -162,13 +162,13 @@ func (e *UndeliveredError) Unwrap() error { return e.err }
 
 // Delivered reports whether the bot's answer to the event eventID is in the
 // thread at threadTS (conversations.replies with the messages' metadata).
-func (c *SlackChat) Delivered(ctx context.Context, channelID, threadTS, eventID string) (bool, error) {
+func (c *Chat) Delivered(ctx context.Context, channelID, threadTS, eventID string) (bool, error) {
 	return c.landed(ctx, pipeline.Message{ChannelID: channelID, ThreadTS: threadTS, For: eventID})
 }
 
 // landed reports whether a post of m's event is in m's thread; with m.Text
 // set, one with that text.
-func (c *SlackChat) landed(ctx context.Context, m pipeline.Message) (bool, error) {
+func (c *Chat) landed(ctx context.Context, m pipeline.Message) (bool, error) {
 	if m.ChannelID == "" || m.ThreadTS == "" || m.For == "" {
 		return false, errors.New("no thread or event to look for")
 	}

@@ -1,4 +1,4 @@
-package gateway
+package slackio
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-var _ pipeline.StreamPoster = (*SlackChat)(nil)
+var _ pipeline.StreamPoster = (*Chat)(nil)
 
 // errNoStreaming is StartStream's answer in a channel where the platform
 // refused a stream before: the reply is posted and edited instead.
@@ -44,7 +44,7 @@ func (n *noStream) add(channel string) {
 // platform that refuses it (method_not_supported, an unknown method, a
 // channel it does not stream to) is remembered for the channel; the caller
 // posts and edits instead.
-func (c *SlackChat) StartStream(ctx context.Context, m pipeline.Message, markdown string) (string, error) {
+func (c *Chat) StartStream(ctx context.Context, m pipeline.Message, markdown string) (string, error) {
 	if c.streams.has(m.ChannelID) {
 		return "", errNoStreaming
 	}
@@ -76,7 +76,7 @@ func (c *SlackChat) StartStream(ctx context.Context, m pipeline.Message, markdow
 
 // AppendStream adds markdown to the streamed message at ts
 // (chat.appendStream).
-func (c *SlackChat) AppendStream(ctx context.Context, channelID, ts, markdown string) error {
+func (c *Chat) AppendStream(ctx context.Context, channelID, ts, markdown string) error {
 	if _, _, err := c.api.AppendStreamContext(ctx, channelID, ts, slack.MsgOptionMarkdownText(markdown)); err != nil {
 		return c.wrap("chat.appendStream", err)
 	}
@@ -85,7 +85,7 @@ func (c *SlackChat) AppendStream(ctx context.Context, channelID, ts, markdown st
 
 // StopStream ends the stream of the message at ts (chat.stopStream); the
 // message can then be edited like any other.
-func (c *SlackChat) StopStream(ctx context.Context, channelID, ts string) error {
+func (c *Chat) StopStream(ctx context.Context, channelID, ts string) error {
 	if _, _, err := c.api.StopStreamContext(ctx, channelID, ts); err != nil {
 		return c.wrap("chat.stopStream", err)
 	}

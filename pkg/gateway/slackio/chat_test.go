@@ -1,4 +1,4 @@
-package gateway
+package slackio
 
 import (
 	"bytes"
@@ -14,14 +14,15 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-func newTestChat(t *testing.T) (*SlackChat, *fake.Slack) {
+func newTestChat(t *testing.T) (*Chat, *fake.Slack) {
 	t.Helper()
 	s := fake.NewSlack(t)
-	client := NewSlackClient(fake.DefaultBotToken, fake.DefaultAppToken, strings.TrimSuffix(s.URL(), "/"), nil)
-	return NewSlackChat(client, fake.DefaultBotToken, slog.New(slog.NewTextHandler(io.Discard, nil))), s
+	client := NewClient(fake.DefaultBotToken, fake.DefaultAppToken, strings.TrimSuffix(s.URL(), "/"), nil)
+	return NewChat(client, fake.DefaultBotToken, slog.New(slog.NewTextHandler(io.Discard, nil))), s
 }
 
 // wireBlock is the part of a Block Kit block the tests look at.
@@ -47,7 +48,7 @@ func decodeBlocks(t *testing.T, raw json.RawMessage) []wireBlock {
 	return blocks
 }
 
-func TestSlackChatPostsACardWithButtons(t *testing.T) {
+func TestChatPostsACardWithButtons(t *testing.T) {
 	chat, s := newTestChat(t)
 	card := &pipeline.Card{Kind: "approval", ID: "ap-7", Category: "Bash", Summary: "run `ls`", Digest: "d1g3st",
 		Actions: []string{pipeline.ActionApprove, pipeline.ActionDeny, pipeline.ActionAlways}}
@@ -91,7 +92,7 @@ func TestSlackChatPostsACardWithButtons(t *testing.T) {
 	}
 }
 
-func TestSlackChatUpdatesAResolvedCard(t *testing.T) {
+func TestChatUpdatesAResolvedCard(t *testing.T) {
 	chat, s := newTestChat(t)
 	ts, err := chat.Post(t.Context(), pipeline.Message{ChannelID: "C1", Text: "plain"})
 	if err != nil {
@@ -124,7 +125,7 @@ func TestSlackChatUpdatesAResolvedCard(t *testing.T) {
 	}
 }
 
-func TestSlackChatErrorsNameMethodAndCode(t *testing.T) {
+func TestChatErrorsNameMethodAndCode(t *testing.T) {
 	chat, s := newTestChat(t)
 	s.Errors = map[string]string{"chat.postMessage": "channel_not_found", "auth.test": "invalid_auth"}
 	_, err := chat.Post(t.Context(), pipeline.Message{ChannelID: "C404", Text: "hi"})
@@ -137,14 +138,14 @@ func TestSlackChatErrorsNameMethodAndCode(t *testing.T) {
 	if _, err := chat.AuthTest(t.Context()); err == nil || err.Error() != "auth.test: invalid_auth" {
 		t.Errorf("AuthTest = %v, want auth.test: invalid_auth", err)
 	}
-	tokenChat := NewSlackChat(slack.New("xoxb-secret"), "xoxb-secret", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tokenChat := NewChat(slack.New("xoxb-secret"), "xoxb-secret", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	scrubbed := tokenChat.wrap("chat.postMessage", errors.New("bad request with xoxb-secret inside"))
 	if strings.Contains(scrubbed.Error(), "xoxb-secret") {
 		t.Errorf("token not scrubbed: %q", scrubbed)
 	}
 }
 
-func TestSlackChatUploadsInThreeSteps(t *testing.T) {
+func TestChatUploadsInThreeSteps(t *testing.T) {
 	chat, s := newTestChat(t)
 	content := []byte("report body")
 	err := chat.Upload(t.Context(), pipeline.Upload{ChannelID: "C1", ThreadTS: "1.0", Filename: "report.md",
@@ -177,15 +178,15 @@ func TestSlackChatUploadsInThreeSteps(t *testing.T) {
 	}
 }
 
-func TestSlackChatDownloadRespectsLimit(t *testing.T) {
+func TestChatDownloadRespectsLimit(t *testing.T) {
 	chat, s := newTestChat(t)
 	f := s.AddFile("data.csv", []byte("0123456789"))
 	got, err := chat.Download(t.Context(), f.URLPrivateDownload, 10)
 	if err != nil || string(got) != "0123456789" {
 		t.Fatalf("Download at the limit = %q, %v", got, err)
 	}
-	if _, err := chat.Download(t.Context(), f.URLPrivateDownload, 9); !errors.Is(err, ErrFileTooLarge) {
-		t.Errorf("Download over the limit = %v, want ErrFileTooLarge", err)
+	if _, err := chat.Download(t.Context(), f.URLPrivateDownload, 9); !errors.Is(err, gateway.ErrFileTooLarge) {
+		t.Errorf("Download over the limit = %v, want gateway.ErrFileTooLarge", err)
 	}
 	// The token goes only to the platform or the Web API's host.
 	if _, err := chat.Download(t.Context(), "http://elsewhere.invalid/file", 10); err == nil {
@@ -206,7 +207,7 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 
 // DownloadTo streams: a file reaches the writer in pieces as it arrives,
 // and past the limit no more than the limit is written.
-func TestSlackChatDownloadToStreams(t *testing.T) {
+func TestChatDownloadToStreams(t *testing.T) {
 	chat, s := newTestChat(t)
 	const size = 1 << 20
 	f := s.AddFile("big.bin", bytes.Repeat([]byte{'x'}, size))
@@ -219,12 +220,12 @@ func TestSlackChatDownloadToStreams(t *testing.T) {
 		t.Errorf("the file came in a piece of %d bytes: not streamed", w.biggest)
 	}
 	w = &chunkWriter{}
-	if _, err := chat.DownloadTo(t.Context(), f.URLPrivateDownload, w, size/2); !errors.Is(err, ErrFileTooLarge) || w.n > size/2 {
-		t.Errorf("DownloadTo over the limit = %v with %d bytes written, want ErrFileTooLarge within %d", err, w.n, size/2)
+	if _, err := chat.DownloadTo(t.Context(), f.URLPrivateDownload, w, size/2); !errors.Is(err, gateway.ErrFileTooLarge) || w.n > size/2 {
+		t.Errorf("DownloadTo over the limit = %v with %d bytes written, want gateway.ErrFileTooLarge within %d", err, w.n, size/2)
 	}
 }
 
-func TestSlackChatAuthTest(t *testing.T) {
+func TestChatAuthTest(t *testing.T) {
 	chat, _ := newTestChat(t)
 	id, err := chat.AuthTest(t.Context())
 	if err != nil {
@@ -236,7 +237,7 @@ func TestSlackChatAuthTest(t *testing.T) {
 	}
 }
 
-func TestSlackChatEphemeralAndStatus(t *testing.T) {
+func TestChatEphemeralAndStatus(t *testing.T) {
 	chat, s := newTestChat(t)
 	if err := chat.PostEphemeral(t.Context(), "C1", "1.0", "U1", "only you"); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,30 @@
+package gateway
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// What every chat platform (slackio's, the simulator's Memory) shares,
+// kept here so that the simulated one needs nothing of the real one's SDK.
+
+// ErrFileTooLarge is matched (with errors.Is) by the error of a platform's
+// Download for a file over the caller's limit.
+var ErrFileTooLarge = errors.New("file too large")
+
+// ChannelType derives a conversation's type from its id, for the payloads
+// that carry no channel_type: D… is a DM, G… a private channel (or an old
+// group DM), anything else a public channel.
+func ChannelType(channelID string) string {
+	switch {
+	case channelID == "":
+		return ""
+	case strings.HasPrefix(channelID, "D"):
+		return pipeline.ChannelIM
+	case strings.HasPrefix(channelID, "G"):
+		return pipeline.ChannelPrivate
+	}
+	return pipeline.ChannelPublic
+}

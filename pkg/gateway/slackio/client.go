@@ -1,0 +1,43 @@
+package slackio
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+const (
+	// slackRetries is how often a Web API call rate limited with 429 and
+	// Retry-After is retried: the platform allows bursts but ~1 post/s per
+	// channel, so a few waits clear a burst.
+	slackRetries = 3
+	// slackHTTPTimeout bounds a Web API call when the caller's context
+	// does not: uploads of a few MB finish well inside it.
+	slackHTTPTimeout = 60 * time.Second
+)
+
+// NewClient returns the Web API client that the socket and the chat
+// calls share. apiURL is the Web API base (CHAT_API_URL; "" means the
+// platform's own); a missing final "/" is added, as slack-go needs it.
+// httpClient nil means a client with a 60 s timeout. Calls answered 429 are
+// retried after the platform's Retry-After. opts are applied last.
+func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
+	if apiURL == "" {
+		apiURL = slack.APIURL
+	}
+	if !strings.HasSuffix(apiURL, "/") {
+		apiURL += "/"
+	}
+	if httpClient == nil {
+		httpClient = &http.Client{Timeout: slackHTTPTimeout}
+	}
+	return slack.New(botToken, append([]slack.Option{
+		slack.OptionAppLevelToken(appToken),
+		slack.OptionAPIURL(apiURL),
+		slack.OptionHTTPClient(httpClient),
+		// After OptionHTTPClient: it wraps the client set there.
+		slack.OptionRetry(slackRetries),
+	}, opts...)...)
+}
