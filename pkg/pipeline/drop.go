@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -40,6 +39,12 @@ type ThreadLocks interface {
 	ThreadLock(ctx context.Context, threadKey string) (string, error)
 }
 
+// DropCounter gives the counter of each drop reason, asked for once per
+// reason when the stage is built (*metrics.Metrics).
+type DropCounter interface {
+	Dropped(reason string) Counter
+}
+
 // DropDeps are the dependencies of the drop filter.
 type DropDeps struct {
 	Roster Roster
@@ -48,7 +53,7 @@ type DropDeps struct {
 	// Self returns the bot's own identity (known after auth.test).
 	Self func() Identity
 	// Drops is agent_chat_drops_total{reason}.
-	Drops *prometheus.CounterVec
+	Drops DropCounter
 	Log   *slog.Logger
 	// OnDrop, when set, is told of every drop (the simulator's expect_drop).
 	OnDrop func(ev *Event, reason string)
@@ -76,9 +81,9 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 		panic("pipeline: NewDrop needs Roster, Seen, Self, Drops and Log")
 	}
 	obs := newObserver("drop", tracer, m)
-	counters := map[string]prometheus.Counter{}
+	counters := map[string]Counter{}
 	for _, r := range append(DropReasons, DropIgnored) {
-		counters[r] = d.Drops.WithLabelValues(r)
+		counters[r] = d.Drops.Dropped(r)
 	}
 	dedupe := newRecent(4096)
 	return func(next Handler) Handler {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -19,37 +18,46 @@ const (
 	OutcomeDone  = "done"  // the stage handled the event itself
 )
 
-// StageMetrics are the instruments every stage reports to: an outcome counter
-// (labels stage, outcome) and a duration histogram (label stage). Either may
-// be nil.
-type StageMetrics struct {
-	Outcomes *prometheus.CounterVec
-	Duration *prometheus.HistogramVec
+// StageMetrics gives each stage its instruments, asked for once when the
+// stage is built: the outcome counter agent_pipeline_stage_total{stage,
+// outcome} and the duration histogram
+// agent_pipeline_stage_duration_seconds{stage}. internal/metrics implements
+// it over Prometheus, which this package does not import. A nil
+// StageMetrics, or a nil instrument, reports nowhere.
+type StageMetrics interface {
+	Outcome(stage, outcome string) Counter
+	Duration(stage string) Observer
 }
 
+// Counter is one labelled count (a prometheus.Counter).
+type Counter interface{ Inc() }
+
+// Observer is one labelled distribution (a prometheus.Observer).
+type Observer interface{ Observe(seconds float64) }
+
 // observer is the telemetry a stage owns: its span and its metrics. It
-// resolves the metric children once, at construction, so that the per-event
-// cost is a map-free counter increment.
+// resolves the metric children once, at construction, so that an event
+// costs an increment and an observation, never a label lookup.
 type observer struct {
 	stage    string
 	name     string
 	tracer   trace.Tracer
-	outcomes map[string]prometheus.Counter
-	duration prometheus.Observer
+	outcomes map[string]Counter
+	duration Observer
 }
 
 func newObserver(stage string, tracer trace.Tracer, m StageMetrics) *observer {
 	if tracer == nil {
 		panic("pipeline: stage " + stage + " needs a tracer")
 	}
-	o := &observer{stage: stage, name: "pipeline." + stage, tracer: tracer, outcomes: map[string]prometheus.Counter{}}
-	if m.Outcomes != nil {
+	o := &observer{stage: stage, name: "pipeline." + stage, tracer: tracer, outcomes: map[string]Counter{}}
+	if m != nil {
 		for _, out := range []string{OutcomePass, OutcomeDrop, OutcomeError, OutcomeDone} {
-			o.outcomes[out] = m.Outcomes.WithLabelValues(stage, out)
+			if c := m.Outcome(stage, out); c != nil {
+				o.outcomes[out] = c
+			}
 		}
-	}
-	if m.Duration != nil {
-		o.duration = m.Duration.WithLabelValues(stage)
+		o.duration = m.Duration(stage)
 	}
 	return o
 }
