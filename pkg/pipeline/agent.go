@@ -76,51 +76,41 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 	if agent == nil || actions == nil || commands == nil {
 		panic("pipeline: NewAgent needs an Agent, Actions and Commands")
 	}
-	obs := newObserver("agent", tracer, m)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			a, _ := AccessFromContext(ctx)
-			progress := ProgressFromContext(ctx)
-			progress.Reach()
-			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), event: ev.ID, progress: progress,
-				user: ev.UserID, team: ev.TeamID}
-			var err error
-			switch ev.Kind {
-			case KindAction:
-				err = actions.Click(ctx, ev, a)
-				obs.end(span, began, OutcomeDone, "action", err)
-				return err
-			case KindCommand, KindMessage:
-				handled, cerr := commands.Command(ctx, ev, a, out)
-				if cerr != nil || handled || ev.Kind == KindCommand {
-					if cerr == nil && !handled {
-						cerr = fmt.Errorf("agent: command %v not handled", ev.Command)
-					}
-					// A command that failed says so where it was typed.
-					if cerr != nil && ctx.Err() == nil {
-						cerr = apologise(ctx, out, cerr)
-					}
-					obs.end(span, began, OutcomeDone, "command", cerr)
-					return cerr
+	return newStage("agent", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		a, _ := AccessFromContext(ctx)
+		progress := ProgressFromContext(ctx)
+		progress.Reach()
+		out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), event: ev.ID, progress: progress,
+			user: ev.UserID, team: ev.TeamID}
+		switch ev.Kind {
+		case KindAction:
+			return OutcomeDone, "action", actions.Click(ctx, ev, a)
+		case KindCommand, KindMessage:
+			handled, cerr := commands.Command(ctx, ev, a, out)
+			if cerr != nil || handled || ev.Kind == KindCommand {
+				if cerr == nil && !handled {
+					cerr = fmt.Errorf("agent: command %v not handled", ev.Command)
 				}
-			default:
-				err = fmt.Errorf("agent: no handler for a %s event", ev.Kind)
-				obs.end(span, began, OutcomeError, "", err)
-				return err
+				// A command that failed says so where it was typed.
+				if cerr != nil && ctx.Err() == nil {
+					cerr = apologise(ctx, out, cerr)
+				}
+				return OutcomeDone, "command", cerr
 			}
-			s, _ := SessionFromContext(ctx)
-			err = agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
-			if err != nil && ctx.Err() == nil {
-				err = apologise(ctx, out, err)
-			}
-			if err == nil && ctx.Err() == nil {
-				out.askFeedback(ctx)
-			}
-			obs.end(span, began, OutcomeDone, "", err)
-			return err
-		})
-	}
+		default:
+			// An error of the event, not of the stage's own work.
+			return OutcomeDone, "", fmt.Errorf("agent: no handler for a %s event", ev.Kind)
+		}
+		s, _ := SessionFromContext(ctx)
+		err := agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
+		if err != nil && ctx.Err() == nil {
+			err = apologise(ctx, out, err)
+		}
+		if err == nil && ctx.Err() == nil {
+			out.askFeedback(ctx)
+		}
+		return OutcomeDone, "", err
+	})
 }
 
 // apologise posts what went wrong: a UserError's message, or the generic

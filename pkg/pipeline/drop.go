@@ -80,36 +80,29 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 	if d.Roster == nil || d.Seen == nil || d.Self == nil || d.Drops == nil || d.Log == nil {
 		panic("pipeline: NewDrop needs Roster, Seen, Self, Drops and Log")
 	}
-	obs := newObserver("drop", tracer, m)
 	counters := map[string]Counter{}
 	for _, r := range append(DropReasons, DropIgnored) {
 		counters[r] = d.Drops.Dropped(r)
 	}
 	dedupe := newRecent(4096)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			reason, err := dropReason(ctx, d, dedupe, ev)
-			if err != nil {
-				return obs.fail(span, began, err)
+	return newStage("drop", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		reason, err := dropReason(ctx, d, dedupe, ev)
+		if err != nil {
+			return OutcomeError, "", err
+		}
+		if reason != "" {
+			counters[reason].Inc()
+			if d.OnDrop != nil {
+				d.OnDrop(ev, reason)
 			}
-			if reason != "" {
-				counters[reason].Inc()
-				if d.OnDrop != nil {
-					d.OnDrop(ev, reason)
-				}
-				if d.Log.Enabled(ctx, slog.LevelDebug) {
-					d.Log.DebugContext(ctx, "event dropped", "reason", reason, "event_id", ev.ID,
-						"kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID)
-				}
-				obs.end(span, began, OutcomeDrop, reason, nil)
-				return nil
+			if d.Log.Enabled(ctx, slog.LevelDebug) {
+				d.Log.DebugContext(ctx, "event dropped", "reason", reason, "event_id", ev.ID,
+					"kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID)
 			}
-			err = next.Handle(ctx, ev)
-			obs.end(span, began, OutcomePass, "", err)
-			return err
-		})
-	}
+			return OutcomeDrop, reason, nil
+		}
+		return OutcomePass, "", next.Handle(ctx, ev)
+	})
 }
 
 // dropReason decides; "" lets the event through. The checks that need no I/O

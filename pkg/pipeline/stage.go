@@ -35,6 +35,35 @@ type Counter interface{ Inc() }
 // Observer is one labelled distribution (a prometheus.Observer).
 type Observer interface{ Observe(seconds float64) }
 
+// rule is what a stage does with one event, all that is its own: it calls
+// next to pass the event on, or does not (a drop, or the agent stage
+// handling it), and says how it went. outcome is OutcomePass, OutcomeDrop or
+// OutcomeDone, and reason, when set, goes on the span (a drop reason, an
+// engagement decision). An error is what next (or the handler the stage
+// called) returned, passed on as it is; an error of the stage's own work (a
+// store read) is returned with OutcomeError and leaves the stage as a
+// *StageError naming it.
+type rule func(ctx context.Context, ev *Event, next Handler) (outcome, reason string, err error)
+
+// newStage returns the stage called name: r inside the telemetry every
+// stage owns, a pipeline.<name> span (its outcome, reason and error) and
+// its metrics.
+func newStage(name string, tracer trace.Tracer, m StageMetrics, r rule) Middleware {
+	o := newObserver(name, tracer, m)
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, ev *Event) error {
+			ctx, span := o.tracer.Start(ctx, o.name)
+			began := time.Now()
+			outcome, reason, err := r(ctx, ev, next)
+			o.end(span, began, outcome, reason, err)
+			if outcome == OutcomeError && err != nil {
+				return &StageError{Stage: o.stage, Err: err}
+			}
+			return err
+		})
+	}
+}
+
 // observer is the telemetry a stage owns: its span and its metrics. It
 // resolves the metric children once, at construction, so that an event
 // costs an increment and an observation, never a label lookup.
@@ -62,12 +91,6 @@ func newObserver(stage string, tracer trace.Tracer, m StageMetrics) *observer {
 	return o
 }
 
-// start opens the stage's span.
-func (o *observer) start(ctx context.Context) (context.Context, trace.Span, time.Time) {
-	ctx, span := o.tracer.Start(ctx, o.name)
-	return ctx, span, time.Now()
-}
-
 // end records the outcome and closes the span. reason, when set, is added to
 // the span (drop reasons, engagement decisions).
 func (o *observer) end(span trace.Span, began time.Time, outcome, reason string, err error) {
@@ -92,14 +115,6 @@ func (o *observer) end(span trace.Span, began time.Time, outcome, reason string,
 	if o.duration != nil {
 		o.duration.Observe(time.Since(began).Seconds())
 	}
-}
-
-// fail ends the span of a stage whose own work failed (a store read, a
-// lookup) and returns err as a *StageError naming the stage. Errors of the
-// stages after it pass through end unchanged.
-func (o *observer) fail(span trace.Span, began time.Time, err error) error {
-	o.end(span, began, OutcomeError, "", err)
-	return &StageError{Stage: o.stage, Err: err}
 }
 
 // StageError is the failure of a stage's own work, as opposed to the
