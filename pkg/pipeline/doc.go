@@ -11,5 +11,7 @@
 //
 // The package imports nothing from this module and no vendor SDK: the chat
 // platform, the store, the model client and the metrics are reached through
-// the small interfaces declared beside the stages that call them.
+// the small interfaces declared beside the stages that call them. Each stage
+// is its rule alone; newStage wraps it in the span and metrics every stage
+// owns, and a stage that treats kinds apart routes them with a kindRouter.
 package pipeline
