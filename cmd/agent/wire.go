@@ -326,7 +326,7 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
 		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: retrySeen{s.store, s.storeRetry()}, Locks: threads,
-			Self: self, Drops: s.metrics.Drops, Log: s.log, OnDrop: s.onDrop}),
+			Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),

@@ -228,9 +228,25 @@ func (l *lazyRegistry) Gather() ([]*dto.MetricFamily, error) {
 }
 
 // Stage returns the instruments every pipeline stage reports to.
-func (m *Metrics) Stage() pipeline.StageMetrics {
-	return pipeline.StageMetrics{Outcomes: m.StageOutcomes, Duration: m.StageDuration}
+func (m *Metrics) Stage() pipeline.StageMetrics { return stageMetrics{m} }
+
+// stageMetrics is pipeline.StageMetrics over StageOutcomes and
+// StageDuration.
+type stageMetrics struct{ m *Metrics }
+
+func (s stageMetrics) Outcome(stage, outcome string) pipeline.Counter {
+	return s.m.StageOutcomes.WithLabelValues(stage, outcome)
 }
+
+func (s stageMetrics) Duration(stage string) pipeline.Observer {
+	return s.m.StageDuration.WithLabelValues(stage)
+}
+
+// Dropped is the Drops counter of one reason: m is the drop stage's
+// pipeline.DropCounter.
+func (m *Metrics) Dropped(reason string) pipeline.Counter { return m.Drops.WithLabelValues(reason) }
+
+var _ pipeline.DropCounter = (*Metrics)(nil)
 
 // The Go runtime's and the process's collectors describe the process, not
 // a service: made once (the Go collector reads the runtime's metric

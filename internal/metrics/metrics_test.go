@@ -102,8 +102,16 @@ func TestNewIsIndependent(t *testing.T) {
 func TestStage(t *testing.T) {
 	m := New()
 	s := m.Stage()
-	if s.Outcomes != m.StageOutcomes || s.Duration != m.StageDuration {
+	if any(s.Outcome("drop", pipeline.OutcomePass)) != any(m.StageOutcomes.WithLabelValues("drop", pipeline.OutcomePass)) ||
+		any(s.Duration("drop")) != any(m.StageDuration.WithLabelValues("drop")) {
 		t.Error("Stage does not return the stage instruments")
+	}
+}
+
+func TestDropped(t *testing.T) {
+	m := New()
+	if any(m.Dropped(pipeline.DropDM)) != any(m.Drops.WithLabelValues(pipeline.DropDM)) {
+		t.Error("Dropped does not return the drop counter of the reason")
 	}
 }
 

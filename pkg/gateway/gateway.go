@@ -249,13 +249,13 @@ func (g *Gateway) Deliver(ev *pipeline.Event) {
 	g.mu.Unlock()
 }
 
-// queueKey is the key that orders events: the thread for messages. Clicks,
-// slash commands and a thread's /abort get a queue of their own: they must
-// not wait behind the thread's running turn (which may itself be waiting for
-// that very click).
+// queueKey is the key that orders events: the thread for messages. The
+// kinds that run apart (Kind.Apart: clicks, slash commands) and a thread's
+// /abort get a queue of their own: they must not wait behind the thread's
+// running turn (which may itself be waiting for that very click).
 func (g *Gateway) queueKey(ev *pipeline.Event) string {
 	switch {
-	case ev.Kind == pipeline.KindAction || ev.Kind == pipeline.KindCommand:
+	case ev.Kind.Apart():
 		return ev.Kind.String() + ":" + ev.ID
 	case ev.Kind == pipeline.KindMessage && g.isAbort(ev.Text):
 		return "abort:" + ev.ID

@@ -76,51 +76,53 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 	if agent == nil || actions == nil || commands == nil {
 		panic("pipeline: NewAgent needs an Agent, Actions and Commands")
 	}
-	obs := newObserver("agent", tracer, m)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			a, _ := AccessFromContext(ctx)
-			progress := ProgressFromContext(ctx)
-			progress.Reach()
-			out := &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), event: ev.ID, progress: progress,
-				user: ev.UserID, team: ev.TeamID}
-			var err error
-			switch ev.Kind {
-			case KindAction:
-				err = actions.Click(ctx, ev, a)
-				obs.end(span, began, OutcomeDone, "action", err)
-				return err
-			case KindCommand, KindMessage:
-				handled, cerr := commands.Command(ctx, ev, a, out)
-				if cerr != nil || handled || ev.Kind == KindCommand {
-					if cerr == nil && !handled {
-						cerr = fmt.Errorf("agent: command %v not handled", ev.Command)
-					}
-					// A command that failed says so where it was typed.
-					if cerr != nil && ctx.Err() == nil {
-						cerr = apologise(ctx, out, cerr)
-					}
-					obs.end(span, began, OutcomeDone, "command", cerr)
-					return cerr
-				}
-			default:
-				err = fmt.Errorf("agent: no handler for a %s event", ev.Kind)
-				obs.end(span, began, OutcomeError, "", err)
-				return err
-			}
-			s, _ := SessionFromContext(ctx)
-			err = agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
-			if err != nil && ctx.Err() == nil {
-				err = apologise(ctx, out, err)
-			}
-			if err == nil && ctx.Err() == nil {
-				out.askFeedback(ctx)
-			}
-			obs.end(span, began, OutcomeDone, "", err)
-			return err
-		})
+	// turn runs the agent's turn on ev; a turn that failed says so in the
+	// thread, one that answered asks for feedback.
+	turn := func(ctx context.Context, ev *Event, a Access, out *outbox) (string, string, error) {
+		s, _ := SessionFromContext(ctx)
+		err := agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
+		if err != nil && ctx.Err() == nil {
+			err = apologise(ctx, out, err)
+		}
+		if err == nil && ctx.Err() == nil {
+			out.askFeedback(ctx)
+		}
+		return OutcomeDone, "", err
 	}
+	routes := &kindRouter{stage: "agent"}
+	routes.route(KindAction, func(ctx context.Context, ev *Event, _ Handler) (string, string, error) {
+		a, _ := AccessFromContext(ctx)
+		return OutcomeDone, "action", actions.Click(ctx, ev, a)
+	})
+	routes.route(KindCommand, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		a, _ := AccessFromContext(ctx)
+		out := newOutbox(ctx, ev, next)
+		handled, err := commands.Command(ctx, ev, a, out)
+		if err == nil && !handled {
+			err = fmt.Errorf("agent: command %v not handled", ev.Command)
+		}
+		return commandDone(ctx, out, err)
+	})
+	routes.route(KindMessage, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		a, _ := AccessFromContext(ctx)
+		out := newOutbox(ctx, ev, next)
+		if handled, err := commands.Command(ctx, ev, a, out); err != nil || handled {
+			return commandDone(ctx, out, err)
+		}
+		return turn(ctx, ev, a, out)
+	})
+	return newStage("agent", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		ProgressFromContext(ctx).Reach()
+		return routes.dispatch(ctx, ev, next)
+	})
+}
+
+// commandDone ends a command: one that failed says so where it was typed.
+func commandDone(ctx context.Context, out *outbox, err error) (string, string, error) {
+	if err != nil && ctx.Err() == nil {
+		err = apologise(ctx, out, err)
+	}
+	return OutcomeDone, "command", err
 }
 
 // apologise posts what went wrong: a UserError's message, or the generic
@@ -135,6 +137,12 @@ func apologise(ctx context.Context, out *outbox, err error) error {
 		err = errors.Join(err, fmt.Errorf("post apology: %w", perr))
 	}
 	return err
+}
+
+// newOutbox returns the outbox of the turn answering ev.
+func newOutbox(ctx context.Context, ev *Event, next Handler) *outbox {
+	return &outbox{next: next, channel: ev.ChannelID, thread: ev.RootTS(), event: ev.ID, progress: ProgressFromContext(ctx),
+		user: ev.UserID, team: ev.TeamID}
 }
 
 // outbox turns the agent's words into KindReply events for next.

@@ -95,7 +95,7 @@ func TestAgentOutbox(t *testing.T) {
 			}}
 			tracer, sr := newTracer()
 			next := &replyRecorder{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
 			ctx := pipeline.NewContextWithAccess(pipeline.NewContextWithSession(context.Background(), sess), access)
 			if err := h.Handle(ctx, tt.ev); err != nil {
 				t.Fatal(err)
@@ -125,7 +125,7 @@ func TestAgentOutboxErrorsReachTheAgent(t *testing.T) {
 	}}
 	tracer, _ := newTracer()
 	next := &replyRecorder{err: errDeliver}
-	h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
+	h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
 	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); err != nil {
 		t.Fatalf("err = %v, want nil: the agent handled the delivery error", err)
 	}
@@ -164,7 +164,7 @@ func TestAgentErrors(t *testing.T) {
 			}}
 			tracer, sr := newTracer()
 			next := &replyRecorder{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
 			err := h.Handle(ctx, msg("E1", trustedCh, member, "1.0"))
 			if !errors.Is(err, tt.turnErr) {
 				t.Fatalf("err = %v, want the turn's error", err)
@@ -187,7 +187,7 @@ func TestAgentApologyFails(t *testing.T) {
 	errDeliver := errors.New("not_in_channel")
 	agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return errModel }}
 	tracer, _ := newTracer()
-	h := pipeline.Chain(&replyRecorder{err: errDeliver}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
+	h := pipeline.Chain(&replyRecorder{err: errDeliver}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
 	err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0"))
 	if !errors.Is(err, errModel) || !errors.Is(err, errDeliver) || !strings.Contains(err.Error(), "post apology: ") {
 		t.Errorf("err = %v, want both the turn's and the apology's errors", err)
@@ -233,7 +233,7 @@ func TestAgentDispatch(t *testing.T) {
 		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 		actions, commands := &fakeActions{}, &fakeCommands{handle: isCommand}
 		tracer, _ := newTracer()
-		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, actions, commands))
+		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, nil, agent, actions, commands))
 		if err := h.Handle(context.Background(), click("action:T1", trustedCh, member)); err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func TestAgentDispatch(t *testing.T) {
 		commands := &fakeCommands{handle: isCommand, said: "mode is ask"}
 		tracer, _ := newTracer()
 		next := &replyRecorder{}
-		h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, commands))
+		h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands))
 		ev := &pipeline.Event{Kind: pipeline.KindCommand, ChannelID: trustedCh, UserID: member, Command: &pipeline.Command{Name: "/mode"}}
 		if err := h.Handle(context.Background(), ev); err != nil {
 			t.Fatal(err)
@@ -259,7 +259,7 @@ func TestAgentDispatch(t *testing.T) {
 		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 		commands := &fakeCommands{handle: isCommand}
 		tracer, _ := newTracer()
-		h := pipeline.Chain(&replyRecorder{}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, commands))
+		h := pipeline.Chain(&replyRecorder{}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands))
 		ev := msg("E1", trustedCh, member, "1.0")
 		ev.Text = "/help"
 		if err := h.Handle(context.Background(), ev); err != nil {
@@ -272,7 +272,7 @@ func TestAgentDispatch(t *testing.T) {
 	t.Run("an unhandled slash command is an error", func(t *testing.T) {
 		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 		tracer, _ := newTracer()
-		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
+		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
 		ev := &pipeline.Event{Kind: pipeline.KindCommand, ChannelID: trustedCh, Command: &pipeline.Command{Name: "/nope"}}
 		if err := h.Handle(context.Background(), ev); err == nil {
 			t.Fatal("want an error")
@@ -294,7 +294,7 @@ func TestAgentRejectsOtherKinds(t *testing.T) {
 			agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 			tracer, sr := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, pipeline.StageMetrics{}, agent, &fakeActions{}, &fakeCommands{}))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
 			err := h.Handle(context.Background(), tt.ev)
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("err = %v, want %q", err, tt.want)

@@ -58,21 +58,15 @@ func NewAuth(tracer trace.Tracer, m StageMetrics, dir Directory, modes ThreadMod
 	if _, err := ParseMode(string(def)); err != nil {
 		panic("pipeline: NewAuth: " + err.Error())
 	}
-	obs := newObserver("auth", tracer, m)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			a, err := resolveAccess(ctx, dir, modes, def, ev)
-			if err != nil {
-				return obs.fail(span, began, err)
-			}
-			span.SetAttributes(attribute.String("role", string(a.Role)),
-				attribute.String("layer", string(a.Layer)), attribute.String("mode", string(a.Mode)))
-			err = next.Handle(NewContextWithAccess(ctx, a), ev)
-			obs.end(span, began, OutcomePass, "", err)
-			return err
-		})
-	}
+	return newStage("auth", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		a, err := resolveAccess(ctx, dir, modes, def, ev)
+		if err != nil {
+			return OutcomeError, "", err
+		}
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String("role", string(a.Role)),
+			attribute.String("layer", string(a.Layer)), attribute.String("mode", string(a.Mode)))
+		return OutcomePass, "", next.Handle(NewContextWithAccess(ctx, a), ev)
+	})
 }
 
 func resolveAccess(ctx context.Context, dir Directory, modes ThreadModes, def Mode, ev *Event) (Access, error) {

@@ -92,7 +92,7 @@ func TestAuthAccessInContext(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tracer, sr := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewAuth(tracer, pipeline.StageMetrics{}, worldDirectory(nil), threadModes(nil), pipeline.ModeBypass))
+			h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), pipeline.ModeBypass))
 			if err := h.Handle(context.Background(), tt.ev); err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func TestAuthModeResolution(t *testing.T) {
 			}
 			tracer, _ := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewAuth(tracer, pipeline.StageMetrics{}, worldDirectory(channels), threadModes(modes), tt.def))
+			h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(channels), threadModes(modes), tt.def))
 			if err := h.Handle(context.Background(), ev); err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +221,7 @@ func TestNewAuthPanicsOnInvalidDefault(t *testing.T) {
 	tracer, _ := newTracer()
 	for _, def := range []pipeline.Mode{"", "yolo", "Bypass"} {
 		t.Run(fmt.Sprintf("%q", def), func(t *testing.T) {
-			v := panicValue(func() { pipeline.NewAuth(tracer, pipeline.StageMetrics{}, worldDirectory(nil), threadModes(nil), def) })
+			v := panicValue(func() { pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), def) })
 			s, _ := v.(string)
 			if want := fmt.Sprintf("pipeline: NewAuth: unknown permission mode %q", def); len(s) < len(want) || s[:len(want)] != want {
 				t.Errorf("panic = %v, want it to start %q", v, want)
@@ -230,7 +230,7 @@ func TestNewAuthPanicsOnInvalidDefault(t *testing.T) {
 	}
 	for _, def := range allModes {
 		if v := panicValue(func() {
-			pipeline.NewAuth(tracer, pipeline.StageMetrics{}, worldDirectory(nil), threadModes(nil), def)
+			pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), def)
 		}); v != nil {
 			t.Errorf("NewAuth(%q) panicked: %v", def, v)
 		}
@@ -246,7 +246,7 @@ func TestAuthThreadModeError(t *testing.T) {
 	}}
 	tracer, sr := newTracer()
 	next := &terminal{}
-	h := pipeline.Chain(next, pipeline.NewAuth(tracer, pipeline.StageMetrics{}, worldDirectory(nil), modes, pipeline.ModeAsk))
+	h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(nil), modes, pipeline.ModeAsk))
 	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); !errors.Is(err, errStore) {
 		t.Fatalf("err = %v, want the store error", err)
 	} else if got := pipeline.FailedStage(err); got != "auth" {

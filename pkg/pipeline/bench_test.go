@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -17,10 +16,7 @@ import (
 func benchChain(b *testing.B) (pipeline.Handler, *fakeAgent) {
 	b.Helper()
 	tracer := noop.NewTracerProvider().Tracer("bench")
-	m := pipeline.StageMetrics{
-		Outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_pipeline_stage_total"}, []string{"stage", "outcome"}),
-		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agent_pipeline_stage_duration_seconds"}, []string{"stage"}),
-	}
+	m := newStageMetrics()
 	seen := &fakeSeen{
 		EventSeenFn: func(context.Context, string) (bool, error) { return false, nil },
 		MarkEventFn: func(context.Context, string) (bool, error) { return true, nil },

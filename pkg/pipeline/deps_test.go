@@ -16,6 +16,7 @@ var forbiddenDeps = map[string]string{
 	"modernc.org/sqlite":                     "storage is behind interfaces",
 	"github.com/anthropics/anthropic-sdk-go": "the model client lives in internal/llm",
 	"github.com/modelcontextprotocol/go-sdk": "the tool servers live outside the domain package",
+	"github.com/prometheus/":                 "stages report through StageMetrics and DropCounter; internal/metrics implements them over Prometheus",
 	"github.com/persona-runtime/agent/":      "pipeline is the domain package: the rest of the module imports it, never the reverse",
 }
 

@@ -10,6 +10,8 @@
 // agent turn and before delivery, as the design lists it.
 //
 // The package imports nothing from this module and no vendor SDK: the chat
-// platform, the store and the model client are reached through the small
-// interfaces declared beside the stages that call them.
+// platform, the store, the model client and the metrics are reached through
+// the small interfaces declared beside the stages that call them. Each stage
+// is its rule alone; newStage wraps it in the span and metrics every stage
+// owns, and a stage that treats kinds apart routes them with a kindRouter.
 package pipeline

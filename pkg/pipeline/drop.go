@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -40,6 +39,12 @@ type ThreadLocks interface {
 	ThreadLock(ctx context.Context, threadKey string) (string, error)
 }
 
+// DropCounter gives the counter of each drop reason, asked for once per
+// reason when the stage is built (*metrics.Metrics).
+type DropCounter interface {
+	Dropped(reason string) Counter
+}
+
 // DropDeps are the dependencies of the drop filter.
 type DropDeps struct {
 	Roster Roster
@@ -48,7 +53,7 @@ type DropDeps struct {
 	// Self returns the bot's own identity (known after auth.test).
 	Self func() Identity
 	// Drops is agent_chat_drops_total{reason}.
-	Drops *prometheus.CounterVec
+	Drops DropCounter
 	Log   *slog.Logger
 	// OnDrop, when set, is told of every drop (the simulator's expect_drop).
 	OnDrop func(ev *Event, reason string)
@@ -75,36 +80,29 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 	if d.Roster == nil || d.Seen == nil || d.Self == nil || d.Drops == nil || d.Log == nil {
 		panic("pipeline: NewDrop needs Roster, Seen, Self, Drops and Log")
 	}
-	obs := newObserver("drop", tracer, m)
-	counters := map[string]prometheus.Counter{}
+	counters := map[string]Counter{}
 	for _, r := range append(DropReasons, DropIgnored) {
-		counters[r] = d.Drops.WithLabelValues(r)
+		counters[r] = d.Drops.Dropped(r)
 	}
 	dedupe := newRecent(4096)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			reason, err := dropReason(ctx, d, dedupe, ev)
-			if err != nil {
-				return obs.fail(span, began, err)
+	return newStage("drop", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		reason, err := dropReason(ctx, d, dedupe, ev)
+		if err != nil {
+			return OutcomeError, "", err
+		}
+		if reason != "" {
+			counters[reason].Inc()
+			if d.OnDrop != nil {
+				d.OnDrop(ev, reason)
 			}
-			if reason != "" {
-				counters[reason].Inc()
-				if d.OnDrop != nil {
-					d.OnDrop(ev, reason)
-				}
-				if d.Log.Enabled(ctx, slog.LevelDebug) {
-					d.Log.DebugContext(ctx, "event dropped", "reason", reason, "event_id", ev.ID,
-						"kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID)
-				}
-				obs.end(span, began, OutcomeDrop, reason, nil)
-				return nil
+			if d.Log.Enabled(ctx, slog.LevelDebug) {
+				d.Log.DebugContext(ctx, "event dropped", "reason", reason, "event_id", ev.ID,
+					"kind", ev.Kind.String(), "channel_id", ev.ChannelID, "user_id", ev.UserID)
 			}
-			err = next.Handle(ctx, ev)
-			obs.end(span, began, OutcomePass, "", err)
-			return err
-		})
-	}
+			return OutcomeDrop, reason, nil
+		}
+		return OutcomePass, "", next.Handle(ctx, ev)
+	})
 }
 
 // dropReason decides; "" lets the event through. The checks that need no I/O

@@ -124,8 +124,14 @@ func selfFn() pipeline.Identity {
 	return pipeline.Identity{UserID: botUser, BotID: botID, TeamID: "T0SIM"}
 }
 
-func newDropCounter() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_chat_drops_total"}, []string{"reason"})
+// dropCounter is internal/metrics' pipeline.DropCounter over a fresh,
+// unregistered agent_chat_drops_total.
+type dropCounter struct{ *prometheus.CounterVec }
+
+func (d dropCounter) Dropped(reason string) pipeline.Counter { return d.WithLabelValues(reason) }
+
+func newDropCounter() dropCounter {
+	return dropCounter{prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_chat_drops_total"}, []string{"reason"})}
 }
 
 // allDropReasons are the reason labels the drop stage reports.
@@ -136,8 +142,8 @@ type dropFixture struct {
 	h       pipeline.Handler
 	next    *terminal
 	seen    *fakeSeen
-	drops   *prometheus.CounterVec
-	metrics pipeline.StageMetrics
+	drops   dropCounter
+	metrics promStage
 	sr      *tracetest.SpanRecorder
 }
 
@@ -554,7 +560,7 @@ func TestDropPartialMarkIsRetried(t *testing.T) {
 	}
 }
 
-func droppedAs(drops *prometheus.CounterVec) []string {
+func droppedAs(drops dropCounter) []string {
 	var out []string
 	for _, r := range allDropReasons {
 		if testutil.ToFloat64(drops.WithLabelValues(r)) > 0 {
@@ -586,7 +592,7 @@ func TestDropLockError(t *testing.T) {
 	tracer, sr := newTracer()
 	next := &terminal{}
 	seen := memSeen()
-	h := pipeline.Chain(next, pipeline.NewDrop(tracer, pipeline.StageMetrics{}, pipeline.DropDeps{
+	h := pipeline.Chain(next, pipeline.NewDrop(tracer, nil, pipeline.DropDeps{
 		Roster: worldRoster(), Seen: seen, Locks: locks, Self: selfFn, Drops: newDropCounter(), Log: discardLog()}))
 	err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0"))
 	if !errors.Is(err, errLock) {

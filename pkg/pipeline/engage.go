@@ -41,32 +41,23 @@ func NewEngage(tracer trace.Tracer, m StageMetrics, threads Engagements, self fu
 	if threads == nil || self == nil || log == nil {
 		panic("pipeline: NewEngage needs threads, self and log")
 	}
-	obs := newObserver("engage", tracer, m)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			if ev.Kind != KindMessage {
-				err := next.Handle(ctx, ev)
-				obs.end(span, began, OutcomePass, "", err)
-				return err
+	return newStage("engage", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		if ev.Kind != KindMessage {
+			return OutcomePass, "", next.Handle(ctx, ev)
+		}
+		decision, err := engage(ctx, threads, self().UserID, ev)
+		if err != nil {
+			return OutcomeError, "", err
+		}
+		switch decision {
+		case engageDisengaged, engageNotEngaged:
+			if log.Enabled(ctx, slog.LevelDebug) {
+				log.DebugContext(ctx, "not engaged", "decision", decision, "event_id", ev.ID, "channel_id", ev.ChannelID)
 			}
-			decision, err := engage(ctx, threads, self().UserID, ev)
-			if err != nil {
-				return obs.fail(span, began, err)
-			}
-			switch decision {
-			case engageDisengaged, engageNotEngaged:
-				if log.Enabled(ctx, slog.LevelDebug) {
-					log.DebugContext(ctx, "not engaged", "decision", decision, "event_id", ev.ID, "channel_id", ev.ChannelID)
-				}
-				obs.end(span, began, OutcomeDrop, decision, nil)
-				return nil
-			}
-			err = next.Handle(ctx, ev)
-			obs.end(span, began, OutcomePass, decision, err)
-			return err
-		})
-	}
+			return OutcomeDrop, decision, nil
+		}
+		return OutcomePass, decision, next.Handle(ctx, ev)
+	})
 }
 
 func engage(ctx context.Context, threads Engagements, botUserID string, ev *Event) (string, error) {

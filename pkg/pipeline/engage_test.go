@@ -159,7 +159,7 @@ func TestEngageStates(t *testing.T) {
 	threads := memEngagements()
 	next := &terminal{}
 	tracer, _ := newTracer()
-	h := pipeline.Chain(next, pipeline.NewEngage(tracer, pipeline.StageMetrics{}, threads, selfFn, discardLog()))
+	h := pipeline.Chain(next, pipeline.NewEngage(tracer, nil, threads, selfFn, discardLog()))
 	steps := []struct {
 		name     string
 		ev       *pipeline.Event
@@ -208,7 +208,7 @@ func TestEngagePassesOtherKinds(t *testing.T) {
 			}
 			tracer, sr := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewEngage(tracer, pipeline.StageMetrics{}, threads, selfFn, discardLog()))
+			h := pipeline.Chain(next, pipeline.NewEngage(tracer, nil, threads, selfFn, discardLog()))
 			if err := h.Handle(context.Background(), tt.ev); err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +242,7 @@ func TestEngageStoreErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tracer, sr := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewEngage(tracer, pipeline.StageMetrics{}, tt.threads, selfFn, discardLog()))
+			h := pipeline.Chain(next, pipeline.NewEngage(tracer, nil, tt.threads, selfFn, discardLog()))
 			if err := h.Handle(context.Background(), tt.ev); !errors.Is(err, errStore) {
 				t.Fatalf("err = %v, want the store error", err)
 			} else if got := pipeline.FailedStage(err); got != "engage" {

@@ -21,18 +21,35 @@ const (
 	KindReply
 )
 
+// kinds is the one place a kind's properties are written down; a new kind
+// (a scheduled run) is a line here and a route where it is handled (the
+// agent stage's).
+var kinds = [...]struct {
+	name string
+	// apart: the kind's events do not wait in their thread's queue. A
+	// click or a slash command must not wait behind the thread's running
+	// turn, which may itself be waiting for that very click.
+	apart bool
+}{
+	KindMessage: {name: "message"},
+	KindAction:  {name: "action", apart: true},
+	KindCommand: {name: "command", apart: true},
+	KindReply:   {name: "reply"},
+}
+
 func (k Kind) String() string {
-	switch k {
-	case KindMessage:
-		return "message"
-	case KindAction:
-		return "action"
-	case KindCommand:
-		return "command"
-	case KindReply:
-		return "reply"
+	if int(k) < len(kinds) && kinds[k].name != "" {
+		return kinds[k].name
 	}
 	return "unknown"
+}
+
+// Apart reports whether events of kind k run apart from their thread's
+// queue, each on its own, instead of in arrival order behind the thread's
+// running turn (clicks and slash commands). Who may do what is checked
+// down the chain all the same: running apart grants nothing.
+func (k Kind) Apart() bool {
+	return int(k) < len(kinds) && kinds[k].apart
 }
 
 // Channel types as the chat platform names them.

@@ -13,20 +13,14 @@ func NewMarkup(tracer trace.Tracer, m StageMetrics, convert func(markdown string
 	if convert == nil {
 		panic("pipeline: NewMarkup needs a converter")
 	}
-	obs := newObserver("markup", tracer, m)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			if ev.Kind == KindReply && ev.Reply != nil && ev.Reply.Markdown {
-				if ev.Reply.Op == ReplyStreamStart || ev.Reply.Op == ReplyStreamAppend {
-					ev.Reply.Raw = ev.Text // the streaming API takes markdown
-				}
-				ev.Text = convert(ev.Text)
-				ev.Reply.Markdown = false
+	return newStage("markup", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		if ev.Kind == KindReply && ev.Reply != nil && ev.Reply.Markdown {
+			if ev.Reply.Op == ReplyStreamStart || ev.Reply.Op == ReplyStreamAppend {
+				ev.Reply.Raw = ev.Text // the streaming API takes markdown
 			}
-			err := next.Handle(ctx, ev)
-			obs.end(span, began, OutcomePass, "", err)
-			return err
-		})
-	}
+			ev.Text = convert(ev.Text)
+			ev.Reply.Markdown = false
+		}
+		return OutcomePass, "", next.Handle(ctx, ev)
+	})
 }

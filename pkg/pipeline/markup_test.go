@@ -36,7 +36,7 @@ func TestMarkup(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tracer, sr := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewMarkup(tracer, pipeline.StageMetrics{}, convertFake))
+			h := pipeline.Chain(next, pipeline.NewMarkup(tracer, nil, convertFake))
 			if err := h.Handle(context.Background(), tt.ev); err != nil {
 				t.Fatal(err)
 			}

@@ -91,16 +91,31 @@ func assertErrorSpan(t *testing.T, sr *tracetest.SpanRecorder, name string) {
 	}
 }
 
+// promStage is internal/metrics' pipeline.StageMetrics over fresh,
+// unregistered instruments.
+type promStage struct {
+	outcomes *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func (p promStage) Outcome(stage, outcome string) pipeline.Counter {
+	return p.outcomes.WithLabelValues(stage, outcome)
+}
+
+func (p promStage) Duration(stage string) pipeline.Observer {
+	return p.duration.WithLabelValues(stage)
+}
+
 // newStageMetrics returns fresh, unregistered stage instruments.
-func newStageMetrics() pipeline.StageMetrics {
-	return pipeline.StageMetrics{
-		Outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_pipeline_stage_total"}, []string{"stage", "outcome"}),
-		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agent_pipeline_stage_duration_seconds"}, []string{"stage"}),
+func newStageMetrics() promStage {
+	return promStage{
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_pipeline_stage_total"}, []string{"stage", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agent_pipeline_stage_duration_seconds"}, []string{"stage"}),
 	}
 }
 
-func outcomeCount(m pipeline.StageMetrics, stage, outcome string) float64 {
-	return testutil.ToFloat64(m.Outcomes.WithLabelValues(stage, outcome))
+func outcomeCount(m promStage, stage, outcome string) float64 {
+	return testutil.ToFloat64(m.outcomes.WithLabelValues(stage, outcome))
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -257,7 +272,7 @@ func TestRecoverDeepInChain(t *testing.T) {
 		return fakeSession{id: "S1"}, func() { released = true }, nil
 	}}
 	h := pipeline.Chain(pipeline.HandlerFunc(func(context.Context, *pipeline.Event) error { panic("deep") }),
-		pipeline.Recover(), pipeline.NewSession(tracer, pipeline.StageMetrics{}, sessions))
+		pipeline.Recover(), pipeline.NewSession(tracer, nil, sessions))
 	err := h.Handle(context.Background(), &pipeline.Event{Kind: pipeline.KindMessage})
 	var pe *pipeline.PanicError
 	if !errors.As(err, &pe) || pe.Value != "deep" {
@@ -274,7 +289,7 @@ func TestRecoverDeepInChain(t *testing.T) {
 
 func TestConstructorsPanicOnMissingDeps(t *testing.T) {
 	tracer, _ := newTracer()
-	m := pipeline.StageMetrics{}
+	var m pipeline.StageMetrics
 	drops := newDropCounter()
 	full := pipeline.DropDeps{Roster: worldRoster(), Seen: memSeen(), Self: selfFn, Drops: drops, Log: discardLog()}
 	without := func(edit func(*pipeline.DropDeps)) func() {

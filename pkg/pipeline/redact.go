@@ -18,20 +18,14 @@ func NewRedact(tracer trace.Tracer, m StageMetrics, r Redactor) Middleware {
 	if r == nil {
 		panic("pipeline: NewRedact needs a Redactor")
 	}
-	obs := newObserver("redact", tracer, m)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			ev.Text = r.Redact(ev.Text)
-			if ev.Command != nil {
-				ev.Command.Args = r.Redact(ev.Command.Args)
-			}
-			for i := range ev.Files {
-				ev.Files[i].Name = r.Redact(ev.Files[i].Name)
-			}
-			err := next.Handle(ctx, ev)
-			obs.end(span, began, OutcomePass, "", err)
-			return err
-		})
-	}
+	return newStage("redact", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		ev.Text = r.Redact(ev.Text)
+		if ev.Command != nil {
+			ev.Command.Args = r.Redact(ev.Command.Args)
+		}
+		for i := range ev.Files {
+			ev.Files[i].Name = r.Redact(ev.Files[i].Name)
+		}
+		return OutcomePass, "", next.Handle(ctx, ev)
+	})
 }

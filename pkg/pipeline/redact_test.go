@@ -56,7 +56,7 @@ func TestRedact(t *testing.T) {
 				}
 				return nil
 			})
-			h := pipeline.Chain(next, pipeline.NewRedact(tracer, pipeline.StageMetrics{}, tokenRedactor()))
+			h := pipeline.Chain(next, pipeline.NewRedact(tracer, nil, tokenRedactor()))
 			if err := h.Handle(context.Background(), tt.ev); err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestRedactReturnsNextError(t *testing.T) {
 	tracer, sr := newTracer()
 	errNext := errors.New("later failure")
 	next := &terminal{err: errNext}
-	h := pipeline.Chain(next, pipeline.NewRedact(tracer, pipeline.StageMetrics{}, tokenRedactor()))
+	h := pipeline.Chain(next, pipeline.NewRedact(tracer, nil, tokenRedactor()))
 	if err := h.Handle(context.Background(), &pipeline.Event{Kind: pipeline.KindMessage}); err != errNext {
 		t.Fatalf("err = %v, want next's", err)
 	}

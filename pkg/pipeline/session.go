@@ -41,24 +41,16 @@ func NewSession(tracer trace.Tracer, m StageMetrics, sessions Sessions) Middlewa
 	if sessions == nil {
 		panic("pipeline: NewSession needs Sessions")
 	}
-	obs := newObserver("session", tracer, m)
-	return func(next Handler) Handler {
-		return HandlerFunc(func(ctx context.Context, ev *Event) error {
-			ctx, span, began := obs.start(ctx)
-			if ev.Kind != KindMessage {
-				err := next.Handle(ctx, ev)
-				obs.end(span, began, OutcomePass, "", err)
-				return err
-			}
-			s, release, err := sessions.Acquire(ctx, ev)
-			if err != nil {
-				return obs.fail(span, began, err)
-			}
-			defer release()
-			span.SetAttributes(attribute.String("session_id", s.ID()))
-			err = next.Handle(NewContextWithSession(ctx, s), ev)
-			obs.end(span, began, OutcomePass, "", err)
-			return err
-		})
-	}
+	return newStage("session", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+		if ev.Kind != KindMessage {
+			return OutcomePass, "", next.Handle(ctx, ev)
+		}
+		s, release, err := sessions.Acquire(ctx, ev)
+		if err != nil {
+			return OutcomeError, "", err
+		}
+		defer release()
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String("session_id", s.ID()))
+		return OutcomePass, "", next.Handle(NewContextWithSession(ctx, s), ev)
+	})
 }

@@ -49,7 +49,7 @@ func TestSession(t *testing.T) {
 					t.Errorf("session in next's context = %v, %v", s, ok)
 				}
 			}}
-			h := pipeline.Chain(next, pipeline.NewSession(tracer, pipeline.StageMetrics{}, sessions))
+			h := pipeline.Chain(next, pipeline.NewSession(tracer, nil, sessions))
 			if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); err != tt.nextErr {
 				t.Fatalf("err = %v, want %v", err, tt.nextErr)
 			}
@@ -80,7 +80,7 @@ func TestSessionAcquireError(t *testing.T) {
 	}}
 	tracer, sr := newTracer()
 	next := &terminal{}
-	h := pipeline.Chain(next, pipeline.NewSession(tracer, pipeline.StageMetrics{}, sessions))
+	h := pipeline.Chain(next, pipeline.NewSession(tracer, nil, sessions))
 	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); !errors.Is(err, errAcquire) {
 		t.Fatalf("err = %v, want the Acquire error", err)
 	} else if got := pipeline.FailedStage(err); got != "session" {

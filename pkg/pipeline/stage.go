@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -19,45 +18,77 @@ const (
 	OutcomeDone  = "done"  // the stage handled the event itself
 )
 
-// StageMetrics are the instruments every stage reports to: an outcome counter
-// (labels stage, outcome) and a duration histogram (label stage). Either may
-// be nil.
-type StageMetrics struct {
-	Outcomes *prometheus.CounterVec
-	Duration *prometheus.HistogramVec
+// StageMetrics gives each stage its instruments, asked for once when the
+// stage is built: the outcome counter agent_pipeline_stage_total{stage,
+// outcome} and the duration histogram
+// agent_pipeline_stage_duration_seconds{stage}. internal/metrics implements
+// it over Prometheus, which this package does not import. A nil
+// StageMetrics, or a nil instrument, reports nowhere.
+type StageMetrics interface {
+	Outcome(stage, outcome string) Counter
+	Duration(stage string) Observer
+}
+
+// Counter is one labelled count (a prometheus.Counter).
+type Counter interface{ Inc() }
+
+// Observer is one labelled distribution (a prometheus.Observer).
+type Observer interface{ Observe(seconds float64) }
+
+// rule is what a stage does with one event, all that is its own: it calls
+// next to pass the event on, or does not (a drop, or the agent stage
+// handling it), and says how it went. outcome is OutcomePass, OutcomeDrop or
+// OutcomeDone, and reason, when set, goes on the span (a drop reason, an
+// engagement decision). An error is what next (or the handler the stage
+// called) returned, passed on as it is; an error of the stage's own work (a
+// store read) is returned with OutcomeError and leaves the stage as a
+// *StageError naming it.
+type rule func(ctx context.Context, ev *Event, next Handler) (outcome, reason string, err error)
+
+// newStage returns the stage called name: r inside the telemetry every
+// stage owns, a pipeline.<name> span (its outcome, reason and error) and
+// its metrics.
+func newStage(name string, tracer trace.Tracer, m StageMetrics, r rule) Middleware {
+	o := newObserver(name, tracer, m)
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, ev *Event) error {
+			ctx, span := o.tracer.Start(ctx, o.name)
+			began := time.Now()
+			outcome, reason, err := r(ctx, ev, next)
+			o.end(span, began, outcome, reason, err)
+			if outcome == OutcomeError && err != nil {
+				return &StageError{Stage: o.stage, Err: err}
+			}
+			return err
+		})
+	}
 }
 
 // observer is the telemetry a stage owns: its span and its metrics. It
-// resolves the metric children once, at construction, so that the per-event
-// cost is a map-free counter increment.
+// resolves the metric children once, at construction, so that an event
+// costs an increment and an observation, never a label lookup.
 type observer struct {
 	stage    string
 	name     string
 	tracer   trace.Tracer
-	outcomes map[string]prometheus.Counter
-	duration prometheus.Observer
+	outcomes map[string]Counter
+	duration Observer
 }
 
 func newObserver(stage string, tracer trace.Tracer, m StageMetrics) *observer {
 	if tracer == nil {
 		panic("pipeline: stage " + stage + " needs a tracer")
 	}
-	o := &observer{stage: stage, name: "pipeline." + stage, tracer: tracer, outcomes: map[string]prometheus.Counter{}}
-	if m.Outcomes != nil {
+	o := &observer{stage: stage, name: "pipeline." + stage, tracer: tracer, outcomes: map[string]Counter{}}
+	if m != nil {
 		for _, out := range []string{OutcomePass, OutcomeDrop, OutcomeError, OutcomeDone} {
-			o.outcomes[out] = m.Outcomes.WithLabelValues(stage, out)
+			if c := m.Outcome(stage, out); c != nil {
+				o.outcomes[out] = c
+			}
 		}
-	}
-	if m.Duration != nil {
-		o.duration = m.Duration.WithLabelValues(stage)
+		o.duration = m.Duration(stage)
 	}
 	return o
-}
-
-// start opens the stage's span.
-func (o *observer) start(ctx context.Context) (context.Context, trace.Span, time.Time) {
-	ctx, span := o.tracer.Start(ctx, o.name)
-	return ctx, span, time.Now()
 }
 
 // end records the outcome and closes the span. reason, when set, is added to
@@ -84,14 +115,6 @@ func (o *observer) end(span trace.Span, began time.Time, outcome, reason string,
 	if o.duration != nil {
 		o.duration.Observe(time.Since(began).Seconds())
 	}
-}
-
-// fail ends the span of a stage whose own work failed (a store read, a
-// lookup) and returns err as a *StageError naming the stage. Errors of the
-// stages after it pass through end unchanged.
-func (o *observer) fail(span trace.Span, began time.Time, err error) error {
-	o.end(span, began, OutcomeError, "", err)
-	return &StageError{Stage: o.stage, Err: err}
 }
 
 // StageError is the failure of a stage's own work, as opposed to the
