@@ -24,7 +24,7 @@ import (
 //     arbiter: a copy another replica recorded first is dropped);
 //   - holds the thread's lock around each message's turn, and lets a
 //     thread's older messages (by the platform's ts) that another live
-//     replica holds go first, including those recorded up to orderSettle
+//     replica holds go first, including those recorded up to AGENT_ORDER_SETTLE
 //     after the newer one was received;
 //   - takes over, every fleetSweep, the unfinished events of replicas that
 //     died (their locks went with their connections), with the rule of a
@@ -43,16 +43,6 @@ const (
 	// maxYield bounds how long a message lets an older one of its thread,
 	// expected in this replica's queue, go first.
 	maxYield = 30 * time.Second
-	// orderSettle is how long after its receipt a thread message waits
-	// before it looks for older messages of its thread: an older one (by
-	// the platform's ts) recorded at any replica within that time goes
-	// first, even though it was recorded after this one. It covers the
-	// platform's skew between two deliveries (a backlog replayed on
-	// reconnection comes a millisecond apart, to either replica) plus the
-	// other replica's one-row insert (a few ms on a healthy Postgres). A
-	// message that is not the first of a burst has waited longer than that
-	// in its thread's queue already, and pays nothing.
-	orderSettle = 50 * time.Millisecond
 )
 
 // replicaID names this process in the fleet: host, pid and a random part
@@ -84,7 +74,7 @@ func (s *service) joinFleet(ctx context.Context) error {
 
 // lockThread is the gateway's LockThread with replicas: the thread's lock,
 // taken once no older message of the thread is pending. It looks once the
-// message has settled (orderSettle after its receipt), so that an older
+// message has settled (AGENT_ORDER_SETTLE after its receipt), so that an older
 // one delivered about the same time is seen even if it is recorded after
 // this one. An older one held by another live replica is waited for; one
 // of this replica's own (queued behind, or a dead replica's, taken over by
@@ -92,7 +82,7 @@ func (s *service) joinFleet(ctx context.Context) error {
 // maxYield.
 func (s *service) lockThread(ctx context.Context, ev *pipeline.Event) (func(), error) {
 	key, mk := ev.ThreadKey(), msgKey(ev)
-	if err := settle(ctx, ev); err != nil {
+	if err := settle(ctx, ev, s.cfg.OrderSettle); err != nil {
 		return nil, err
 	}
 	for {
@@ -131,16 +121,21 @@ func (s *service) lockThread(ctx context.Context, ev *pipeline.Event) (func(), e
 	}
 }
 
-// settle waits until orderSettle has passed since ev was received, so that
-// the thread's older messages delivered about the same time, here or at
-// another replica, are recorded before ev looks for them. It is waited
-// before the thread's lock is taken (an older message at another replica
-// needs it), and only once: an event back from a yield is past it.
-func settle(ctx context.Context, ev *pipeline.Event) error {
+// settle waits until d (AGENT_ORDER_SETTLE) has passed since ev was
+// received, so that the thread's older messages (by the platform's ts)
+// delivered about the same time, here or at another replica, are recorded
+// before ev looks for them, and go first even though they were recorded
+// after it. d covers the platform's skew between two deliveries (a backlog
+// replayed on reconnection comes a millisecond apart, to either replica)
+// plus the other replica's one-row insert. It is waited before the
+// thread's lock is taken (an older message at another replica needs it),
+// and only once: an event back from a yield is past it, and a message
+// queued behind its thread's running turn has waited longer already.
+func settle(ctx context.Context, ev *pipeline.Event, d time.Duration) error {
 	if msgKey(ev) == "" || ev.Resumed || ev.Received.IsZero() {
 		return nil
 	}
-	wait := orderSettle - time.Since(ev.Received)
+	wait := d - time.Since(ev.Received)
 	if wait <= 0 {
 		return nil
 	}

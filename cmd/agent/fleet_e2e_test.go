@@ -252,8 +252,9 @@ type fleet struct {
 	db     *sql.DB
 	logDir string
 
-	threads int  // threads of fleetMessages messages each
-	http    bool // events over HTTP (CHAT_SIGNING_SECRET) instead of sockets
+	threads int      // threads of fleetMessages messages each
+	http    bool     // events over HTTP (CHAT_SIGNING_SECRET) instead of sockets
+	env     []string // more of each replica's environment
 
 	mu       sync.Mutex
 	replicas []*replica
@@ -301,6 +302,7 @@ func (f *fleet) start(name string) *replica {
 		"AGENT_HOME=" + home, "AGENT_DB_URL=" + f.dbURL, "AGENT_HEALTH_PORT=" + strconv.Itoa(port),
 		"AGENT_LOG_LEVEL=debug", "AGENT_SANDBOX=off", "GORACE=atexit_sleep_ms=0",
 	}
+	cmd.Env = append(cmd.Env, f.env...)
 	if f.http {
 		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "CHAT_APP_TOKEN=") })
 		// The ingress shares the health port: the metrics go to a port

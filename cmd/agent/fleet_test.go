@@ -9,15 +9,16 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// A thread message settles until orderSettle after its receipt, and not
+// A thread message settles until AGENT_ORDER_SETTLE after its receipt, and not
 // again; what has no place in a thread's order, or was received long ago,
 // goes at once; shutdown ends the wait.
 func TestSettle(t *testing.T) {
+	const orderSettle = 50 * time.Millisecond
 	msg := func(received time.Time) *pipeline.Event {
 		return &pipeline.Event{ID: "Ev1", Kind: pipeline.KindMessage, ChannelID: "D1", TS: "1.000100", Received: received}
 	}
 	ev := msg(time.Now())
-	if err := settle(t.Context(), ev); err != nil {
+	if err := settle(t.Context(), ev, orderSettle); err != nil {
 		t.Fatal(err)
 	}
 	if waited := time.Since(ev.Received); waited < orderSettle {
@@ -33,13 +34,13 @@ func TestSettle(t *testing.T) {
 	} {
 		done, cancel := context.WithCancel(t.Context())
 		cancel()
-		if err := settle(done, ev); err != nil {
+		if err := settle(done, ev, orderSettle); err != nil {
 			t.Errorf("%s: settle = %v, want no wait", name, err)
 		}
 	}
 	done, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := settle(done, msg(time.Now())); !errors.Is(err, context.Canceled) {
+	if err := settle(done, msg(time.Now()), orderSettle); !errors.Is(err, context.Canceled) {
 		t.Errorf("settle at shutdown = %v, want context.Canceled", err)
 	}
 }

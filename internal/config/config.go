@@ -53,6 +53,10 @@ type Config struct {
 	// ShutdownGrace (AGENT_SHUTDOWN_GRACE) is how long a stopping service
 	// lets running turns finish.
 	ShutdownGrace time.Duration
+	// OrderSettle (AGENT_ORDER_SETTLE) is how long, with replicas, a
+	// message arriving in an idle thread waits before it looks for older
+	// messages of its thread recorded at any replica.
+	OrderSettle time.Duration
 	// MetricsPort (AGENT_METRICS_PORT) serves /metrics and /debug/pprof/;
 	// 0 is the default (MetricsListenPort).
 	MetricsPort int
@@ -119,6 +123,7 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_SANDBOX_NET", usage: "network of sandboxed commands: allow or deny", str: &c.SandboxNet, def: DefaultSandboxNet},
 		{env: "AGENT_STREAM", usage: "show replies while the model writes them: auto or off", str: &c.Stream, def: "auto"},
 		{env: "AGENT_PPROF", usage: "1 serves the Go profiles at /debug/pprof/ on the health port", str: &c.Pprof},
+		{env: "AGENT_ORDER_SETTLE", usage: "with replicas, how long a thread's message waits for older ones recorded at another replica", dur: &c.OrderSettle, def: DefaultOrderSettle.String()},
 		{env: "AGENT_SHUTDOWN_GRACE", usage: "how long a stopping service lets running turns finish", dur: &c.ShutdownGrace, def: DefaultShutdownGrace.String()},
 		{env: "AGENT_METRICS_PORT", usage: "port of /metrics and /debug/pprof/ (default: the health port, 9090 when the HTTP ingress shares it)", integer: &c.MetricsPort, def: "0"},
 		{env: "AGENT_MAX_ATTACHMENTS", usage: "files of one message saved in the workspace; the rest are skipped", integer: &c.MaxAttachments, def: strconv.Itoa(DefaultMaxAttachments)},

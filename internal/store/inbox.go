@@ -83,7 +83,7 @@ func (s *Store) InboxReceiveMark(ctx context.Context, e InboxEntry, key string) 
 		// event: queued behind the turns' writes (of this replica or
 		// another), it would hold up the record of each event behind it,
 		// and a thread's order across replicas rests on a prompt record
-		// (cmd/agent's orderSettle).
+		// (AGENT_ORDER_SETTLE).
 		err = s.db.RunInTx(ctx, nil, receive)
 	} else {
 		err = s.inTx(ctx, receive)
