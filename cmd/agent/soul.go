@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/internal/soulx"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/fsutil"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
