@@ -31,7 +31,6 @@ import (
 	"github.com/persona-runtime/agent/internal/mrkdwn"
 	"github.com/persona-runtime/agent/internal/publish"
 	"github.com/persona-runtime/agent/internal/redact"
-	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
 	"github.com/persona-runtime/agent/pkg/deps"
@@ -240,13 +239,14 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}
 
-	confiner, err := s.newSandbox(d.getenv)
+	confine := newConfinement(cfg, d.getenv)
+	confiner, err := s.newSandbox(confine)
 	if err != nil {
 		return nil, err
 	}
 	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
 		WorkspacesOnDemand: d.soul != nil,
-		Deny:               denyPaths(cfg, d.getenv), Secrets: secrets, Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
+		Deny:               confine.Deny, Secrets: secrets, Env: confine.BashEnv, Sandbox: confiner}); err != nil {
 		return nil, err
 	}
 	registry := tools.NewRegistry()
@@ -273,7 +273,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log, KBLock: s.store}
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
-	if err := s.mountMCP(ctx, registry, mcpConf, d.getenv, confiner); err != nil {
+	if err := s.mountMCP(ctx, registry, mcpConf, confine, confiner); err != nil {
 		return nil, err
 	}
 
@@ -333,134 +333,6 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
-}
-
-// denyPaths are the files the file tools never open: the database and the
-// .env files of every location the configuration reads.
-func denyPaths(cfg *config.Config, getenv func(string) string) []string {
-	deny := []string{filepath.Join(cfg.Home, ".env"), filepath.Join(cfg.Home, "mcp.json")}
-	if db := cfg.Database(); db != store.Memory && !store.IsPostgres(db) {
-		deny = append(deny, db)
-	}
-	if h := getenv("HOME"); h != "" {
-		deny = append(deny, filepath.Join(h, ".agent", ".env"))
-	}
-	if wd, err := os.Getwd(); err == nil {
-		deny = append(deny, filepath.Join(wd, ".env"))
-	}
-	for i, p := range deny {
-		if abs, err := filepath.Abs(p); err == nil {
-			deny[i] = abs
-		}
-	}
-	return deny
-}
-
-// attachments saves the files of a message in the thread's workspace,
-// streamed from the platform through the workspace's root.
-func (s *service) attachments(chat chatAPI) *tools.Attachments {
-	return &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
-		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20}
-}
-
-// baseEnv is the minimal environment child processes (Bash, tool servers)
-// start from: never the runtime's own, which holds credentials.
-func baseEnv(getenv func(string) string) []string {
-	var env []string
-	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "HOME", "USER"} {
-		if v := getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	if getenv("PATH") == "" {
-		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
-	}
-	return env
-}
-
-// gitConfigFiles are the runtime user's git configuration files, which
-// sandboxed commands may read (never the credential store beside them).
-func gitConfigFiles(getenv func(string) string) []string {
-	var files []string
-	if h := getenv("HOME"); h != "" {
-		files = append(files, filepath.Join(h, ".gitconfig"))
-	}
-	xdg := getenv("XDG_CONFIG_HOME")
-	if xdg == "" && getenv("HOME") != "" {
-		xdg = filepath.Join(getenv("HOME"), ".config")
-	}
-	if xdg != "" {
-		files = append(files, filepath.Join(xdg, "git", "config"))
-	}
-	return files
-}
-
-// bashEnv is Bash's base environment: baseEnv, plus GIT_CONFIG_GLOBAL
-// naming the runtime user's ~/.gitconfig when there is one (Bash's HOME
-// is the workspace, so git would not find it otherwise).
-func bashEnv(getenv func(string) string) []string {
-	env := baseEnv(getenv)
-	if files := gitConfigFiles(getenv); len(files) > 0 {
-		if fi, err := os.Stat(files[0]); err == nil && fi.Mode().IsRegular() {
-			env = append(env, "GIT_CONFIG_GLOBAL="+files[0])
-		}
-	}
-	return env
-}
-
-// newSandbox makes the runtime non-dumpable and builds the sandbox of
-// Bash and the tool servers from AGENT_SANDBOX and AGENT_SANDBOX_NET;
-// it says once what is enforced (a startup line and agent_sandbox_info).
-// The returned Confiner is nil with AGENT_SANDBOX=off.
-func (s *service) newSandbox(getenv func(string) string) (tools.Confiner, error) {
-	if err := sandbox.HardenProcess(); err != nil {
-		return nil, fmt.Errorf("make the runtime non-dumpable: %w", err)
-	}
-	sb, err := sandbox.New(sandbox.Options{
-		Mode: sandbox.Mode(s.cfg.Sandbox), Net: sandbox.Net(s.cfg.SandboxNet),
-		ReadOnly:    append([]string{filepath.Join(s.cfg.Home, "skills"), filepath.Join(s.cfg.Home, "knowledge")}, gitConfigFiles(getenv)...),
-		LandlockABI: kernelLandlock,
-	})
-	if err != nil {
-		return nil, err
-	}
-	st := sb.Status()
-	net := string(st.Net)
-	if !st.NetEnforced && st.Net == sandbox.NetDeny {
-		net += "-unenforced"
-	}
-	s.metrics.SandboxInfo.WithLabelValues(string(st.Mode), strconv.Itoa(st.Landlock), net, st.Pids).Set(1)
-	attrs := []any{"mode", st.Mode, "landlock_abi", st.Landlock, "net", net, "pids", st.Pids}
-	if sb.Enforced() && st.NetEnforced {
-		s.log.Info(st.String(), attrs...)
-	} else {
-		s.log.Warn(st.String(), attrs...)
-	}
-	if err := checkBypass(s.cfg, s.persona, st.Mode, st.Landlock); err != nil {
-		return nil, err
-	}
-	s.noBypass = bypassRefusal(st.Mode, st.Landlock)
-	if st.Mode == sandbox.ModeOff {
-		return nil, nil
-	}
-	return sb, nil
-}
-
-// mountMCP mounts the external tool servers of conf (the home's mcp.json);
-// a server that fails to start is logged and skipped by MountMCP.
-func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *tools.MCPConfig, getenv func(string) string, confiner tools.Confiner) error {
-	if len(conf.Servers) == 0 {
-		return nil
-	}
-	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: baseEnv(getenv), Log: s.log,
-		Sandbox: confiner, StateDir: filepath.Join(s.cfg.Home, "tool-servers"), Deny: denyPaths(s.cfg, getenv)})
-	if err != nil {
-		return fmt.Errorf("mount tool servers: %w", err)
-	}
-	s.closers = append(s.closers, func(context.Context) error { return m.Close() })
-	registry.Add(m.Tools()...)
-	s.log.Info("tool servers mounted", "servers", len(conf.Servers), "tools", len(m.Tools()))
-	return nil
 }
 
 // newExtractor returns the SOUL.md model extractor when
