@@ -213,7 +213,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		model = client
 	}
 
-	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{sessionStore{st: s.store, shared: s.fleet != nil}, s.storeRetry()}, NotFound: store.ErrNotFound,
+	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{s.store.Sessions(s.fleet != nil), s.storeRetry()}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log}); err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := retryThreads{threadStore{st: s.store, noBypass: s.noBypass != ""}, s.storeRetry()}
+	threads := retryThreads{capBypass(s.store, s.noBypass != ""), s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
