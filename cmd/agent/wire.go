@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -24,16 +19,13 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
-	"github.com/persona-runtime/agent/internal/httpapi"
 	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/mrkdwn"
-	"github.com/persona-runtime/agent/internal/publish"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
-	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -239,42 +231,15 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}
 
-	confine := newConfinement(cfg, d.getenv)
-	confiner, err := s.newSandbox(confine)
+	registry, err := s.newTools(ctx, d, mcpConf, secrets, chat)
 	if err != nil {
 		return nil, err
 	}
-	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
-		WorkspacesOnDemand: d.soul != nil,
-		Deny:               confine.Deny, Secrets: secrets, Env: confine.BashEnv, Sandbox: confiner}); err != nil {
-		return nil, err
-	}
-	registry := tools.NewRegistry()
-	registry.Add(s.builtins.Tools()...)
 	s.chat = chat
 	if o, ok := chat.(interface {
 		OnDeliveryFailure(func(gateway.DeliveryFailure))
 	}); ok {
 		o.OnDeliveryFailure(func(f gateway.DeliveryFailure) { s.metrics.DeliveryFailures.WithLabelValues(f.Error).Inc() })
-	}
-	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied,
-		Uploader: chat, Open: s.builtins.OpenInWorkspace}
-	registry.Add(chatTools.Tools()...)
-	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
-	author := cfg.GitAuthor
-	if author == "" {
-		author = s.persona.Identity.Name + " <agent@localhost>"
-	}
-	if cfg.SkillsRepo != "" {
-		if _, err := deps.RepoURL(cfg.SkillsRepo); err != nil {
-			return nil, fmt.Errorf("AGENT_SKILLS_REPO: %w", err)
-		}
-	}
-	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log, KBLock: s.store}
-	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
-	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
-	if err := s.mountMCP(ctx, registry, mcpConf, confine, confiner); err != nil {
-		return nil, err
 	}
 
 	engine, err := agent.New(agent.Options{
@@ -295,7 +260,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	// background writes land before the database closes.
 	s.closers = append(s.closers, func(context.Context) error { engine.Wait(); return nil })
 
-	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: author, Log: s.log}
+	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: s.gitAuthor(), Log: s.log}
 	s.engine = engine
 	var control commands.Engine = engine
 	if s.fleet != nil {
@@ -333,139 +298,6 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
-}
-
-// newExtractor returns the SOUL.md model extractor when
-// AGENT_SOUL_EXTRACT=model, else nil (no model is called at boot).
-func newExtractor(cfg *config.Config, log *slog.Logger, tracer trace.Tracer, m *llm.Metrics) (*extractor, error) {
-	if cfg.SoulExtract != "model" {
-		return nil, nil
-	}
-	client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.SoulModel}, log, tracer, m)
-	if err != nil {
-		return nil, fmt.Errorf("soul extraction model: %w", err)
-	}
-	return &extractor{model: client, name: client.Model()}, nil
-}
-
-// prompt is the system prompt of a turn: the runtime baseline and the
-// persona (static, identical for every turn), then the thread's part.
-func (s *service) prompt(t *pipeline.Turn) (static, thread string) {
-	static = persona.BaselinePrompt() + "\n\n" + s.persona.Prompt()
-	// Skills are discovered on every message (stat-based), so an edit
-	// applies on the next turn; they change rarely, so they stay in the
-	// cached prefix.
-	if sk := s.skills.Prompt(); sk != "" {
-		static += "\n\n" + sk
-	}
-	ws, _ := s.builtins.WorkspacePath(t.Event.ThreadKey())
-	thread = fmt.Sprintf("## This conversation\n- Your chat user id: <@%s>\n- Channel: <#%s> (trust layer: %s, permission mode: %s)\n- Your workspace (relative paths resolve here): %s\n",
-		s.self.UserID, t.Event.ChannelID, t.Access.Layer, t.Access.Mode, ws)
-	if ch := s.persona.ChannelPrompt(t.Event.ChannelID); ch != "" {
-		thread += "\n" + ch
-	}
-	return static, thread
-}
-
-func redactPatterns(p *persona.Persona) ([]redact.Pattern, error) {
-	res, err := p.Compile()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]redact.Pattern, 0, len(res))
-	for i, re := range res {
-		out = append(out, redact.Pattern{Re: re, Description: p.Redactions[i].Description})
-	}
-	return out, nil
-}
-
-// run serves HTTP and runs the gateway until ctx is done, then shuts down:
-// the gateway drains its running turns, sessions close, the store closes.
-func (s *service) run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	servers := s.httpServers()
-	httpErr := make(chan error, len(servers))
-	serve := func(port int, h http.Handler) error {
-		ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
-		if err != nil {
-			return fmt.Errorf("listen on port %d: %w", port, err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := httpapi.Serve(ctx, ln, h, s.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				httpErr <- err
-			}
-		}()
-		return nil
-	}
-	for _, sv := range servers {
-		if err := serve(sv.port, sv.handler); err != nil {
-			return err
-		}
-	}
-	lost := make(chan error, 1)
-	if s.fleet != nil {
-		// Without its locks this replica could run what another takes
-		// over: stop (the orchestrator restarts it) when they are lost.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			select {
-			case <-s.fleet.Lost():
-				lost <- errors.New("fleet: the database connection holding this replica's locks failed")
-				s.gateway.Halt() // no grace: another replica takes these over
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.listen(ctx)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.pruneLoop(ctx)
-	}()
-	s.runCtx = ctx
-	// Start-up leaves garbage (package init, the persona, the tools'
-	// schemas, the first connections): collect it and give the pages back
-	// once the service is up, rather than when the scavenger gets to them.
-	releaseStartup := time.AfterFunc(time.Second, debug.FreeOSMemory)
-	defer releaseStartup.Stop()
-	stopWaits := context.AfterFunc(ctx, s.gate.Close)
-	defer stopWaits()
-	err := s.gateway.Run(ctx)
-	s.sessions.Close()
-	wg.Wait()
-	select {
-	case herr := <-httpErr:
-		err = errors.Join(err, fmt.Errorf("http: %w", herr))
-	default:
-	}
-	s.close(context.Background())
-	select {
-	case lerr := <-lost:
-		err = errors.Join(err, lerr)
-	default:
-	}
-	return err
-}
-
-// close releases what newService opened, last opened first.
-func (s *service) close(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		if err := s.closers[i](ctx); err != nil && s.log != nil {
-			s.log.Warn("shutdown", "err", err)
-		}
-	}
-	s.closers = nil
 }
 
 // toolObserver adapts f (nil: none) to the engine's OnToolCall, redacting
