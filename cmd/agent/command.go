@@ -45,8 +45,7 @@ type command struct {
 // invocation is what a command runs with.
 type invocation struct {
 	streams
-	getenv func(string) string
-	cfg    *config.Config
+	cfg *config.Config
 	// json is --json.
 	json bool
 	// since is --since.
@@ -61,7 +60,7 @@ const defaultSince = 7 * 24 * time.Hour
 // command builds the ffcli command of d.
 func (c *cli) command(d command) *ffcli.Command {
 	fs := flag.NewFlagSet(d.name, flag.ContinueOnError)
-	inv := &invocation{streams: c.streams, getenv: c.getenv, since: defaultSince}
+	inv := &invocation{streams: c.streams, since: defaultSince}
 	if d.json != "" {
 		fs.BoolVar(&inv.json, "json", false, "print one JSON object per "+d.json)
 	}
