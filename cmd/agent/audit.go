@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -30,70 +27,42 @@ type auditRecord struct {
 
 // auditCommand is `agent audit`: the approvals' audit record.
 func (c *cli) auditCommand() *ffcli.Command {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	since := fs.Duration("since", 7*24*time.Hour, "show approvals requested within this duration")
-	asJSON := fs.Bool("json", false, "print one JSON object per approval")
-	cfg, finish := c.configFlags(fs, "text")
-	return &ffcli.Command{
-		Name:       "audit",
-		ShortUsage: "agent audit [--since DURATION] [--json]",
-		ShortHelp:  "print the approval audit record (requested, decided or timed out, by whom, the digest)",
-		FlagSet:    fs,
-		Exec: func(ctx context.Context, _ []string) error {
-			if err := finish(); err != nil {
-				return err
-			}
-			st, err := openDatabase(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			list, err := st.ApprovalsSince(ctx, time.Now().Add(-*since))
-			if err != nil {
-				return err
-			}
-			if *asJSON {
-				enc := json.NewEncoder(c.stdout)
-				for _, a := range list {
-					r := auditRecord{ID: a.ID, Thread: a.ThreadKey, Category: a.Category, Tool: a.Tool, Summary: a.Summary,
-						Digest: a.Digest, RequestedBy: a.RequestedBy, RequestedAt: a.RequestedAt, State: a.State, DecidedBy: a.DecidedBy}
-					if a.State != store.ApprovalRequested {
-						at := a.DecidedAt
-						r.DecidedAt = &at
-					}
-					if err := enc.Encode(r); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "REQUESTED\tCATEGORY\tSTATE\tBY\tREQUESTER\tDIGEST\tSUMMARY")
-			for _, a := range list {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.RequestedAt.Local().Format(time.DateTime), a.Category, a.State,
-					orDash(a.DecidedBy), orDash(a.RequestedBy), orDash(a.Digest), oneLine(a.Summary, 60))
-			}
-			return w.Flush()
-		},
-	}
+	return c.command(command{
+		name:  "audit",
+		usage: "agent audit [--since DURATION] [--json]",
+		help:  "print the approval audit record (requested, decided or timed out, by whom, the digest)",
+		since: "show approvals requested within this `duration`",
+		json:  "approval",
+		run:   audit,
+	})
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+func audit(ctx context.Context, inv *invocation, _ []string) error {
+	st, err := inv.openStore(ctx)
+	if err != nil {
+		return err
 	}
-	return s
-}
-
-func oneLine(s string, n int) string {
-	r := []rune(s)
-	for i, c := range r {
-		if c == '\n' || c == '\t' {
-			r[i] = ' '
+	list, err := st.ApprovalsSince(ctx, inv.cutoff())
+	if err != nil {
+		return err
+	}
+	if inv.json {
+		records := make([]auditRecord, 0, len(list))
+		for _, a := range list {
+			r := auditRecord{ID: a.ID, Thread: a.ThreadKey, Category: a.Category, Tool: a.Tool, Summary: a.Summary,
+				Digest: a.Digest, RequestedBy: a.RequestedBy, RequestedAt: a.RequestedAt, State: a.State, DecidedBy: a.DecidedBy}
+			if a.State != store.ApprovalRequested {
+				at := a.DecidedAt
+				r.DecidedAt = &at
+			}
+			records = append(records, r)
 		}
+		return printJSON(inv.stdout, records)
 	}
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
+	w := newTable(inv.stdout, "REQUESTED\tCATEGORY\tSTATE\tBY\tREQUESTER\tDIGEST\tSUMMARY")
+	for _, a := range list {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.RequestedAt.Local().Format(time.DateTime), a.Category, a.State,
+			orDash(a.DecidedBy), orDash(a.RequestedBy), orDash(a.Digest), oneLine(a.Summary, 60))
 	}
-	return string(r)
+	return w.Flush()
 }

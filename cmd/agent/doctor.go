@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -260,38 +259,34 @@ func preflight(ctx context.Context, cfg *config.Config, log *slog.Logger) error 
 // doctorCommand is `agent doctor`: the startup checks, one line each,
 // exit 0 when all pass.
 func (c *cli) doctorCommand() *ffcli.Command {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	cfg, finish := c.configFlags(fs, "text")
-	return &ffcli.Command{
-		Name:       "doctor",
-		ShortUsage: "agent doctor [flags]",
-		ShortHelp:  "check the tokens, their scopes, socket mode, the model key and the database; exit 1 on a problem",
-		LongHelp: "Runs the checks `agent start` runs before it connects, and prints one line per check: " +
+	return c.command(command{
+		name:  "doctor",
+		usage: "agent doctor [flags]",
+		help:  "check the tokens, their scopes, socket mode, the model key and the database; exit 1 on a problem",
+		longHelp: "Runs the checks `agent start` runs before it connects, and prints one line per check: " +
 			"ok or FAIL, naming the variable and the fix, and WARN for a door SOUL.md leaves open. Asks the chat platform " +
 			"(auth.test, apps.connections.open) and the model provider (its models list).",
-		FlagSet: fs,
-		Exec: func(ctx context.Context, _ []string) error {
-			if err := finish(); err != nil {
-				return err
-			}
-			// A check that could not be made fails the doctor: it is
-			// there to tell.
-			findings := append(diagnose(ctx, cfg), diagnoseDoors(cfg)...)
-			failed := slices.ContainsFunc(findings, func(f finding) bool { return !f.ok && !f.open })
-			for _, f := range findings {
-				mark := "ok  "
-				switch {
-				case f.open:
-					mark = "WARN"
-				case !f.ok:
-					mark = "FAIL"
-				}
-				fmt.Fprintf(c.stdout, "%s  %s\n", mark, f.text)
-			}
-			if failed {
-				return quietError{code: 1}
-			}
-			return nil
-		},
+		run: doctor,
+	})
+}
+
+func doctor(ctx context.Context, inv *invocation, _ []string) error {
+	// A check that could not be made fails the doctor: it is there to
+	// tell.
+	findings := append(diagnose(ctx, inv.cfg), diagnoseDoors(inv.cfg)...)
+	failed := slices.ContainsFunc(findings, func(f finding) bool { return !f.ok && !f.open })
+	for _, f := range findings {
+		mark := "ok  "
+		switch {
+		case f.open:
+			mark = "WARN"
+		case !f.ok:
+			mark = "FAIL"
+		}
+		fmt.Fprintf(inv.stdout, "%s  %s\n", mark, f.text)
 	}
+	if failed {
+		return quietError{code: 1}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ import (
 //     override): the service refuses to start (checkBypass);
 //   - `/mode bypass` at run time: the command refuses (commands.NoBypass);
 //   - a mode stored by /mode in an earlier run (on another kernel, or with
-//     AGENT_SANDBOX=off): it works as ask (threadStore.ThreadMode).
+//     AGENT_SANDBOX=off): it works as ask (capBypass).
 
 // kernelLandlock probes the kernel's Landlock ABI for the sandbox; nil asks
 // the kernel. Tests set it to play a kernel without Landlock through the
@@ -111,4 +112,25 @@ func diagnoseDoors(cfg *config.Config) []finding {
 		out = append(out, finding{text: err.Error()})
 	}
 	return out
+}
+
+// capBypass is t, where capped (bypass is refused here) with a bypass
+// stored in an earlier run read as ask.
+func capBypass(t threads, capped bool) threads {
+	if !capped {
+		return t
+	}
+	return bypassCapped{t}
+}
+
+// bypassCapped reads a stored bypass as ask.
+type bypassCapped struct{ threads }
+
+// ThreadMode is the thread's stored mode, ask for bypass.
+func (b bypassCapped) ThreadMode(ctx context.Context, key string) (pipeline.Mode, error) {
+	mode, err := b.threads.ThreadMode(ctx, key)
+	if mode == pipeline.ModeBypass {
+		return pipeline.ModeAsk, err
+	}
+	return mode, err
 }

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/textdiff"
+	"github.com/persona-runtime/agent/pkg/fsutil"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )

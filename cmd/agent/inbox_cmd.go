@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
-	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -34,58 +31,44 @@ var inboxStates = map[string]bool{store.InboxReceived: true, store.InboxRunning:
 
 // inboxCommand is `agent inbox`: the durable inbox, for an operator.
 func (c *cli) inboxCommand() *ffcli.Command {
-	fs := flag.NewFlagSet("inbox", flag.ContinueOnError)
-	state := fs.String("state", "", "only events in this state: received, running, answering, answered, failed or dropped")
-	asJSON := fs.Bool("json", false, "print one JSON object per event")
-	cfg, finish := c.configFlags(fs, "text")
-	return &ffcli.Command{
-		Name:       "inbox",
-		ShortUsage: "agent inbox [--state received|running|answered|failed] [--json]",
-		ShortHelp:  "list the durable inbox: each message's state, attempts and trace id",
-		FlagSet:    fs,
-		Exec: func(ctx context.Context, _ []string) error {
-			if err := finish(); err != nil {
-				return err
-			}
-			if *state != "" && !inboxStates[*state] {
-				return &exitError{code: 2, err: fmt.Errorf("--state: unknown state %q (want received, running, answering, answered, failed or dropped)", *state)}
-			}
-			st, err := openDatabase(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			list, err := st.InboxList(ctx, *state, 0)
-			if err != nil {
-				return err
-			}
-			if *asJSON {
-				enc := json.NewEncoder(c.stdout)
-				for _, e := range list {
-					if err := enc.Encode(inboxRecord{EventID: e.EventID, Kind: e.Kind, Thread: e.ChannelID + ":" + e.ThreadTS,
-						User: e.UserID, State: e.State, Attempts: e.Attempts, TraceID: e.TraceID, Error: e.Error,
-						ReceivedAt: e.ReceivedAt, UpdatedAt: e.UpdatedAt}); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "RECEIVED\tSTATE\tATTEMPTS\tTHREAD\tUSER\tEVENT\tTRACE\tERROR")
-			for _, e := range list {
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s:%s\t%s\t%s\t%s\t%s\n", e.ReceivedAt.Local().Format(time.DateTime), e.State, e.Attempts,
-					e.ChannelID, e.ThreadTS, orDash(e.UserID), e.EventID, orDash(e.TraceID), orDash(oneLine(e.Error, 60)))
-			}
-			return w.Flush()
+	var state string
+	return c.command(command{
+		name:  "inbox",
+		usage: "agent inbox [--state received|running|answered|failed] [--json]",
+		help:  "list the durable inbox: each message's state, attempts and trace id",
+		json:  "event",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&state, "state", "", "only events in this state: received, running, answering, answered, failed or dropped")
 		},
-	}
+		run: func(ctx context.Context, inv *invocation, _ []string) error { return inbox(ctx, inv, state) },
+	})
 }
 
-// openDatabase opens the configured database for an operator command.
-func openDatabase(ctx context.Context, cfg *config.Config) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.Database(), store.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+func inbox(ctx context.Context, inv *invocation, state string) error {
+	if state != "" && !inboxStates[state] {
+		return &exitError{code: 2, err: fmt.Errorf("--state: unknown state %q (want received, running, answering, answered, failed or dropped)", state)}
 	}
-	return st, nil
+	st, err := inv.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	list, err := st.InboxList(ctx, state, 0)
+	if err != nil {
+		return err
+	}
+	if inv.json {
+		records := make([]inboxRecord, 0, len(list))
+		for _, e := range list {
+			records = append(records, inboxRecord{EventID: e.EventID, Kind: e.Kind, Thread: e.ChannelID + ":" + e.ThreadTS,
+				User: e.UserID, State: e.State, Attempts: e.Attempts, TraceID: e.TraceID, Error: e.Error,
+				ReceivedAt: e.ReceivedAt, UpdatedAt: e.UpdatedAt})
+		}
+		return printJSON(inv.stdout, records)
+	}
+	w := newTable(inv.stdout, "RECEIVED\tSTATE\tATTEMPTS\tTHREAD\tUSER\tEVENT\tTRACE\tERROR")
+	for _, e := range list {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s:%s\t%s\t%s\t%s\t%s\n", e.ReceivedAt.Local().Format(time.DateTime), e.State, e.Attempts,
+			e.ChannelID, e.ThreadTS, orDash(e.UserID), e.EventID, orDash(e.TraceID), orDash(oneLine(e.Error, 60)))
+	}
+	return w.Flush()
 }

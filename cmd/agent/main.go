@@ -102,23 +102,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	c := &cli{getenv: getenv, args: args, streams: streams{stdin: stdin, stdout: stdout, stderr: stderr}}
 
 	root := &ffcli.Command{
-		Name:       Name,
-		ShortUsage: "agent <command> [flags]",
-		ShortHelp:  "the persona agent runtime",
-		FlagSet:    flag.NewFlagSet(Name, flag.ContinueOnError),
-		Subcommands: []*ffcli.Command{
-			c.startCommand("start"),
-			c.startCommand("dev"),
-			c.manifestCommand(),
-			c.validateSoulCommand(),
-			c.installDepsCommand(),
-			c.simCommand(),
-			c.auditCommand(),
-			c.inboxCommand(),
-			c.doctorCommand(),
-			c.feedbackCommand(),
-			c.versionCommand(),
-		},
+		Name:        Name,
+		ShortUsage:  "agent <command> [flags]",
+		ShortHelp:   "the persona agent runtime",
+		FlagSet:     flag.NewFlagSet(Name, flag.ContinueOnError),
+		Subcommands: c.commands(),
 	}
 	root.Exec = func(_ context.Context, rest []string) error {
 		if len(rest) == 0 {
@@ -137,6 +125,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return &exitError{code: 2, err: err}
 	}
 	return root.Run(ctx)
+}
+
+// commands are the binary's commands, a file each; all but sim are built
+// on the shared scaffolding of command.go.
+func (c *cli) commands() []*ffcli.Command {
+	return []*ffcli.Command{
+		c.startCommand("start"),
+		c.startCommand("dev"),
+		c.manifestCommand(),
+		c.validateSoulCommand(),
+		c.installDepsCommand(),
+		c.simCommand(),
+		c.auditCommand(),
+		c.inboxCommand(),
+		c.doctorCommand(),
+		c.feedbackCommand(),
+		c.versionCommand(),
+	}
 }
 
 // unknownCommand is the error for a command that is not one, naming the
@@ -186,18 +192,5 @@ func setOutput(c *ffcli.Command, w io.Writer) {
 	c.FlagSet.SetOutput(w)
 	for _, s := range c.Subcommands {
 		setOutput(s, w)
-	}
-}
-
-func (c *cli) versionCommand() *ffcli.Command {
-	return &ffcli.Command{
-		Name:       "version",
-		ShortUsage: "agent version",
-		ShortHelp:  "print the version",
-		FlagSet:    flag.NewFlagSet("version", flag.ContinueOnError),
-		Exec: func(context.Context, []string) error {
-			_, err := fmt.Fprintf(c.stdout, "%s v%s\n", Name, Version)
-			return err
-		},
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -101,28 +100,24 @@ func appManifest(name, httpBase string) map[string]any {
 	}
 }
 
+// manifestCommand is `agent manifest`: the chat app's manifest.
 func (c *cli) manifestCommand() *ffcli.Command {
-	fs := flag.NewFlagSet("manifest", flag.ContinueOnError)
-	soul := fs.String("soul", "", "SOUL.md whose name the app takes (default: SOUL.md under the home)")
-	httpBase := fs.String("http", "", "https://host: the manifest of the HTTP ingress served there (socket mode off)")
-	cfg, finish := c.configFlags(fs, "json")
-	return &ffcli.Command{
-		Name:       "manifest",
-		ShortUsage: "agent manifest [--soul PATH] [--http https://host]",
-		ShortHelp:  "print the chat app's manifest JSON",
-		FlagSet:    fs,
-		Exec: func(context.Context, []string) error {
-			if err := finish(); err != nil {
-				return err
-			}
-			base, err := ingressBase(*httpBase)
+	var soul, httpBase string
+	return c.command(command{
+		name:      "manifest",
+		usage:     "agent manifest [--soul PATH] [--http https://host]",
+		help:      "print the chat app's manifest JSON",
+		logFormat: "json",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&soul, "soul", "", "SOUL.md whose name the app takes (default: SOUL.md under the home)")
+			fs.StringVar(&httpBase, "http", "", "https://host: the manifest of the HTTP ingress served there (socket mode off)")
+		},
+		run: func(_ context.Context, inv *invocation, _ []string) error {
+			base, err := ingressBase(httpBase)
 			if err != nil {
 				return err
 			}
-			path := *soul
-			if path == "" {
-				path = filepath.Join(cfg.Home, "SOUL.md")
-			}
+			path := inv.soulPath(soul)
 			name := "Agent"
 			if src, err := os.ReadFile(path); err == nil {
 				// A scaffold's placeholder name is not a name to install.
@@ -130,11 +125,11 @@ func (c *cli) manifestCommand() *ffcli.Command {
 					name = p.Identity.Name
 				}
 			}
-			enc := json.NewEncoder(c.stdout)
+			enc := json.NewEncoder(inv.stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(appManifest(name, base))
 		},
-	}
+	})
 }
 
 // ingressBase checks the --http address: https (the platform sends events

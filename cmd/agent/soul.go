@@ -12,9 +12,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/persona-runtime/agent/internal/fsutil"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/soulx"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/fsutil"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
@@ -124,4 +129,30 @@ func loadPersona(ctx context.Context, path string, src []byte, st *store.Store, 
 		log.WarnContext(ctx, "SOUL.md warning", "path", path, "warning", w)
 	}
 	return p, nil
+}
+
+// newExtractor returns the SOUL.md model extractor when
+// AGENT_SOUL_EXTRACT=model, else nil (no model is called at boot).
+func newExtractor(cfg *config.Config, log *slog.Logger, tracer trace.Tracer, m *llm.Metrics) (*extractor, error) {
+	if cfg.SoulExtract != "model" {
+		return nil, nil
+	}
+	client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.SoulModel}, log, tracer, m)
+	if err != nil {
+		return nil, fmt.Errorf("soul extraction model: %w", err)
+	}
+	return &extractor{model: client, name: client.Model()}, nil
+}
+
+// redactPatterns are the persona's redaction patterns, compiled.
+func redactPatterns(p *persona.Persona) ([]redact.Pattern, error) {
+	res, err := p.Compile()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]redact.Pattern, 0, len(res))
+	for i, re := range res {
+		out = append(out, redact.Pattern{Re: re, Description: p.Redactions[i].Description})
+	}
+	return out, nil
 }

@@ -21,28 +21,26 @@ import (
 
 // startCommand is `agent start` (JSON logs) and `agent dev` (text logs).
 func (c *cli) startCommand(name string) *ffcli.Command {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	format, help := "json", "run the service"
-	if name == "dev" {
-		format, help = "text", "run the service with file watching: a change to SOUL.md, mcp.json or agent.json restarts it (text logs)"
-	}
-	cfg, finish := c.configFlags(fs, format)
-	var traces *bool
 	usage := "agent " + name + " [flags]"
 	if name == "dev" {
-		traces = fs.Bool("trace", false, "print each event's span tree on stderr (durations, stages, model calls, tools)")
+		format, help = "text", "run the service with file watching: a change to SOUL.md, mcp.json or agent.json restarts it (text logs)"
 		usage = "agent dev [--trace] [flags]"
 	}
-	return &ffcli.Command{
-		Name:       name,
-		ShortUsage: usage,
-		ShortHelp:  help,
-		LongHelp:   "Settings come from flags, the environment and .env files (~/.agent/.env, ./.env, $AGENT_HOME/.env; later files win, the environment wins over files, flags win over everything).",
-		FlagSet:    fs,
-		Exec: func(ctx context.Context, _ []string) error {
-			if err := finish(); err != nil {
-				return err
+	var traces bool
+	return c.command(command{
+		name:      name,
+		usage:     usage,
+		help:      help,
+		longHelp:  "Settings come from flags, the environment and .env files (~/.agent/.env, ./.env, $AGENT_HOME/.env; later files win, the environment wins over files, flags win over everything).",
+		logFormat: format,
+		flags: func(fs *flag.FlagSet) {
+			if name == "dev" {
+				fs.BoolVar(&traces, "trace", false, "print each event's span tree on stderr (durations, stages, model calls, tools)")
 			}
+		},
+		run: func(ctx context.Context, inv *invocation, _ []string) error {
+			cfg := inv.cfg
 			if err := cfg.ValidateService(); err != nil {
 				return err
 			}
@@ -57,7 +55,7 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 			}
 			deps := serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform,
 				preflight: func(ctx context.Context, log *slog.Logger) error { return preflight(ctx, cfg, log) }}
-			if traces != nil && *traces {
+			if traces {
 				deps.spans = append(deps.spans, telemetry.NewTreePrinter(c.stderr))
 			}
 			if name != "dev" {
@@ -75,7 +73,7 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 				return svc.run(ctx)
 			}, c.stderr)
 		},
-	}
+	})
 }
 
 // watchInterval is how often `agent dev` looks at the watched files: a

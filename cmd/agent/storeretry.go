@@ -64,9 +64,16 @@ func (r storeRetry) do(ctx context.Context, op string, fn func() error) error {
 	}
 }
 
-// retryThreads is threadStore with its calls retried.
+// threads are the store's thread rows as the stages read and write them.
+type threads interface {
+	pipeline.Engagements
+	pipeline.ThreadModes
+	pipeline.ThreadLocks
+}
+
+// retryThreads is threads with its calls retried.
 type retryThreads struct {
-	threadStore
+	threads
 	r storeRetry
 }
 
@@ -78,7 +85,7 @@ var (
 
 func (t retryThreads) Engaged(ctx context.Context, key string) (engaged, known bool, err error) {
 	err = t.r.do(ctx, "engaged", func() (err error) {
-		engaged, known, err = t.threadStore.Engaged(ctx, key)
+		engaged, known, err = t.threads.Engaged(ctx, key)
 		return err
 	})
 	return engaged, known, err
@@ -88,13 +95,13 @@ func (t retryThreads) Engaged(ctx context.Context, key string) (engaged, known b
 // the same.
 func (t retryThreads) SetEngaged(ctx context.Context, key, channelID, rootTS string, engaged bool) error {
 	return t.r.do(ctx, "set_engaged", func() error {
-		return t.threadStore.SetEngaged(ctx, key, channelID, rootTS, engaged)
+		return t.threads.SetEngaged(ctx, key, channelID, rootTS, engaged)
 	})
 }
 
 func (t retryThreads) ThreadMode(ctx context.Context, key string) (mode pipeline.Mode, err error) {
 	err = t.r.do(ctx, "thread_mode", func() (err error) {
-		mode, err = t.threadStore.ThreadMode(ctx, key)
+		mode, err = t.threads.ThreadMode(ctx, key)
 		return err
 	})
 	return mode, err
@@ -102,7 +109,7 @@ func (t retryThreads) ThreadMode(ctx context.Context, key string) (mode pipeline
 
 func (t retryThreads) ThreadLock(ctx context.Context, key string) (holder string, err error) {
 	err = t.r.do(ctx, "thread_lock", func() (err error) {
-		holder, err = t.threadStore.ThreadLock(ctx, key)
+		holder, err = t.threads.ThreadLock(ctx, key)
 		return err
 	})
 	return holder, err
@@ -126,12 +133,12 @@ func (s retrySeen) EventSeen(ctx context.Context, key string) (seen bool, err er
 	return seen, err
 }
 
-// retrySessions is sessionStore with its event-path calls retried. A
-// CreateSession whose first try landed fails the second with a conflict,
-// which the session manager reads as a session created meanwhile and
-// loads: the same row.
+// retrySessions is the store's sessions with their event-path calls
+// retried. A CreateSession whose first try landed fails the second with a
+// conflict, which the session manager reads as a session created
+// meanwhile and loads: the same row.
 type retrySessions struct {
-	sessionStore
+	store.Sessions
 	r storeRetry
 }
 
@@ -142,17 +149,17 @@ var (
 
 func (s retrySessions) SessionByThread(ctx context.Context, key string) (rec session.Record, err error) {
 	err = s.r.do(ctx, "session_by_thread", func() (err error) {
-		rec, err = s.sessionStore.SessionByThread(ctx, key)
+		rec, err = s.Sessions.SessionByThread(ctx, key)
 		return err
 	})
 	return rec, err
 }
 
 func (s retrySessions) CreateSession(ctx context.Context, rec session.Record) error {
-	return s.r.do(ctx, "create_session", func() error { return s.sessionStore.CreateSession(ctx, rec) })
+	return s.r.do(ctx, "create_session", func() error { return s.Sessions.CreateSession(ctx, rec) })
 }
 
 // TouchSession sets a state and a time: a second try sets the same.
 func (s retrySessions) TouchSession(ctx context.Context, id, state string, at time.Time) error {
-	return s.r.do(ctx, "touch_session", func() error { return s.sessionStore.TouchSession(ctx, id, state, at) })
+	return s.r.do(ctx, "touch_session", func() error { return s.Sessions.TouchSession(ctx, id, state, at) })
 }

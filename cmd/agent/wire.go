@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -24,17 +19,13 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
-	"github.com/persona-runtime/agent/internal/httpapi"
 	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/mrkdwn"
-	"github.com/persona-runtime/agent/internal/publish"
 	"github.com/persona-runtime/agent/internal/redact"
-	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
-	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 	"github.com/persona-runtime/agent/pkg/persona"
@@ -215,7 +206,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		model = client
 	}
 
-	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{sessionStore{st: s.store, shared: s.fleet != nil}, s.storeRetry()}, NotFound: store.ErrNotFound,
+	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{s.store.Sessions(s.fleet != nil), s.storeRetry()}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log}); err != nil {
 		return nil, err
 	}
@@ -241,41 +232,15 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}
 
-	confiner, err := s.newSandbox(d.getenv)
+	registry, err := s.newTools(ctx, d, mcpConf, secrets, chat)
 	if err != nil {
 		return nil, err
 	}
-	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
-		WorkspacesOnDemand: d.soul != nil,
-		Deny:               denyPaths(cfg, d.getenv), Secrets: secrets, Env: bashEnv(d.getenv), Sandbox: confiner}); err != nil {
-		return nil, err
-	}
-	registry := tools.NewRegistry()
-	registry.Add(s.builtins.Tools()...)
 	s.chat = chat
 	if o, ok := chat.(interface {
 		OnDeliveryFailure(func(slackio.DeliveryFailure))
 	}); ok {
 		o.OnDeliveryFailure(func(f slackio.DeliveryFailure) { s.metrics.DeliveryFailures.WithLabelValues(f.Error).Inc() })
-	}
-	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: gate, Replied: agent.MarkReplied,
-		Uploader: chat, Open: s.builtins.OpenInWorkspace}
-	registry.Add(chatTools.Tools()...)
-	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
-	author := cfg.GitAuthor
-	if author == "" {
-		author = s.persona.Identity.Name + " <agent@localhost>"
-	}
-	if cfg.SkillsRepo != "" {
-		if _, err := deps.RepoURL(cfg.SkillsRepo); err != nil {
-			return nil, fmt.Errorf("AGENT_SKILLS_REPO: %w", err)
-		}
-	}
-	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: author, Log: s.log, KBLock: s.store}
-	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
-	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
-	if err := s.mountMCP(ctx, registry, mcpConf, d.getenv, confiner); err != nil {
-		return nil, err
 	}
 
 	engine, err := agent.New(agent.Options{
@@ -296,7 +261,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	// background writes land before the database closes.
 	s.closers = append(s.closers, func(context.Context) error { engine.Wait(); return nil })
 
-	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: author, Log: s.log}
+	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: s.gitAuthor(), Log: s.log}
 	s.engine = engine
 	var control commands.Engine = engine
 	if s.fleet != nil {
@@ -321,7 +286,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := retryThreads{threadStore{st: s.store, noBypass: s.noBypass != ""}, s.storeRetry()}
+	threads := retryThreads{capBypass(s.store, s.noBypass != ""), s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
@@ -334,267 +299,6 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
-}
-
-// denyPaths are the files the file tools never open: the database and the
-// .env files of every location the configuration reads.
-func denyPaths(cfg *config.Config, getenv func(string) string) []string {
-	deny := []string{filepath.Join(cfg.Home, ".env"), filepath.Join(cfg.Home, "mcp.json")}
-	if db := cfg.Database(); db != store.Memory && !store.IsPostgres(db) {
-		deny = append(deny, db)
-	}
-	if h := getenv("HOME"); h != "" {
-		deny = append(deny, filepath.Join(h, ".agent", ".env"))
-	}
-	if wd, err := os.Getwd(); err == nil {
-		deny = append(deny, filepath.Join(wd, ".env"))
-	}
-	for i, p := range deny {
-		if abs, err := filepath.Abs(p); err == nil {
-			deny[i] = abs
-		}
-	}
-	return deny
-}
-
-// attachments saves the files of a message in the thread's workspace,
-// streamed from the platform through the workspace's root.
-func (s *service) attachments(chat chatAPI) *tools.Attachments {
-	return &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
-		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20}
-}
-
-// baseEnv is the minimal environment child processes (Bash, tool servers)
-// start from: never the runtime's own, which holds credentials.
-func baseEnv(getenv func(string) string) []string {
-	var env []string
-	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "HOME", "USER"} {
-		if v := getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	if getenv("PATH") == "" {
-		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
-	}
-	return env
-}
-
-// gitConfigFiles are the runtime user's git configuration files, which
-// sandboxed commands may read (never the credential store beside them).
-func gitConfigFiles(getenv func(string) string) []string {
-	var files []string
-	if h := getenv("HOME"); h != "" {
-		files = append(files, filepath.Join(h, ".gitconfig"))
-	}
-	xdg := getenv("XDG_CONFIG_HOME")
-	if xdg == "" && getenv("HOME") != "" {
-		xdg = filepath.Join(getenv("HOME"), ".config")
-	}
-	if xdg != "" {
-		files = append(files, filepath.Join(xdg, "git", "config"))
-	}
-	return files
-}
-
-// bashEnv is Bash's base environment: baseEnv, plus GIT_CONFIG_GLOBAL
-// naming the runtime user's ~/.gitconfig when there is one (Bash's HOME
-// is the workspace, so git would not find it otherwise).
-func bashEnv(getenv func(string) string) []string {
-	env := baseEnv(getenv)
-	if files := gitConfigFiles(getenv); len(files) > 0 {
-		if fi, err := os.Stat(files[0]); err == nil && fi.Mode().IsRegular() {
-			env = append(env, "GIT_CONFIG_GLOBAL="+files[0])
-		}
-	}
-	return env
-}
-
-// newSandbox makes the runtime non-dumpable and builds the sandbox of
-// Bash and the tool servers from AGENT_SANDBOX and AGENT_SANDBOX_NET;
-// it says once what is enforced (a startup line and agent_sandbox_info).
-// The returned Confiner is nil with AGENT_SANDBOX=off.
-func (s *service) newSandbox(getenv func(string) string) (tools.Confiner, error) {
-	if err := sandbox.HardenProcess(); err != nil {
-		return nil, fmt.Errorf("make the runtime non-dumpable: %w", err)
-	}
-	sb, err := sandbox.New(sandbox.Options{
-		Mode: sandbox.Mode(s.cfg.Sandbox), Net: sandbox.Net(s.cfg.SandboxNet),
-		ReadOnly:    append([]string{filepath.Join(s.cfg.Home, "skills"), filepath.Join(s.cfg.Home, "knowledge")}, gitConfigFiles(getenv)...),
-		LandlockABI: kernelLandlock,
-	})
-	if err != nil {
-		return nil, err
-	}
-	st := sb.Status()
-	net := string(st.Net)
-	if !st.NetEnforced && st.Net == sandbox.NetDeny {
-		net += "-unenforced"
-	}
-	s.metrics.SandboxInfo.WithLabelValues(string(st.Mode), strconv.Itoa(st.Landlock), net, st.Pids).Set(1)
-	attrs := []any{"mode", st.Mode, "landlock_abi", st.Landlock, "net", net, "pids", st.Pids}
-	if sb.Enforced() && st.NetEnforced {
-		s.log.Info(st.String(), attrs...)
-	} else {
-		s.log.Warn(st.String(), attrs...)
-	}
-	if err := checkBypass(s.cfg, s.persona, st.Mode, st.Landlock); err != nil {
-		return nil, err
-	}
-	s.noBypass = bypassRefusal(st.Mode, st.Landlock)
-	if st.Mode == sandbox.ModeOff {
-		return nil, nil
-	}
-	return sb, nil
-}
-
-// mountMCP mounts the external tool servers of conf (the home's mcp.json);
-// a server that fails to start is logged and skipped by MountMCP.
-func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *tools.MCPConfig, getenv func(string) string, confiner tools.Confiner) error {
-	if len(conf.Servers) == 0 {
-		return nil
-	}
-	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: baseEnv(getenv), Log: s.log,
-		Sandbox: confiner, StateDir: filepath.Join(s.cfg.Home, "tool-servers"), Deny: denyPaths(s.cfg, getenv)})
-	if err != nil {
-		return fmt.Errorf("mount tool servers: %w", err)
-	}
-	s.closers = append(s.closers, func(context.Context) error { return m.Close() })
-	registry.Add(m.Tools()...)
-	s.log.Info("tool servers mounted", "servers", len(conf.Servers), "tools", len(m.Tools()))
-	return nil
-}
-
-// newExtractor returns the SOUL.md model extractor when
-// AGENT_SOUL_EXTRACT=model, else nil (no model is called at boot).
-func newExtractor(cfg *config.Config, log *slog.Logger, tracer trace.Tracer, m *llm.Metrics) (*extractor, error) {
-	if cfg.SoulExtract != "model" {
-		return nil, nil
-	}
-	client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.SoulModel}, log, tracer, m)
-	if err != nil {
-		return nil, fmt.Errorf("soul extraction model: %w", err)
-	}
-	return &extractor{model: client, name: client.Model()}, nil
-}
-
-// prompt is the system prompt of a turn: the runtime baseline and the
-// persona (static, identical for every turn), then the thread's part.
-func (s *service) prompt(t *pipeline.Turn) (static, thread string) {
-	static = persona.BaselinePrompt() + "\n\n" + s.persona.Prompt()
-	// Skills are discovered on every message (stat-based), so an edit
-	// applies on the next turn; they change rarely, so they stay in the
-	// cached prefix.
-	if sk := s.skills.Prompt(); sk != "" {
-		static += "\n\n" + sk
-	}
-	ws, _ := s.builtins.WorkspacePath(t.Event.ThreadKey())
-	thread = fmt.Sprintf("## This conversation\n- Your chat user id: <@%s>\n- Channel: <#%s> (trust layer: %s, permission mode: %s)\n- Your workspace (relative paths resolve here): %s\n",
-		s.self.UserID, t.Event.ChannelID, t.Access.Layer, t.Access.Mode, ws)
-	if ch := s.persona.ChannelPrompt(t.Event.ChannelID); ch != "" {
-		thread += "\n" + ch
-	}
-	return static, thread
-}
-
-func redactPatterns(p *persona.Persona) ([]redact.Pattern, error) {
-	res, err := p.Compile()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]redact.Pattern, 0, len(res))
-	for i, re := range res {
-		out = append(out, redact.Pattern{Re: re, Description: p.Redactions[i].Description})
-	}
-	return out, nil
-}
-
-// run serves HTTP and runs the gateway until ctx is done, then shuts down:
-// the gateway drains its running turns, sessions close, the store closes.
-func (s *service) run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	servers := s.httpServers()
-	httpErr := make(chan error, len(servers))
-	serve := func(port int, h http.Handler) error {
-		ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
-		if err != nil {
-			return fmt.Errorf("listen on port %d: %w", port, err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := httpapi.Serve(ctx, ln, h, s.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				httpErr <- err
-			}
-		}()
-		return nil
-	}
-	for _, sv := range servers {
-		if err := serve(sv.port, sv.handler); err != nil {
-			return err
-		}
-	}
-	lost := make(chan error, 1)
-	if s.fleet != nil {
-		// Without its locks this replica could run what another takes
-		// over: stop (the orchestrator restarts it) when they are lost.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			select {
-			case <-s.fleet.Lost():
-				lost <- errors.New("fleet: the database connection holding this replica's locks failed")
-				s.gateway.Halt() // no grace: another replica takes these over
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.listen(ctx)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.pruneLoop(ctx)
-	}()
-	s.runCtx = ctx
-	// Start-up leaves garbage (package init, the persona, the tools'
-	// schemas, the first connections): collect it and give the pages back
-	// once the service is up, rather than when the scavenger gets to them.
-	releaseStartup := time.AfterFunc(time.Second, debug.FreeOSMemory)
-	defer releaseStartup.Stop()
-	stopWaits := context.AfterFunc(ctx, s.gate.Close)
-	defer stopWaits()
-	err := s.gateway.Run(ctx)
-	s.sessions.Close()
-	wg.Wait()
-	select {
-	case herr := <-httpErr:
-		err = errors.Join(err, fmt.Errorf("http: %w", herr))
-	default:
-	}
-	s.close(context.Background())
-	select {
-	case lerr := <-lost:
-		err = errors.Join(err, lerr)
-	default:
-	}
-	return err
-}
-
-// close releases what newService opened, last opened first.
-func (s *service) close(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		if err := s.closers[i](ctx); err != nil && s.log != nil {
-			s.log.Warn("shutdown", "err", err)
-		}
-	}
-	s.closers = nil
 }
 
 // toolObserver adapts f (nil: none) to the engine's OnToolCall, redacting

@@ -15,11 +15,12 @@
 // installing.
 //
 // The Landlock domain lets the command read the system (/usr, /etc, the
-// libraries, a few devices), read the skills and knowledge trees, write
-// only its own directories (the thread's workspace and a private TMPDIR),
-// and nothing else: not the runtime's home with its .env and database, not
-// /proc (so not the runtime's environment), not other threads'
-// workspaces. Where the kernel has them, TCP connects and binds are denied
+// libraries, a few devices), read the trees it is given (the skills and
+// knowledge folders and git's configuration: pkg/tools' Confinement says
+// which), write only its own directories (the thread's workspace and a
+// private TMPDIR), and nothing else: not the runtime's home with its .env
+// and database, not /proc (so not the runtime's environment), not other
+// threads' workspaces. Where the kernel has them, TCP connects and binds are denied
 // with AGENT_SANDBOX_NET=deny, and signals and abstract UNIX sockets
 // cannot reach processes outside the domain.
 package sandbox

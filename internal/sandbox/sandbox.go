@@ -220,54 +220,6 @@ func sharedPidsLimiter() *pidsLimiter {
 	return pidsShared
 }
 
-// Status is what a Sandbox enforces, for the startup line and the
-// metrics.
-type Status struct {
-	Mode Mode
-	// Landlock is the Landlock ABI enforced, 0 for none.
-	Landlock int
-	Net      Net
-	// NetEnforced is false when Net is deny but the kernel has no
-	// Landlock TCP rules (ABI < 4).
-	NetEnforced bool
-	// Pids says what bounds the processes of a command: "cgroup",
-	// "rlimit", or "none" (root without a pids cgroup: only the
-	// timeout).
-	Pids string
-}
-
-// Status reports what s enforces.
-func (s *Sandbox) Status() Status {
-	st := Status{Mode: s.mode, Landlock: s.abi, Net: s.net, Pids: "none"}
-	if s.mode == ModeOff {
-		return st
-	}
-	st.NetEnforced = s.net == NetAllow || s.abi >= 4
-	switch {
-	case s.pids != nil:
-		st.Pids = "cgroup"
-	case os.Geteuid() != 0:
-		st.Pids = "rlimit"
-	}
-	return st
-}
-
-// String is the startup line: "sandbox: landlock abi 7, net deny",
-// "sandbox: unavailable, Bash runs unconfined" or "sandbox: off, …".
-func (st Status) String() string {
-	switch {
-	case st.Mode == ModeOff:
-		return "sandbox: off (AGENT_SANDBOX=off), Bash and tool servers run unconfined: unsafe"
-	case st.Landlock == 0:
-		return "sandbox: unavailable, Bash runs unconfined"
-	}
-	s := fmt.Sprintf("sandbox: landlock abi %d, net %s", st.Landlock, st.Net)
-	if !st.NetEnforced {
-		s += " requested but not enforced (the kernel has no Landlock TCP rules, abi < 4)"
-	}
-	return s
-}
-
 // Enforced reports whether commands are confined by Landlock.
 func (s *Sandbox) Enforced() bool { return s.mode != ModeOff && s.abi > 0 }
 

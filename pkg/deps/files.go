@@ -3,12 +3,11 @@ package deps
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/persona-runtime/agent/internal/fsutil"
 )
 
 // markerFile, inside a skill copied from a repository folder, names the
@@ -135,7 +134,7 @@ func copyTree(src, dst string, skipped func(rel string)) error {
 			if err != nil {
 				return err
 			}
-			return fsutil.CopyFile(path, out, info.Mode().Perm(), false)
+			return copyFile(path, out, info.Mode().Perm())
 		}
 		return nil // sockets, devices: nothing a skill needs
 	})
@@ -162,4 +161,23 @@ func copyTree(src, dst string, skipped func(rel string)) error {
 func within(root, path string) bool {
 	rel, err := filepath.Rel(root, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// copyFile copies the regular file src to dst with perm. An existing dst
+// is an error: the copy never replaces what it did not create.
+func copyFile(src, dst string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	return out.Close()
 }

@@ -9,7 +9,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/persona-runtime/agent/internal/fsutil"
+	"github.com/persona-runtime/agent/pkg/fsutil"
 )
 
 // Lock is agent.lock: the commit each installed entry resolved to. Local

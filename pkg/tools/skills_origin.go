@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/pkg/deps"
+	"github.com/persona-runtime/agent/pkg/fsutil"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 

@@ -2,7 +2,6 @@ package fsutil
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
@@ -45,28 +44,4 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 		d.Close()
 	}
 	return nil
-}
-
-// CopyFile copies the regular file src to dst with perm. When overwrite is
-// false an existing dst is an error (the copy never replaces what it did
-// not create).
-func CopyFile(src, dst string, perm os.FileMode, overwrite bool) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if overwrite {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	out, err := os.OpenFile(dst, flags, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("copy %s: %w", src, err)
-	}
-	return out.Close()
 }

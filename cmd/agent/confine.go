@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/sandbox"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/tools"
+)
+
+// The wiring of tool confinement. What the tools may reach is
+// tools.Confinement (pkg/tools), the kernel's part internal/sandbox; here
+// they get the configuration's values and meet.
+
+// newConfinement is the confinement of the runtime configured by cfg, in
+// this working directory and environment.
+func newConfinement(cfg *config.Config, getenv func(string) string) tools.Confinement {
+	h := tools.Host{Home: cfg.Home, Getenv: getenv}
+	if db := cfg.Database(); db != store.Memory && !store.IsPostgres(db) {
+		h.Database = db
+	}
+	if wd, err := os.Getwd(); err == nil {
+		h.Dir = wd
+	}
+	return tools.NewConfinement(h)
+}
+
+// newSandbox makes the runtime non-dumpable and builds the sandbox of
+// Bash and the tool servers from AGENT_SANDBOX and AGENT_SANDBOX_NET;
+// it says once what is enforced (a startup line and agent_sandbox_info).
+// The returned Confiner is nil with AGENT_SANDBOX=off.
+func (s *service) newSandbox(c tools.Confinement) (tools.Confiner, error) {
+	if err := sandbox.HardenProcess(); err != nil {
+		return nil, fmt.Errorf("make the runtime non-dumpable: %w", err)
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.Mode(s.cfg.Sandbox), Net: sandbox.Net(s.cfg.SandboxNet),
+		ReadOnly: c.ReadOnly, LandlockABI: kernelLandlock})
+	if err != nil {
+		return nil, err
+	}
+	st := sb.Status()
+	s.metrics.SandboxInfo.WithLabelValues(st.Labels()...).Set(1)
+	st.Log(s.log)
+	if err := checkBypass(s.cfg, s.persona, st.Mode, st.Landlock); err != nil {
+		return nil, err
+	}
+	s.noBypass = bypassRefusal(st.Mode, st.Landlock)
+	if st.Mode == sandbox.ModeOff {
+		return nil, nil
+	}
+	return sb, nil
+}
+
+// mountMCP mounts the external tool servers of conf (the home's mcp.json),
+// each confined by c and confiner; a server that fails to start is logged
+// and skipped by MountMCP.
+func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *tools.MCPConfig, c tools.Confinement, confiner tools.Confiner) error {
+	if len(conf.Servers) == 0 {
+		return nil
+	}
+	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: c.Env, Log: s.log,
+		Sandbox: confiner, StateDir: c.ServerState, Deny: c.Deny})
+	if err != nil {
+		return fmt.Errorf("mount tool servers: %w", err)
+	}
+	s.closers = append(s.closers, func(context.Context) error { return m.Close() })
+	registry.Add(m.Tools()...)
+	s.log.Info("tool servers mounted", "servers", len(conf.Servers), "tools", len(m.Tools()))
+	return nil
+}
+
+// attachments saves the files of a message in the thread's workspace,
+// streamed from the platform through the workspace's root.
+func (s *service) attachments(chat chatAPI) *tools.Attachments {
+	return &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
+		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20}
+}

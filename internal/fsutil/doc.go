@@ -1,2 +1,0 @@
-// Package fsutil holds the file operations the runtime needs to be atomic.
-package fsutil

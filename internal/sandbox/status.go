@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+)
+
+// Status is what a Sandbox enforces, for the startup line and the
+// metrics.
+type Status struct {
+	Mode Mode
+	// Landlock is the Landlock ABI enforced, 0 for none.
+	Landlock int
+	Net      Net
+	// NetEnforced is false when Net is deny but the kernel has no
+	// Landlock TCP rules (ABI < 4).
+	NetEnforced bool
+	// Pids says what bounds the processes of a command: "cgroup",
+	// "rlimit", or "none" (root without a pids cgroup: only the
+	// timeout).
+	Pids string
+}
+
+// Status reports what s enforces.
+func (s *Sandbox) Status() Status {
+	st := Status{Mode: s.mode, Landlock: s.abi, Net: s.net, Pids: "none"}
+	if s.mode == ModeOff {
+		return st
+	}
+	st.NetEnforced = s.net == NetAllow || s.abi >= 4
+	switch {
+	case s.pids != nil:
+		st.Pids = "cgroup"
+	case os.Geteuid() != 0:
+		st.Pids = "rlimit"
+	}
+	return st
+}
+
+// String is the startup line: "sandbox: landlock abi 7, net deny",
+// "sandbox: unavailable, Bash runs unconfined" or "sandbox: off, …".
+func (st Status) String() string {
+	switch {
+	case st.Mode == ModeOff:
+		return "sandbox: off (AGENT_SANDBOX=off), Bash and tool servers run unconfined: unsafe"
+	case st.Landlock == 0:
+		return "sandbox: unavailable, Bash runs unconfined"
+	}
+	s := fmt.Sprintf("sandbox: landlock abi %d, net %s", st.Landlock, st.Net)
+	if !st.NetEnforced {
+		s += " requested but not enforced (the kernel has no Landlock TCP rules, abi < 4)"
+	}
+	return s
+}
+
+// NetLabel is the network policy as the startup line's attributes and
+// agent_sandbox_info say it: allow, deny, or deny-unenforced when deny was
+// asked for and the kernel cannot enforce it.
+func (st Status) NetLabel() string {
+	if !st.NetEnforced && st.Net == NetDeny {
+		return string(st.Net) + "-unenforced"
+	}
+	return string(st.Net)
+}
+
+// Labels are the label values of agent_sandbox_info, in its order: mode,
+// landlock_abi, net and pids.
+func (st Status) Labels() []string {
+	return []string{string(st.Mode), strconv.Itoa(st.Landlock), st.NetLabel(), st.Pids}
+}
+
+// Log says once what st enforces: the startup line, a warning when
+// commands are not confined by Landlock or the network policy asked for is
+// not enforced.
+func (st Status) Log(log *slog.Logger) {
+	attrs := []any{"mode", st.Mode, "landlock_abi", st.Landlock, "net", st.NetLabel(), "pids", st.Pids}
+	if st.Mode != ModeOff && st.Landlock > 0 && st.NetEnforced {
+		log.Info(st.String(), attrs...)
+	} else {
+		log.Warn(st.String(), attrs...)
+	}
+}
