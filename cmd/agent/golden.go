@@ -12,8 +12,8 @@ import (
 
 	"github.com/persona-runtime/agent/internal/fsutil"
 	"github.com/persona-runtime/agent/internal/sim"
+	simchat "github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/internal/textdiff"
-	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -146,7 +146,7 @@ func (r *scenarioRun) renderGolden() string {
 	// Name every ts in transcript order first, so that a tool result that
 	// quotes a later message's ts still gets a stable name.
 	for _, m := range msgs {
-		if m.Op == gateway.SimInbound || m.Op == gateway.SimPost || m.Op == gateway.SimUpload {
+		if m.Op == simchat.OpInbound || m.Op == simchat.OpPost || m.Op == simchat.OpUpload {
 			root := m.ThreadTS
 			if root == "" {
 				root = m.TS
@@ -169,7 +169,7 @@ func (r *scenarioRun) renderGolden() string {
 	for i, m := range msgs {
 		flushTools(i)
 		switch m.Op {
-		case gateway.SimInbound:
+		case simchat.OpInbound:
 			var ev injected
 			if inbound < len(events) {
 				ev = events[inbound]
@@ -226,7 +226,7 @@ func layerOf(world sim.World, channel string) string {
 	return "restricted"
 }
 
-func (r *scenarioRun) inboundLine(n *renamer, world sim.World, m gateway.SimMessage, ev injected) string {
+func (r *scenarioRun) inboundLine(n *renamer, world sim.World, m simchat.Entry, ev injected) string {
 	root := m.ThreadTS
 	if root == "" {
 		root = m.TS
@@ -249,10 +249,10 @@ func (r *scenarioRun) inboundLine(n *renamer, world sim.World, m gateway.SimMess
 	return line
 }
 
-func outboundLine(n *renamer, m gateway.SimMessage) string {
+func outboundLine(n *renamer, m simchat.Entry) string {
 	thread := n.thread(m.ThreadTS)
 	switch m.Op {
-	case gateway.SimPost, gateway.SimUpdate:
+	case simchat.OpPost, simchat.OpUpdate:
 		if c := m.Card; c != nil {
 			id := n.name(n.cards, "ap", c.ID)
 			if len(c.Actions) == 0 {
@@ -266,7 +266,7 @@ func outboundLine(n *renamer, m gateway.SimMessage) string {
 			return line
 		}
 		verb := "post"
-		if m.Op == gateway.SimUpdate {
+		if m.Op == simchat.OpUpdate {
 			verb = "edit"
 		}
 		line := fmt.Sprintf("< %s %s %s: %s", thread, n.msg(m.TS), verb, indentText(m.Text))
@@ -274,11 +274,11 @@ func outboundLine(n *renamer, m gateway.SimMessage) string {
 			line += "\n  [feedback buttons: good | bad]"
 		}
 		return line
-	case gateway.SimEphemeral:
+	case simchat.OpEphemeral:
 		return fmt.Sprintf("< %s only <@%s> sees: %s", thread, m.To, indentText(m.Text))
-	case gateway.SimStatus:
+	case simchat.OpStatus:
 		return fmt.Sprintf("< %s status: %s", thread, orDefault(m.Text, "(cleared)"))
-	case gateway.SimUpload:
+	case simchat.OpUpload:
 		line := fmt.Sprintf("< %s %s upload", thread, n.msg(m.TS))
 		for _, f := range m.Files {
 			line += fmt.Sprintf(" %s %q (%d bytes)", f.Name, f.Title, len(f.Content))

@@ -14,7 +14,7 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/sim"
-	"github.com/persona-runtime/agent/pkg/gateway"
+	simchat "github.com/persona-runtime/agent/internal/sim/platform"
 )
 
 // simREPLConfig are the flags of `agent sim`.
@@ -57,7 +57,7 @@ func (c *cli) simREPL(ctx context.Context, args []string) error {
 	// The observer feeds the program; nothing is posted before the first
 	// injection, which only a running program makes.
 	var prog atomic.Pointer[tea.Program]
-	o.observer = func(e gateway.SimMessage) {
+	o.observer = func(e simchat.Entry) {
 		if p := prog.Load(); p != nil {
 			p.Send(entryMsg(e))
 		}
@@ -148,7 +148,7 @@ func (c *cli) simREPLOptions(rc *simREPLConfig) (simOptions, func(), error) {
 // The REPL's messages: a transcript entry, an injected message, a settled
 // send or click, a played scenario step.
 type (
-	entryMsg    gateway.SimMessage
+	entryMsg    simchat.Entry
 	injectedMsg struct {
 		root        bool
 		channel, ts string

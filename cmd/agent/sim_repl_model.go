@@ -15,8 +15,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/persona-runtime/agent/internal/sim"
+	simchat "github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/internal/stub"
-	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -135,7 +135,7 @@ func (m *replModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 	case entryMsg:
-		m.entry(gateway.SimMessage(msg))
+		m.entry(simchat.Entry(msg))
 		return m, nil
 	case injectedMsg:
 		return m, m.injected(msg)
@@ -385,7 +385,7 @@ func injectMessage(w *simWorld, user, channel, thread, text string) (string, []s
 }
 
 // injectClick injects user's click on a card's button.
-func injectClick(w *simWorld, user string, c gateway.SimCard, action string) (string, error) {
+func injectClick(w *simWorld, user string, c simchat.Card, action string) (string, error) {
 	ev := &pipeline.Event{Kind: pipeline.KindAction, Type: "block_actions", UserID: user, ChannelID: c.ChannelID,
 		ThreadTS: c.ThreadTS, TS: c.TS, Action: &pipeline.Action{ActionID: action, Value: c.Card.ID, MessageTS: c.TS}}
 	err := w.inject(ev)
@@ -482,7 +482,7 @@ func (m *replModel) click(args []string) (tea.Cmd, error) {
 	}
 	action, ts := args[1], m.cards[n-1]
 	cards := m.w.mem.Cards()
-	var card gateway.SimCard
+	var card simchat.Card
 	for _, c := range cards {
 		if c.TS == ts {
 			card = c
@@ -507,11 +507,11 @@ func (m *replModel) click(args []string) (tea.Cmd, error) {
 }
 
 // entry renders one transcript entry.
-func (m *replModel) entry(e gateway.SimMessage) {
+func (m *replModel) entry(e simchat.Entry) {
 	at := m.where(e)
 	text := strings.ReplaceAll(e.Text, "\n", "\n    ")
 	switch e.Op {
-	case gateway.SimInbound:
+	case simchat.OpInbound:
 		switch {
 		case e.Action != nil:
 			m.add(fmt.Sprintf("%s %s clicked %s%s", at, m.name(e.UserID), e.Action.ActionID, m.cardRef(e.TS)))
@@ -521,9 +521,9 @@ func (m *replModel) entry(e gateway.SimMessage) {
 			m.shown[e.ChannelID+"/"+e.TS] = true
 			m.add(fmt.Sprintf("%s %s: %s", at, m.name(e.UserID), text))
 		}
-	case gateway.SimPost, gateway.SimUpdate:
+	case simchat.OpPost, simchat.OpUpdate:
 		who := "bot"
-		if e.Op == gateway.SimUpdate {
+		if e.Op == simchat.OpUpdate {
 			who = "bot (edited)"
 		}
 		if e.Card != nil {
@@ -531,15 +531,15 @@ func (m *replModel) entry(e gateway.SimMessage) {
 		} else {
 			m.add(fmt.Sprintf("%s %s: %s", at, who, text))
 		}
-	case gateway.SimEphemeral:
+	case simchat.OpEphemeral:
 		m.add(fmt.Sprintf("%s bot, to %s only: %s", at, m.name(e.To), text))
-	case gateway.SimUpload:
+	case simchat.OpUpload:
 		name := ""
 		if len(e.Files) > 0 {
 			name = e.Files[0].Name
 		}
 		m.add(fmt.Sprintf("%s bot uploaded %s: %s", at, name, text))
-	case gateway.SimStatus:
+	case simchat.OpStatus:
 		if e.Text != "" { // a cleared status is no news
 			m.note(fmt.Sprintf("%s status: %s", at, e.Text))
 		}
@@ -550,7 +550,7 @@ func (m *replModel) entry(e gateway.SimMessage) {
 
 // where labels an entry's conversation: the channel and the thread's
 // number in order of appearance.
-func (m *replModel) where(e gateway.SimMessage) string {
+func (m *replModel) where(e simchat.Entry) string {
 	root := orDefault(e.ThreadTS, e.TS)
 	if root == "" {
 		return "[" + e.ChannelID + "]"

@@ -20,6 +20,7 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/sim"
+	simchat "github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/stub"
 	"github.com/persona-runtime/agent/pkg/gateway"
@@ -40,7 +41,7 @@ const stepTimeout = 5 * time.Second
 // simWorld is one running simulation: the production service on the
 // in-memory platform, with the stub model (or the configured one).
 type simWorld struct {
-	mem   *gateway.Memory
+	mem   *simchat.Chat
 	svc   *service
 	model agent.Model
 	stub  *stub.Model
@@ -68,7 +69,7 @@ type simOptions struct {
 	home      string         // "" : a temporary home, removed at close
 	log       io.Writer      // the service's logs (text); nil discards them
 	getenv    func(string) string
-	observer  func(gateway.SimMessage)
+	observer  func(simchat.Entry)
 	spans     []sdktrace.SpanProcessor // --trace
 }
 
@@ -137,7 +138,7 @@ func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
 			return ""
 		}
 	}
-	w.mem = &gateway.Memory{Bot: simBot, Observer: o.observer}
+	w.mem = &simchat.Chat{Bot: simBot, Observer: o.observer}
 	w.model = o.model
 	if w.model == nil {
 		m, err := stub.New(orDefault(o.behaviour, "reply"))
@@ -248,7 +249,7 @@ func (w *simWorld) waitHandled(ctx context.Context, id string) error {
 	}
 }
 
-func unresolvedCards(cards []gateway.SimCard) int {
+func unresolvedCards(cards []simchat.Card) int {
 	n := 0
 	for _, c := range cards {
 		if !c.Resolved {
@@ -332,10 +333,10 @@ func (r *scenarioRun) step(ctx context.Context, st sim.Step) error {
 	case "send":
 		return r.send(ctx, st)
 	case "expect_reply":
-		return r.expect(ctx, fmt.Sprintf("a reply containing %q", st.Contains), func(s gateway.Snapshot) (bool, string) {
+		return r.expect(ctx, fmt.Sprintf("a reply containing %q", st.Contains), func(s simchat.Snapshot) (bool, string) {
 			var seen []string
 			for _, m := range s.Messages {
-				if m.Op == gateway.SimPost || m.Op == gateway.SimUpdate || m.Op == gateway.SimUpload {
+				if m.Op == simchat.OpPost || m.Op == simchat.OpUpdate || m.Op == simchat.OpUpload {
 					if strings.Contains(m.Text, st.Contains) || (m.Card != nil && strings.Contains(m.Card.Summary, st.Contains)) {
 						return true, ""
 					}
@@ -350,7 +351,7 @@ func (r *scenarioRun) step(ctx context.Context, st sim.Step) error {
 		if st.Contains != "" {
 			want += fmt.Sprintf(" containing %q", st.Contains)
 		}
-		return r.expect(ctx, want, func(s gateway.Snapshot) (bool, string) {
+		return r.expect(ctx, want, func(s simchat.Snapshot) (bool, string) {
 			var seen []string
 			for _, c := range s.Cards {
 				if !c.Resolved && c.Card.Kind == kind && (st.Contains == "" || strings.Contains(c.Card.Summary+" "+c.Card.Details, st.Contains)) {
@@ -457,7 +458,7 @@ func (r *scenarioRun) click(ctx context.Context, st sim.Step) error {
 }
 
 // expect waits (event-driven, bounded) for cond over the transcript.
-func (r *scenarioRun) expect(ctx context.Context, want string, cond func(gateway.Snapshot) (bool, string)) error {
+func (r *scenarioRun) expect(ctx context.Context, want string, cond func(simchat.Snapshot) (bool, string)) error {
 	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
 	for {
@@ -495,20 +496,20 @@ func (r *scenarioRun) dump(w io.Writer) {
 }
 
 // formatSim renders one transcript entry for a person.
-func formatSim(m gateway.SimMessage) string {
+func formatSim(m simchat.Entry) string {
 	where := m.ChannelID
 	if m.ThreadTS != "" {
 		where += "/" + m.ThreadTS
 	}
 	switch m.Op {
-	case gateway.SimInbound:
+	case simchat.OpInbound:
 		if m.Action != nil {
 			return fmt.Sprintf("%s <@%s> clicked %s", where, m.UserID, m.Action.ActionID)
 		}
 		return fmt.Sprintf("%s <@%s>: %s", where, m.UserID, m.Text)
-	case gateway.SimPost, gateway.SimUpdate:
+	case simchat.OpPost, simchat.OpUpdate:
 		verb := "bot"
-		if m.Op == gateway.SimUpdate {
+		if m.Op == simchat.OpUpdate {
 			verb = "bot (edited)"
 		}
 		if m.Card != nil {
@@ -519,15 +520,15 @@ func formatSim(m gateway.SimMessage) string {
 			return fmt.Sprintf("%s %s: [%s card · %s] %s (%s)", where, verb, m.Card.Kind, m.Card.Category, m.Card.Summary, state)
 		}
 		return fmt.Sprintf("%s %s: %s", where, verb, m.Text)
-	case gateway.SimEphemeral:
+	case simchat.OpEphemeral:
 		return fmt.Sprintf("%s bot (only <@%s> sees): %s", where, m.To, m.Text)
-	case gateway.SimUpload:
+	case simchat.OpUpload:
 		name := ""
 		if len(m.Files) > 0 {
 			name = m.Files[0].Name
 		}
 		return fmt.Sprintf("%s bot uploaded %s: %s", where, name, m.Text)
-	case gateway.SimStatus:
+	case simchat.OpStatus:
 		return fmt.Sprintf("%s status: %s", where, orDefault(m.Text, "(cleared)"))
 	}
 	return fmt.Sprintf("%s %s: %s", where, m.Op, m.Text)

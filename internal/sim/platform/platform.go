@@ -1,4 +1,4 @@
-package gateway
+package platform
 
 import (
 	"bytes"
@@ -11,35 +11,36 @@ import (
 	"sync"
 	"time"
 
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// MemoryBot is the identity Memory's AuthTest returns when Memory.Bot is
-// not set.
-var MemoryBot = pipeline.Identity{UserID: "U0SIMBOT", BotID: "B0SIMBOT", TeamID: "T0SIM"}
+// DefaultBot is the identity Chat's AuthTest returns when Chat.Bot is not
+// set.
+var DefaultBot = pipeline.Identity{UserID: "U0SIMBOT", BotID: "B0SIMBOT", TeamID: "T0SIM"}
 
-// ErrMemoryClosed is returned by Inject (and Send, Click, Command) once Run
+// ErrClosed is returned by Inject (and Send, Click, Command) once Run
 // has returned: nothing would ever deliver the event.
-var ErrMemoryClosed = errors.New("memory transport: closed")
+var ErrClosed = errors.New("sim platform: closed")
 
-// memoryEpoch is the first ts Memory hands out, in microseconds: a plausible
+// epoch is the first ts Chat hands out, in microseconds: a plausible
 // platform ts (2023-11-14) whose seconds keep ten digits for ages, so that
 // the ts strings also sort as text.
-const memoryEpoch = 1700000000_000000
+const epoch = 1700000000_000000
 
-// Memory is the simulator's chat platform, in memory: a Transport that
+// Chat is the simulator's chat platform, in memory: a gateway.Transport that
 // delivers the events the simulator injects, and the chat API the service
-// posts through, with the method set of *SlackChat. Everything the bot does
+// posts through, with the method set of *gateway.SlackChat. Everything the bot does
 // is kept in a transcript. The zero value is ready; set Bot and Observer
 // before first use. Methods are safe for concurrent use.
-type Memory struct {
-	// Bot is who AuthTest says the bot is; MemoryBot when UserID is empty.
+type Chat struct {
+	// Bot is who AuthTest says the bot is; DefaultBot when UserID is empty.
 	Bot pipeline.Identity
 	// Observer, when set, sees every transcript entry, one at a time and in
 	// transcript order (the REPL renders them live). It runs without locks
-	// held and may call Memory's methods; the call that recorded an entry
+	// held and may call Chat's methods; the call that recorded an entry
 	// may return before the Observer has seen it.
-	Observer func(SimMessage)
+	Observer func(Entry)
 
 	mu        sync.Mutex
 	clock     int64 // ts counter
@@ -50,106 +51,34 @@ type Memory struct {
 	running   bool
 	closed    bool
 	delivered int
-	log       []SimMessage
-	state     map[string]*SimMessage // ts -> latest state of a post or upload
-	order     []string               // ts of posts and uploads, in post order
-	files     map[string]SimFile     // URL -> file, for Download
+	log       []Entry
+	state     map[string]*Entry // ts -> latest state of a post or upload
+	order     []string          // ts of posts and uploads, in post order
+	files     map[string]File   // URL -> file, for Download
 
-	unseen   []SimMessage // entries the Observer has yet to see
-	flushing bool         // a goroutine is feeding the Observer
+	unseen   []Entry // entries the Observer has yet to see
+	flushing bool    // a goroutine is feeding the Observer
 }
 
 var (
-	_ Transport       = (*Memory)(nil)
-	_ pipeline.Poster = (*Memory)(nil)
+	_ gateway.Transport = (*Chat)(nil)
+	_ pipeline.Poster   = (*Chat)(nil)
 )
-
-// SimOp says what a transcript entry records.
-type SimOp string
-
-// The transcript entries.
-const (
-	SimInbound   SimOp = "inbound"   // an event injected by the simulator
-	SimPost      SimOp = "post"      // chat.postMessage
-	SimUpdate    SimOp = "update"    // chat.update
-	SimEphemeral SimOp = "ephemeral" // chat.postEphemeral
-	SimUpload    SimOp = "upload"    // a file upload
-	SimStatus    SimOp = "status"    // assistant.threads.setStatus ("" clears)
-)
-
-// SimMessage is one transcript entry.
-type SimMessage struct {
-	// Seq is the entry's position in the transcript, from 1.
-	Seq int
-	Op  SimOp
-	// Kind is the inbound event's kind (message, action, command); 0 for
-	// the bot's output.
-	Kind      pipeline.Kind
-	ChannelID string
-	ThreadTS  string
-	// TS is the message's own ts (post, upload, inbound message), the ts of
-	// the message edited (update) or of the card clicked (action); "" for
-	// ephemerals, statuses and commands.
-	TS string
-	// UserID is the author: the person for inbound entries, the bot's user
-	// id for everything else.
-	UserID string
-	// To is the only person who sees an ephemeral.
-	To string
-	// Text is the message text, the upload's comment, the status line, or
-	// a command's "/name args".
-	Text string
-	Card *pipeline.Card // a card posted or updated
-	// Feedback is set on a post or edit that carries the feedback buttons.
-	Feedback bool
-	Action   *pipeline.Action // an inbound click
-	Files    []SimFile        // an upload's file, an inbound message's attachments
-}
-
-// SimFile is a file in the transcript.
-type SimFile struct {
-	ID, Name, Title, MimeType, URL string
-	Content                        []byte
-}
-
-// SimCard is the latest state of a message carrying a card.
-type SimCard struct {
-	TS, ChannelID, ThreadTS string
-	Card                    pipeline.Card
-	// Resolved is true once the card offers no action (len(Card.Actions) == 0).
-	Resolved bool
-}
-
-// Offers reports whether the card is unresolved and has a button for action.
-func (c SimCard) Offers(action string) bool {
-	return !c.Resolved && slices.Contains(c.Card.Actions, action)
-}
-
-// Snapshot is the transcript at one moment.
-type Snapshot struct {
-	Messages []SimMessage
-	Cards    []SimCard
-	// Delivered counts the injected events Run has handed to deliver;
-	// Queued those still waiting for it.
-	Delivered, Queued int
-	// Running is true while Run is running.
-	Running bool
-}
 
 // Run delivers the injected events, in injection order, until ctx is done;
 // events injected before Run are delivered when it starts. It returns nil
 // when ctx is done (events still queued are never delivered), and an error
 // when another Run is in progress or Run already returned once.
-func (m *Memory) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
+func (m *Chat) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 	m.mu.Lock()
 	m.init()
 	switch {
 	case m.running:
 		m.mu.Unlock()
-		return errors.New("memory transport: Run is already running")
+		return errors.New("sim platform: Run is already running")
 	case m.closed:
 		m.mu.Unlock()
-		return ErrMemoryClosed
+		return ErrClosed
 	}
 	m.running = true
 	m.notifyLocked()
@@ -191,16 +120,16 @@ func (m *Memory) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 // TeamID, Received, and for a message TS (the next ts; commands have none,
 // as on the platform) and, in a thread, ParentUserID (the root's author).
 // Run delivers a copy, so ev stays the caller's. After Run has returned it
-// fails with ErrMemoryClosed.
-func (m *Memory) Inject(ev *pipeline.Event) error {
+// fails with ErrClosed.
+func (m *Chat) Inject(ev *pipeline.Event) error {
 	if ev == nil {
-		return errors.New("memory transport: nil event")
+		return errors.New("sim platform: nil event")
 	}
 	m.mu.Lock()
 	m.init()
 	if m.closed {
 		m.mu.Unlock()
-		return ErrMemoryClosed
+		return ErrClosed
 	}
 	if ev.Kind == 0 {
 		ev.Kind = pipeline.KindMessage
@@ -224,7 +153,7 @@ func (m *Memory) Inject(ev *pipeline.Event) error {
 		ev.TS = m.nextTSLocked()
 	}
 	if ev.ChannelType == "" {
-		ev.ChannelType = slackChannelType(ev.ChannelID)
+		ev.ChannelType = channelType(ev.ChannelID)
 	}
 	if ev.Kind == pipeline.KindMessage && ev.ParentUserID == "" && ev.ThreadTS != "" && ev.ThreadTS != ev.TS {
 		ev.ParentUserID = m.rootAuthorLocked(ev.ChannelID, ev.ThreadTS)
@@ -241,14 +170,14 @@ func (m *Memory) Inject(ev *pipeline.Event) error {
 	case m.wake <- struct{}{}:
 	default:
 	}
-	e := SimMessage{Op: SimInbound, Kind: ev.Kind, ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, TS: ev.TS,
+	e := Entry{Op: OpInbound, Kind: ev.Kind, ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, TS: ev.TS,
 		UserID: ev.UserID, Text: ev.Text}
 	if ev.Action != nil {
 		a := *ev.Action
 		e.Action = &a
 	}
 	for _, f := range ev.Files {
-		sf := SimFile{ID: f.ID, Name: f.Name, MimeType: f.MimeType, URL: f.URL}
+		sf := File{ID: f.ID, Name: f.Name, MimeType: f.MimeType, URL: f.URL}
 		if stored, ok := m.files[f.URL]; ok {
 			sf.Content = stored.Content
 		}
@@ -261,9 +190,9 @@ func (m *Memory) Inject(ev *pipeline.Event) error {
 // rootAuthorLocked is who posted the message at ts in channel, as the
 // platform tells in a thread message's parent_user_id: a person whose
 // message was injected, or the bot; "" when the transcript lacks it.
-func (m *Memory) rootAuthorLocked(channelID, ts string) string {
+func (m *Chat) rootAuthorLocked(channelID, ts string) string {
 	for _, e := range m.log {
-		if e.TS == ts && e.ChannelID == channelID && (e.Op == SimInbound || e.Op == SimPost || e.Op == SimUpload) {
+		if e.TS == ts && e.ChannelID == channelID && (e.Op == OpInbound || e.Op == OpPost || e.Op == OpUpload) {
 			return e.UserID
 		}
 	}
@@ -273,7 +202,7 @@ func (m *Memory) rootAuthorLocked(channelID, ts string) string {
 // Send injects a person's message: in the thread at threadTS, or starting
 // a thread when it is empty. It returns the message's ts. A mention of the
 // bot is part of text; it is delivered once, as a "message" event.
-func (m *Memory) Send(userID, channelID, threadTS, text string, files ...pipeline.File) (string, error) {
+func (m *Chat) Send(userID, channelID, threadTS, text string, files ...pipeline.File) (string, error) {
 	ev := &pipeline.Event{Kind: pipeline.KindMessage, Type: "message", UserID: userID, ChannelID: channelID,
 		ThreadTS: threadTS, Text: text, Files: files}
 	if err := m.Inject(ev); err != nil {
@@ -284,7 +213,7 @@ func (m *Memory) Send(userID, channelID, threadTS, text string, files ...pipelin
 
 // Click injects userID's click on the button actionID of the card at cardTS,
 // whose value (the approval id) is value.
-func (m *Memory) Click(userID, channelID, threadTS, cardTS, actionID, value string) error {
+func (m *Chat) Click(userID, channelID, threadTS, cardTS, actionID, value string) error {
 	m.mu.Lock()
 	m.init()
 	trigger := m.nextIDLocked("T0SIM")
@@ -296,7 +225,7 @@ func (m *Memory) Click(userID, channelID, threadTS, cardTS, actionID, value stri
 
 // Command injects userID's slash command name ("/ingest") with args, typed
 // in channelID. As on the platform it carries no thread.
-func (m *Memory) Command(userID, channelID, name, args string) error {
+func (m *Chat) Command(userID, channelID, name, args string) error {
 	m.mu.Lock()
 	m.init()
 	trigger := m.nextIDLocked("T0SIM")
@@ -309,15 +238,15 @@ func (m *Memory) Command(userID, channelID, name, args string) error {
 
 // AddFile stores a file that a message can carry (Send's files) and that
 // Download returns, and gives its pipeline form.
-func (m *Memory) AddFile(name, mimeType string, content []byte) pipeline.File {
+func (m *Chat) AddFile(name, mimeType string, content []byte) pipeline.File {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.init()
-	f := m.addFileLocked(SimFile{Name: name, MimeType: mimeType, Content: content})
+	f := m.addFileLocked(File{Name: name, MimeType: mimeType, Content: content})
 	return pipeline.File{ID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: int64(len(f.Content)), URL: f.URL}
 }
 
-func (m *Memory) addFileLocked(f SimFile) SimFile {
+func (m *Chat) addFileLocked(f File) File {
 	f.ID = m.nextIDLocked("F0SIM")
 	f.URL = "sim://files/" + f.ID + "/" + f.Name
 	f.Content = slices.Clone(f.Content)
@@ -326,7 +255,7 @@ func (m *Memory) addFileLocked(f SimFile) SimFile {
 }
 
 // Post records m as a new message and returns its ts.
-func (m *Memory) Post(ctx context.Context, msg pipeline.Message) (string, error) {
+func (m *Chat) Post(ctx context.Context, msg pipeline.Message) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("chat.postMessage: %w", err)
 	}
@@ -335,7 +264,7 @@ func (m *Memory) Post(ctx context.Context, msg pipeline.Message) (string, error)
 	}
 	m.mu.Lock()
 	m.init()
-	e := SimMessage{Op: SimPost, ChannelID: msg.ChannelID, ThreadTS: msg.ThreadTS, TS: m.nextTSLocked(),
+	e := Entry{Op: OpPost, ChannelID: msg.ChannelID, ThreadTS: msg.ThreadTS, TS: m.nextTSLocked(),
 		UserID: m.bot().UserID, Text: msg.Text, Card: cloneCard(msg.Card), Feedback: msg.Feedback}
 	m.keepLocked(e)
 	m.commitAndUnlock(e)
@@ -345,7 +274,7 @@ func (m *Memory) Post(ctx context.Context, msg pipeline.Message) (string, error)
 // Update replaces the text and card of the message at ts, as chat.update
 // does: an update without a card removes the card. Like the platform it
 // fails for a ts that is not a post of the bot in that channel.
-func (m *Memory) Update(ctx context.Context, ts string, msg pipeline.Message) error {
+func (m *Chat) Update(ctx context.Context, ts string, msg pipeline.Message) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("chat.update: %w", err)
 	}
@@ -355,19 +284,19 @@ func (m *Memory) Update(ctx context.Context, ts string, msg pipeline.Message) er
 	m.mu.Lock()
 	m.init()
 	cur, ok := m.state[ts]
-	if !ok || cur.ChannelID != msg.ChannelID || cur.Op == SimUpload {
+	if !ok || cur.ChannelID != msg.ChannelID || cur.Op == OpUpload {
 		m.mu.Unlock()
 		return errors.New("chat.update: message_not_found")
 	}
 	cur.Text, cur.Card = msg.Text, cloneCard(msg.Card)
-	e := SimMessage{Op: SimUpdate, ChannelID: cur.ChannelID, ThreadTS: cur.ThreadTS, TS: ts,
+	e := Entry{Op: OpUpdate, ChannelID: cur.ChannelID, ThreadTS: cur.ThreadTS, TS: ts,
 		UserID: m.bot().UserID, Text: msg.Text, Card: cloneCard(msg.Card), Feedback: msg.Feedback}
 	m.commitAndUnlock(e)
 	return nil
 }
 
 // PostEphemeral records text shown to userID only.
-func (m *Memory) PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error {
+func (m *Chat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("chat.postEphemeral: %w", err)
 	}
@@ -376,14 +305,14 @@ func (m *Memory) PostEphemeral(ctx context.Context, channelID, threadTS, userID,
 	}
 	m.mu.Lock()
 	m.init()
-	m.commitAndUnlock(SimMessage{Op: SimEphemeral, ChannelID: channelID, ThreadTS: threadTS,
+	m.commitAndUnlock(Entry{Op: OpEphemeral, ChannelID: channelID, ThreadTS: threadTS,
 		UserID: m.bot().UserID, To: userID, Text: text})
 	return nil
 }
 
 // Upload records a file posted into its thread (a message with its own ts);
-// the file can then be downloaded. It refuses what SlackChat refuses.
-func (m *Memory) Upload(ctx context.Context, u pipeline.Upload) error {
+// the file can then be downloaded. It refuses what gateway.SlackChat refuses.
+func (m *Chat) Upload(ctx context.Context, u pipeline.Upload) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("upload: %w", ctx.Err())
@@ -396,29 +325,29 @@ func (m *Memory) Upload(ctx context.Context, u pipeline.Upload) error {
 	}
 	m.mu.Lock()
 	m.init()
-	f := m.addFileLocked(SimFile{Name: u.Filename, Title: u.Title, Content: u.Content})
-	e := SimMessage{Op: SimUpload, ChannelID: u.ChannelID, ThreadTS: u.ThreadTS, TS: m.nextTSLocked(),
-		UserID: m.bot().UserID, Text: u.Comment, Files: []SimFile{f}}
+	f := m.addFileLocked(File{Name: u.Filename, Title: u.Title, Content: u.Content})
+	e := Entry{Op: OpUpload, ChannelID: u.ChannelID, ThreadTS: u.ThreadTS, TS: m.nextTSLocked(),
+		UserID: m.bot().UserID, Text: u.Comment, Files: []File{f}}
 	m.keepLocked(e)
 	m.commitAndUnlock(e)
 	return nil
 }
 
 // SetStatus records the assistant thread's status line ("" clears it).
-func (m *Memory) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
+func (m *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("assistant.threads.setStatus: %w", err)
 	}
 	m.mu.Lock()
 	m.init()
-	m.commitAndUnlock(SimMessage{Op: SimStatus, ChannelID: channelID, ThreadTS: threadTS,
+	m.commitAndUnlock(Entry{Op: OpStatus, ChannelID: channelID, ThreadTS: threadTS,
 		UserID: m.bot().UserID, Text: status})
 	return nil
 }
 
 // Download returns a file added with AddFile or uploaded by the bot. A file
-// over maxBytes fails with ErrFileTooLarge, as with SlackChat.
-func (m *Memory) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
+// over maxBytes fails with gateway.ErrFileTooLarge, as with gateway.SlackChat.
+func (m *Chat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
 	var buf bytes.Buffer
 	if _, err := m.DownloadTo(ctx, url, &buf, maxBytes); err != nil {
 		return nil, err
@@ -427,9 +356,9 @@ func (m *Memory) Download(ctx context.Context, url string, maxBytes int64) ([]by
 }
 
 // DownloadTo writes a file added with AddFile or uploaded by the bot to w,
-// as SlackChat.DownloadTo streams one, and returns the bytes written. A
-// file over maxBytes fails with ErrFileTooLarge before anything is written.
-func (m *Memory) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
+// as gateway.SlackChat.DownloadTo streams one, and returns the bytes written. A
+// file over maxBytes fails with gateway.ErrFileTooLarge before anything is written.
+func (m *Chat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("download: %w", err)
 	}
@@ -443,7 +372,7 @@ func (m *Memory) DownloadTo(ctx context.Context, url string, w io.Writer, maxByt
 	case !ok:
 		return 0, errors.New("download: file_not_found")
 	case int64(len(f.Content)) > maxBytes:
-		return 0, fmt.Errorf("download: %w (limit %d bytes)", ErrFileTooLarge, maxBytes)
+		return 0, fmt.Errorf("download: %w (limit %d bytes)", gateway.ErrFileTooLarge, maxBytes)
 	}
 	// The stored content is never changed in place (addFileLocked keeps
 	// a copy), so it is written without holding the lock.
@@ -454,116 +383,51 @@ func (m *Memory) DownloadTo(ctx context.Context, url string, w io.Writer, maxByt
 	return int64(n), nil
 }
 
-// AuthTest returns Bot, or MemoryBot when Bot is not set.
-func (m *Memory) AuthTest(ctx context.Context) (pipeline.Identity, error) {
+// AuthTest returns Bot, or DefaultBot when Bot is not set.
+func (m *Chat) AuthTest(ctx context.Context) (pipeline.Identity, error) {
 	if err := ctx.Err(); err != nil {
 		return pipeline.Identity{}, fmt.Errorf("auth.test: %w", err)
 	}
 	return m.bot(), nil
 }
 
-func (m *Memory) bot() pipeline.Identity {
+func (m *Chat) bot() pipeline.Identity {
 	if m.Bot.UserID != "" {
 		return m.Bot
 	}
-	return MemoryBot
+	return DefaultBot
 }
 
-// Messages returns the transcript: every entry, in order, updates included.
-func (m *Memory) Messages() []SimMessage {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.messagesLocked()
-}
-
-// Message returns the latest state of the post or upload at ts.
-func (m *Memory) Message(ts string) (SimMessage, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	cur, ok := m.state[ts]
-	if !ok {
-		return SimMessage{}, false
-	}
-	return cloneMessage(*cur), true
-}
-
-// Cards returns the latest state of every message that carries a card, in
-// the order they were posted.
-func (m *Memory) Cards() []SimCard {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.cardsLocked()
-}
-
-// Snapshot returns the transcript, the cards and the delivery counts at
-// one moment.
-func (m *Memory) Snapshot() Snapshot {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.snapshotLocked()
-}
-
-// Changed returns a channel closed at the next change: a transcript entry,
-// a delivery, Run's start or end. Take it before reading, so that no change is
-// missed between the read and the wait.
-func (m *Memory) Changed() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.init()
-	return m.changed
-}
-
-// Wait returns nil as soon as cond holds on a snapshot, checking at once and
-// after every change, or ctx's error when ctx is done first. cond runs
-// without the Memory locked.
-func (m *Memory) Wait(ctx context.Context, cond func(Snapshot) bool) error {
-	for {
-		m.mu.Lock()
-		m.init()
-		ch := m.changed
-		snap := m.snapshotLocked()
-		m.mu.Unlock()
-		if cond(snap) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
-		}
-	}
-}
-
-func (m *Memory) init() {
+func (m *Chat) init() {
 	if m.changed == nil {
 		m.changed = make(chan struct{})
 		m.wake = make(chan struct{}, 1)
-		m.state = make(map[string]*SimMessage)
-		m.files = make(map[string]SimFile)
+		m.state = make(map[string]*Entry)
+		m.files = make(map[string]File)
 	}
 }
 
 // nextTSLocked returns the next ts: "1700000000.000100", "1700000000.000200", ...
-func (m *Memory) nextTSLocked() string {
+func (m *Chat) nextTSLocked() string {
 	m.clock++
-	us := memoryEpoch + m.clock*100
+	us := epoch + m.clock*100
 	return fmt.Sprintf("%d.%06d", us/1_000_000, us%1_000_000)
 }
 
 // nextIDLocked returns a fresh id: prefix and a number unique in m.
-func (m *Memory) nextIDLocked(prefix string) string {
+func (m *Chat) nextIDLocked(prefix string) string {
 	m.ids++
 	return fmt.Sprintf("%s%06d", prefix, m.ids)
 }
 
 // keepLocked starts tracking the latest state of a post or upload.
-func (m *Memory) keepLocked(e SimMessage) {
-	cur := cloneMessage(e)
+func (m *Chat) keepLocked(e Entry) {
+	cur := cloneEntry(e)
 	m.state[e.TS] = &cur
 	m.order = append(m.order, e.TS)
 }
 
-func (m *Memory) notifyLocked() {
+func (m *Chat) notifyLocked() {
 	close(m.changed)
 	m.changed = make(chan struct{})
 }
@@ -574,7 +438,7 @@ func (m *Memory) notifyLocked() {
 // One goroutine at a time feeds the Observer (the flusher), without any lock
 // held, so entries reach it in transcript order and it may call back into m;
 // an entry recorded meanwhile is shown by the running flusher.
-func (m *Memory) commitAndUnlock(e SimMessage) {
+func (m *Chat) commitAndUnlock(e Entry) {
 	e.Seq = len(m.log) + 1
 	m.log = append(m.log, e)
 	m.notifyLocked()
@@ -582,7 +446,7 @@ func (m *Memory) commitAndUnlock(e SimMessage) {
 		m.mu.Unlock()
 		return
 	}
-	m.unseen = append(m.unseen, cloneMessage(e))
+	m.unseen = append(m.unseen, cloneEntry(e))
 	if m.flushing {
 		m.mu.Unlock()
 		return
@@ -604,55 +468,6 @@ func (m *Memory) commitAndUnlock(e SimMessage) {
 	}
 }
 
-func (m *Memory) messagesLocked() []SimMessage {
-	out := make([]SimMessage, len(m.log))
-	for i, e := range m.log {
-		out[i] = cloneMessage(e)
-	}
-	return out
-}
-
-func (m *Memory) cardsLocked() []SimCard {
-	var out []SimCard
-	for _, ts := range m.order {
-		cur := m.state[ts]
-		if cur.Card == nil {
-			continue
-		}
-		c := *cloneCard(cur.Card)
-		out = append(out, SimCard{TS: ts, ChannelID: cur.ChannelID, ThreadTS: cur.ThreadTS, Card: c,
-			Resolved: len(c.Actions) == 0})
-	}
-	return out
-}
-
-func (m *Memory) snapshotLocked() Snapshot {
-	return Snapshot{Messages: m.messagesLocked(), Cards: m.cardsLocked(), Delivered: m.delivered, Queued: len(m.queue),
-		Running: m.running}
-}
-
-func cloneCard(c *pipeline.Card) *pipeline.Card {
-	if c == nil {
-		return nil
-	}
-	cp := *c
-	cp.Actions = slices.Clone(c.Actions)
-	return &cp
-}
-
-func cloneMessage(e SimMessage) SimMessage {
-	e.Card = cloneCard(e.Card)
-	if e.Action != nil {
-		a := *e.Action
-		e.Action = &a
-	}
-	e.Files = slices.Clone(e.Files)
-	for i := range e.Files {
-		e.Files[i].Content = slices.Clone(e.Files[i].Content)
-	}
-	return e
-}
-
 func cloneEvent(ev *pipeline.Event) *pipeline.Event {
 	cp := *ev
 	cp.Files = slices.Clone(ev.Files)
@@ -669,4 +484,19 @@ func cloneEvent(ev *pipeline.Event) *pipeline.Event {
 		cp.Reply = &r
 	}
 	return &cp
+}
+
+// channelTypes are the conversation types told by an id's first letter, for
+// events injected without one: D… is a DM, G… a private channel (or an old
+// group DM), anything else a public channel.
+var channelTypes = map[byte]string{'D': pipeline.ChannelIM, 'G': pipeline.ChannelPrivate}
+
+func channelType(channelID string) string {
+	if channelID == "" {
+		return ""
+	}
+	if t, ok := channelTypes[channelID[0]]; ok {
+		return t
+	}
+	return pipeline.ChannelPublic
 }
