@@ -19,8 +19,8 @@ import (
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/sim/scripted"
 	"github.com/persona-runtime/agent/internal/store"
-	"github.com/persona-runtime/agent/internal/stub"
 	"github.com/persona-runtime/agent/internal/telemetry"
 )
 
@@ -179,7 +179,7 @@ func runOrder(scenarios []*sim.Scenario) []int {
 	for i, sc := range scenarios {
 		switch {
 		case sc == nil:
-		case stub.RunsCommands(sc.AgentBehavior):
+		case scripted.RunsCommands(sc.AgentBehavior):
 			first = append(first, i)
 		default:
 			rest = append(rest, i)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/sim"
 	simchat "github.com/persona-runtime/agent/internal/sim/platform"
-	"github.com/persona-runtime/agent/internal/stub"
+	"github.com/persona-runtime/agent/internal/sim/scripted"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -293,7 +293,7 @@ func (m *replModel) help() {
 		"/behavior <name>       the stub agent's behaviour",
 		"/quit                  quit (also Esc, Ctrl+C); PgUp/PgDn scroll, ↑/↓ recall",
 		"roles: " + strings.Join(ids, ", "),
-		"behaviours: " + strings.Join(stub.Behaviours, ", "),
+		"behaviours: " + strings.Join(scripted.Behaviours, ", "),
 	} {
 		m.note("  " + l)
 	}
@@ -343,7 +343,7 @@ func (m *replModel) behaviour(args []string) error {
 		return errors.New("/behavior needs the stub agent: this REPL runs the live model (--stub selects the stub)")
 	}
 	if len(args) != 1 {
-		return fmt.Errorf("usage: /behavior <name> (one of %s)", strings.Join(stub.Behaviours, ", "))
+		return fmt.Errorf("usage: /behavior <name> (one of %s)", strings.Join(scripted.Behaviours, ", "))
 	}
 	return m.w.stub.SetBehaviour(args[0])
 }

@@ -21,8 +21,8 @@ import (
 	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/sim"
 	simchat "github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/persona-runtime/agent/internal/sim/scripted"
 	"github.com/persona-runtime/agent/internal/store"
-	"github.com/persona-runtime/agent/internal/stub"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -44,7 +44,7 @@ type simWorld struct {
 	mem   *simchat.Chat
 	svc   *service
 	model agent.Model
-	stub  *stub.Model
+	stub  *scripted.Model
 	home  string
 
 	mu       sync.Mutex
@@ -141,7 +141,7 @@ func startSim(ctx context.Context, o simOptions) (*simWorld, error) {
 	w.mem = &simchat.Chat{Bot: simBot, Observer: o.observer}
 	w.model = o.model
 	if w.model == nil {
-		m, err := stub.New(orDefault(o.behaviour, "reply"))
+		m, err := scripted.New(orDefault(o.behaviour, "reply"))
 		if err != nil {
 			w.cleanup()
 			return nil, err
