@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -348,31 +347,20 @@ func (m *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string
 // Download returns a file added with AddFile or uploaded by the bot. A file
 // over maxBytes fails with gateway.ErrFileTooLarge, as with gateway.SlackChat.
 func (m *Chat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := m.DownloadTo(ctx, url, &buf, maxBytes); err != nil {
+	f, err := m.file(ctx, url, maxBytes)
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return slices.Clone(f.Content), nil
 }
 
 // DownloadTo writes a file added with AddFile or uploaded by the bot to w,
 // as gateway.SlackChat.DownloadTo streams one, and returns the bytes written. A
 // file over maxBytes fails with gateway.ErrFileTooLarge before anything is written.
 func (m *Chat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("download: %w", err)
-	}
-	if maxBytes <= 0 {
-		return 0, errors.New("download: the limit must be positive")
-	}
-	m.mu.Lock()
-	f, ok := m.files[url]
-	m.mu.Unlock()
-	switch {
-	case !ok:
-		return 0, errors.New("download: file_not_found")
-	case int64(len(f.Content)) > maxBytes:
-		return 0, fmt.Errorf("download: %w (limit %d bytes)", gateway.ErrFileTooLarge, maxBytes)
+	f, err := m.file(ctx, url, maxBytes)
+	if err != nil {
+		return 0, err
 	}
 	// The stored content is never changed in place (addFileLocked keeps
 	// a copy), so it is written without holding the lock.
@@ -381,6 +369,26 @@ func (m *Chat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes
 		return int64(n), fmt.Errorf("download: %w", err)
 	}
 	return int64(n), nil
+}
+
+// file is the file at url, refused as the platform refuses a download.
+func (m *Chat) file(ctx context.Context, url string, maxBytes int64) (File, error) {
+	if err := ctx.Err(); err != nil {
+		return File{}, fmt.Errorf("download: %w", err)
+	}
+	if maxBytes <= 0 {
+		return File{}, errors.New("download: the limit must be positive")
+	}
+	m.mu.Lock()
+	f, ok := m.files[url]
+	m.mu.Unlock()
+	switch {
+	case !ok:
+		return File{}, errors.New("download: file_not_found")
+	case int64(len(f.Content)) > maxBytes:
+		return File{}, fmt.Errorf("download: %w (limit %d bytes)", gateway.ErrFileTooLarge, maxBytes)
+	}
+	return f, nil
 }
 
 // AuthTest returns Bot, or DefaultBot when Bot is not set.
