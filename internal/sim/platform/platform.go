@@ -124,12 +124,46 @@ func (m *Chat) Inject(ev *pipeline.Event) error {
 	if ev == nil {
 		return errors.New("sim platform: nil event")
 	}
+	if err := m.lockOpen(); err != nil {
+		return err
+	}
+	m.commitAndUnlock(m.queueLocked(ev))
+	return nil
+}
+
+// InjectMention injects a channel message that mentions the bot as the
+// platform delivers one: twice, as ev and as twin, its app_mention copy,
+// which gets ev's ts. Both are queued and recorded at once, so that the bot
+// posts nothing between them: a transcript reads the same on every run.
+// Each is filled as Inject fills an event.
+func (m *Chat) InjectMention(ev, twin *pipeline.Event) error {
+	if ev == nil || twin == nil {
+		return errors.New("sim platform: nil event")
+	}
+	if err := m.lockOpen(); err != nil {
+		return err
+	}
+	e := m.queueLocked(ev)
+	twin.TS = ev.TS
+	m.commitAndUnlock(e, m.queueLocked(twin))
+	return nil
+}
+
+// lockOpen locks m.mu, or fails with ErrClosed (unlocked) once Run has
+// returned.
+func (m *Chat) lockOpen() error {
 	m.mu.Lock()
 	m.init()
 	if m.closed {
 		m.mu.Unlock()
 		return ErrClosed
 	}
+	return nil
+}
+
+// queueLocked fills ev (Inject), queues a copy for Run and returns its
+// transcript entry.
+func (m *Chat) queueLocked(ev *pipeline.Event) Entry {
 	if ev.Kind == 0 {
 		ev.Kind = pipeline.KindMessage
 	}
@@ -182,8 +216,7 @@ func (m *Chat) Inject(ev *pipeline.Event) error {
 		}
 		e.Files = append(e.Files, sf)
 	}
-	m.commitAndUnlock(e)
-	return nil
+	return e
 }
 
 // rootAuthorLocked is who posted the message at ts in channel, as the
@@ -440,22 +473,22 @@ func (m *Chat) notifyLocked() {
 	m.changed = make(chan struct{})
 }
 
-// commitAndUnlock appends e to the transcript, wakes the waiters, releases
+// commitAndUnlock appends es to the transcript, wakes the waiters, releases
 // m.mu and shows the new entries to the Observer. m.mu must be held.
 //
 // One goroutine at a time feeds the Observer (the flusher), without any lock
 // held, so entries reach it in transcript order and it may call back into m;
 // an entry recorded meanwhile is shown by the running flusher.
-func (m *Chat) commitAndUnlock(e Entry) {
-	e.Seq = len(m.log) + 1
-	m.log = append(m.log, e)
-	m.notifyLocked()
-	if m.Observer == nil {
-		m.mu.Unlock()
-		return
+func (m *Chat) commitAndUnlock(es ...Entry) {
+	for _, e := range es {
+		e.Seq = len(m.log) + 1
+		m.log = append(m.log, e)
+		if m.Observer != nil {
+			m.unseen = append(m.unseen, cloneEntry(e))
+		}
 	}
-	m.unseen = append(m.unseen, cloneEntry(e))
-	if m.flushing {
+	m.notifyLocked()
+	if m.Observer == nil || m.flushing {
 		m.mu.Unlock()
 		return
 	}

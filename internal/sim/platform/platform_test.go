@@ -452,3 +452,28 @@ func TestChatRootAuthor(t *testing.T) {
 		t.Errorf("a reply to an unknown root: ParentUserID = %q, want none", ev.ParentUserID)
 	}
 }
+
+// A channel mention arrives twice, as message and as app_mention with the
+// same ts, recorded and delivered one after the other.
+func TestChatInjectMention(t *testing.T) {
+	m := &Chat{}
+	events, _, _ := runChat(t, m)
+	ev := &pipeline.Event{UserID: "U0ALICE", ChannelID: "C0TEAM", Text: "<@U0SIMBOT> hi"}
+	twin := &pipeline.Event{Type: "app_mention", UserID: "U0ALICE", ChannelID: "C0TEAM", Text: ev.Text}
+	if err := m.InjectMention(ev, twin); err != nil {
+		t.Fatal(err)
+	}
+	if twin.TS == "" || twin.TS != ev.TS || twin.ID == ev.ID {
+		t.Fatalf("message %s %s, twin %s %s", ev.ID, ev.TS, twin.ID, twin.TS)
+	}
+	if got := next(t, events); got.ID != ev.ID || got.Type != "message" {
+		t.Errorf("first delivered %s %s, want the message", got.ID, got.Type)
+	}
+	if got := next(t, events); got.ID != twin.ID || got.Type != "app_mention" || got.TS != ev.TS {
+		t.Errorf("second delivered %s %s %s, want the twin", got.ID, got.Type, got.TS)
+	}
+	msgs := m.Messages()
+	if len(msgs) != 2 || msgs[0].TS != msgs[1].TS || msgs[1].Seq != 2 {
+		t.Errorf("transcript %+v", msgs)
+	}
+}

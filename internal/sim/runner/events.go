@@ -31,7 +31,23 @@ func (s *Sim) onDrop(ev *pipeline.Event, reason string) {
 // inject hands an event to the service under a fresh id and remembers it
 // as pending.
 func (s *Sim) inject(ev *pipeline.Event) error {
+	s.track(ev)
+	return s.chat.Inject(ev)
+}
+
+// injectMention hands a channel message that mentions the bot to the
+// service with its app_mention twin, both at once, as the platform sends
+// them.
+func (s *Sim) injectMention(ev, twin *pipeline.Event) error {
+	s.track(ev)
+	s.track(twin)
+	return s.chat.InjectMention(ev, twin)
+}
+
+// track gives ev a fresh id and remembers it as pending.
+func (s *Sim) track(ev *pipeline.Event) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.seq++
 	ev.ID = fmt.Sprintf("EvSIM%05d", s.seq)
 	if ev.Kind == pipeline.KindAction {
@@ -39,8 +55,6 @@ func (s *Sim) inject(ev *pipeline.Event) error {
 	}
 	s.pending[ev.ID] = true
 	s.injected = append(s.injected, injected{id: ev.ID, typ: ev.Type})
-	s.mu.Unlock()
-	return s.chat.Inject(ev)
 }
 
 // Drops returns, for each of in's events, the reason the gateway dropped

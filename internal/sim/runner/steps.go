@@ -26,22 +26,21 @@ type Injected struct {
 // twice, as message and as app_mention, with the same channel and ts.
 func (s *Sim) Send(user, channel, thread, text string) (Injected, error) {
 	in := Injected{CardsBefore: unresolved(s.chat.Cards())}
-	twin := thread == "" && !isDM(channel)
-	if twin {
-		text = "<@" + bot.UserID + "> " + text
-	}
 	ev := &pipeline.Event{Kind: pipeline.KindMessage, Type: "message", UserID: user, ChannelID: channel, ThreadTS: thread, Text: text}
-	if err := s.inject(ev); err != nil {
-		return in, err
+	var err error
+	if thread == "" && !isDM(channel) {
+		ev.Text = "<@" + bot.UserID + "> " + text
+		twin := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, ChannelID: channel, Text: ev.Text}
+		err = s.injectMention(ev, twin)
+		in.IDs = []string{ev.ID, twin.ID}
+	} else {
+		err = s.inject(ev)
+		in.IDs = []string{ev.ID}
 	}
-	in.TS, in.IDs = ev.TS, []string{ev.ID}
-	if twin {
-		mention := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, ChannelID: channel, TS: ev.TS, Text: text}
-		if err := s.inject(mention); err != nil {
-			return in, err
-		}
-		in.IDs = append(in.IDs, mention.ID)
+	if err != nil {
+		return Injected{CardsBefore: in.CardsBefore}, err
 	}
+	in.TS = ev.TS
 	return in, nil
 }
 
