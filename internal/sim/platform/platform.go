@@ -29,9 +29,10 @@ const epoch = 1700000000_000000
 
 // Chat is the simulator's chat platform, in memory: a gateway.Transport that
 // delivers the events the simulator injects, and the chat API the service
-// posts through, with the method set of *gateway.SlackChat. Everything the bot does
-// is kept in a transcript. The zero value is ready; set Bot and Observer
-// before first use. Methods are safe for concurrent use.
+// posts through, with the method set of the Slack adapter's Web API
+// client. Everything the bot does is kept in a transcript. The zero value
+// is ready; set Bot and Observer before first use. Methods are safe for
+// concurrent use.
 type Chat struct {
 	// Bot is who AuthTest says the bot is; DefaultBot when UserID is empty.
 	Bot pipeline.Identity
@@ -343,7 +344,7 @@ func (m *Chat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, t
 }
 
 // Upload records a file posted into its thread (a message with its own ts);
-// the file can then be downloaded. It refuses what gateway.SlackChat refuses.
+// the file can then be downloaded. It refuses what the platform refuses.
 func (m *Chat) Upload(ctx context.Context, u pipeline.Upload) error {
 	switch {
 	case ctx.Err() != nil:
@@ -378,7 +379,7 @@ func (m *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string
 }
 
 // Download returns a file added with AddFile or uploaded by the bot. A file
-// over maxBytes fails with gateway.ErrFileTooLarge, as with gateway.SlackChat.
+// over maxBytes fails with gateway.ErrFileTooLarge, as on the platform.
 func (m *Chat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
 	f, err := m.file(ctx, url, maxBytes)
 	if err != nil {
@@ -388,7 +389,7 @@ func (m *Chat) Download(ctx context.Context, url string, maxBytes int64) ([]byte
 }
 
 // DownloadTo writes a file added with AddFile or uploaded by the bot to w,
-// as gateway.SlackChat.DownloadTo streams one, and returns the bytes written. A
+// as the Web API client streams one, and returns the bytes written. A
 // file over maxBytes fails with gateway.ErrFileTooLarge before anything is written.
 func (m *Chat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
 	f, err := m.file(ctx, url, maxBytes)
