@@ -15,6 +15,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/sim/runner"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
@@ -336,19 +337,19 @@ func TestAbuseBypassWithoutLandlockAtRunTime(t *testing.T) {
 // a live model's shared configuration in bypass is refused like a start.
 func TestAbuseBypassWithoutLandlockSim(t *testing.T) {
 	noLandlock(t)
-	w, err := startSim(t.Context(), simOptions{soul: []byte(testSoul), behaviour: "events"})
+	w, err := startSim(t.Context(), runner.Options{Soul: []byte(testSoul), Behaviour: "events"})
 	if err != nil {
 		t.Fatalf("the stub world did not start without Landlock: %v", err)
 	}
 	if got := w.svc.cfg.Sandbox; got != "off" {
 		t.Errorf("the stub world's AGENT_SANDBOX = %q, want off", got)
 	}
-	w.close()
+	w.Close()
 
 	cfg := &config.Config{DefaultMode: "bypass", AutoAllowTools: config.DefaultAutoAllowTools, IdleMinutes: config.DefaultIdleMinutes,
 		MaxTurns: config.DefaultMaxTurns, PackageRunner: config.DefaultPackageRunner, LogLevel: "warn", Sandbox: "auto"}
-	if w, err := startSim(t.Context(), simOptions{soul: []byte(testSoul), behaviour: "reply", cfg: cfg}); err == nil {
-		w.close()
+	if w, err := startSim(t.Context(), runner.Options{Soul: []byte(testSoul), Behaviour: "reply", Config: cfg}); err == nil {
+		w.Close()
 		t.Fatal("a live model's bypass started without Landlock")
 	} else if !strings.Contains(err.Error(), "AGENT_DEFAULT_MODE=bypass: bypass needs the kernel sandbox") {
 		t.Fatalf("startSim = %v", err)

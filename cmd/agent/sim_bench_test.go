@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/sim/runner"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -21,8 +22,8 @@ func BenchmarkSimScenarios(b *testing.B) {
 	store.WarmMemory()
 	for b.Loop() {
 		for _, f := range files {
-			if r := runFile(context.Background(), f, nil, nil, false, goldenCheck, false); r.err != nil {
-				b.Fatalf("%s: %v", f, r.err)
+			if r := runner.File(context.Background(), f, runner.Config{Boot: simBoot, LandlockABI: landlockABI}); r.Err != nil {
+				b.Fatalf("%s: %v", f, r.Err)
 			}
 		}
 	}

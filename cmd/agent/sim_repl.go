@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
-
-	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/persona-runtime/agent/internal/config"
-	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/sim"
-	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/internal/sim/repl"
+	"github.com/persona-runtime/agent/internal/sim/runner"
 )
 
 // simREPLConfig are the flags of `agent sim`.
@@ -54,57 +51,31 @@ func (c *cli) simREPL(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeLog()
-	// The observer feeds the program; nothing is posted before the first
-	// injection, which only a running program makes.
-	var prog atomic.Pointer[tea.Program]
-	o.observer = func(e gateway.SimMessage) {
-		if p := prog.Load(); p != nil {
-			p.Send(entryMsg(e))
-		}
-	}
-	w, err := startSim(ctx, o)
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	replCtx, cancel := context.WithCancel(ctx)
-	m := newREPLModel(replCtx, w, c.scenarioDir())
-	m.note(fmt.Sprintf("%s · %s · /help lists the commands, Esc or Ctrl+C quits", replHome(rc, o), m.agentMode()))
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(c.stdin), tea.WithOutput(c.stdout),
-		tea.WithContext(ctx), tea.WithoutSignalHandler())
-	prog.Store(p)
-	_, runErr := p.Run()
-	cancel() // ends the settles still waiting
-	closeErr := w.close()
-	if runErr != nil && ctx.Err() == nil {
-		return fmt.Errorf("sim: %w", runErr)
-	}
-	return closeErr
-}
-
-func replHome(rc *simREPLConfig, o simOptions) string {
+	where := "home " + o.Home
 	if rc.fixture {
-		return "fixture (temporary home)"
+		where = "fixture (temporary home)"
 	}
-	return "home " + o.home
+	return repl.Run(ctx, o, repl.Options{Title: Name + " · v" + Version, Where: where, ScenarioDir: c.scenarioDir(),
+		In: c.stdin, Out: c.stdout})
 }
 
 // simREPLOptions resolves the mode: shared config (the home's SOUL.md, state
 // under <home>/sim, the live model unless --stub) or --fixture (a temporary
 // home, the sim world's persona, the stub unless --real).
-func (c *cli) simREPLOptions(rc *simREPLConfig) (simOptions, func(), error) {
-	var o simOptions
+func (c *cli) simREPLOptions(rc *simREPLConfig) (runner.Options, func(), error) {
+	o := runner.Options{Boot: simBoot, LandlockABI: landlockABI}
 	noop := func() {}
 	if rc.stub && rc.real {
 		return o, noop, errors.New("sim: use one of --stub and --real")
 	}
 	if rc.fixture {
-		o.soul = sim.DefaultWorld().SoulMD()
+		o.Soul = sim.DefaultWorld().SoulMD()
 		if rc.soul != "" {
 			soul, err := os.ReadFile(rc.soul)
 			if err != nil {
 				return o, noop, fmt.Errorf("sim: read SOUL.md: %w", err)
 			}
-			o.soul = soul
+			o.Soul = soul
 		}
 	} else {
 		if rc.soul != "" {
@@ -114,55 +85,30 @@ func (c *cli) simREPLOptions(rc *simREPLConfig) (simOptions, func(), error) {
 		if err != nil {
 			return o, noop, fmt.Errorf("sim: read SOUL.md: %w (--fixture runs the sample persona)", err)
 		}
-		o.soul, o.cfg, o.home = soul, rc.cfg, filepath.Join(rc.cfg.Home, "sim")
+		o.Soul, o.Config, o.Home = soul, rc.cfg, filepath.Join(rc.cfg.Home, "sim")
 	}
 	if rc.real || (!rc.fixture && !rc.stub) {
-		if err := rc.cfg.ValidateModel(); err != nil {
+		model, err := liveModel(rc.cfg)
+		if err != nil {
 			return o, noop, fmt.Errorf("sim: %w (--stub runs the stub agent)", err)
 		}
-		client, err := llm.New(llm.Config{BaseURL: rc.cfg.BaseURL, APIKey: rc.cfg.APIKey, OAuthToken: rc.cfg.OAuthToken, Model: rc.cfg.Model}, nil, nil, nil)
-		if err != nil {
-			return o, noop, fmt.Errorf("sim: %w", err)
-		}
-		o.model = client
+		o.Model = model
 	} else if !rc.fixture {
 		if err := rc.cfg.ValidateSettings(); err != nil {
 			return o, noop, fmt.Errorf("sim: %w", err)
 		}
 	}
-	if o.home == "" {
+	if o.Home == "" {
 		return o, noop, nil // the fixture's logs go nowhere: its home is removed at exit
 	}
 	// The screen belongs to the REPL: the service logs to a file.
-	if err := os.MkdirAll(o.home, 0o700); err != nil {
+	if err := os.MkdirAll(o.Home, 0o700); err != nil {
 		return o, noop, fmt.Errorf("sim: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(o.home, "sim.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(filepath.Join(o.Home, "sim.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return o, noop, fmt.Errorf("sim: %w", err)
 	}
-	o.log = f
+	o.Log = f
 	return o, func() { f.Close() }, nil
 }
-
-// The REPL's messages: a transcript entry, an injected message, a settled
-// send or click, a played scenario step.
-type (
-	entryMsg    gateway.SimMessage
-	injectedMsg struct {
-		root        bool
-		channel, ts string
-		ids         []string
-		before      int // unresolved cards before the send
-		err         error
-	}
-	settledMsg struct {
-		ids []string
-		err error
-	}
-	stepMsg struct {
-		play *scenarioPlay
-		i    int
-		err  error
-	}
-)

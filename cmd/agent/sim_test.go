@@ -1,17 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/config"
-	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/sim/golden"
+	"github.com/persona-runtime/agent/internal/sim/runner"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -98,17 +99,6 @@ func TestSimRunGoldenTranscripts(t *testing.T) {
 	}
 }
 
-// A scenario whose agent runs a command starts first: its sandboxed
-// process is mostly waiting, which the others fill. A scenario that did not
-// load does not run.
-func TestSimRunOrder(t *testing.T) {
-	sc := func(behaviour string) *sim.Scenario { return &sim.Scenario{AgentBehavior: behaviour} }
-	got := runOrder([]*sim.Scenario{sc("reply"), sc("events"), nil, sc("echo"), sc("events")})
-	if want := []int{1, 4, 0, 3}; !slices.Equal(got, want) {
-		t.Fatalf("order %v, want %v", got, want)
-	}
-}
-
 func TestSimRunReportsFailures(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -152,11 +142,11 @@ func TestSimNeverUsesThePersonasPostgres(t *testing.T) {
 	cfg := &config.Config{DefaultMode: "bypass", AutoAllowTools: config.DefaultAutoAllowTools, IdleMinutes: config.DefaultIdleMinutes,
 		MaxTurns: config.DefaultMaxTurns, PackageRunner: config.DefaultPackageRunner, LogLevel: "warn",
 		DBURL: "postgres://agent:secret@127.0.0.1:1/agent?sslmode=disable"}
-	w, err := startSim(t.Context(), simOptions{soul: []byte(testSoul), behaviour: "reply", cfg: cfg})
+	w, err := startSim(t.Context(), runner.Options{Soul: []byte(testSoul), Behaviour: "reply", Config: cfg})
 	if err != nil {
 		t.Fatalf("startSim with a Postgres in the shared configuration: %v", err)
 	}
-	defer w.close()
+	defer w.Close()
 	if w.svc.fleet != nil || store.IsPostgres(w.svc.cfg.Database()) {
 		t.Fatalf("the simulator's database is %q", store.Redact(w.svc.cfg.Database()))
 	}
@@ -167,11 +157,11 @@ func TestSimNeverUsesThePersonasPostgres(t *testing.T) {
 // once the scenario ends either way.
 func TestSimTemporaryHome(t *testing.T) {
 	for _, writes := range []bool{false, true} {
-		w, err := startSim(t.Context(), simOptions{soul: []byte(testSoul), behaviour: "reply"})
+		w, err := startSim(t.Context(), runner.Options{Soul: []byte(testSoul), Behaviour: "reply"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		home := w.home
+		home := w.Home()
 		if _, err := os.Stat(home); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("the home exists before anything was written: %v", err)
 		}
@@ -186,11 +176,31 @@ func TestSimTemporaryHome(t *testing.T) {
 				}
 			}
 		}
-		if err := w.close(); err != nil {
+		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(home); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("written %v: the home is left behind: %v", writes, err)
 		}
 	}
+}
+
+// goldenPath is the golden file of a scenario file.
+var goldenPath = golden.Path
+
+// simTest is a simulation a test started, with the service it runs.
+type simTest struct {
+	*runner.Sim
+	svc *service
+}
+
+// startSim starts a simulation as `agent sim` does: the production service
+// on the simulator's platform.
+func startSim(ctx context.Context, o runner.Options) (*simTest, error) {
+	o.Boot, o.LandlockABI = simBoot, landlockABI
+	s, err := runner.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return &simTest{Sim: s, svc: s.Service().(simService).service}, nil
 }

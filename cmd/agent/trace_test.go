@@ -11,6 +11,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/sim/runner"
 )
 
 // spanTree indexes recorded spans by id.
@@ -72,7 +73,8 @@ func recordScenario(t *testing.T, name string) spanTree {
 		t.Fatal(err)
 	}
 	rec := tracetest.NewSpanRecorder()
-	if _, err := runScenario(context.Background(), sc, nil, nil, nil, rec); err != nil {
+	if _, err := runner.Scenario(context.Background(), sc, runner.Config{Boot: simBoot, LandlockABI: landlockABI,
+		Spans: []sdktrace.SpanProcessor{rec}}); err != nil {
 		t.Fatal(err)
 	}
 	return spanTree{spans: rec.Ended()}

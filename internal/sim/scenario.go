@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/persona-runtime/agent/internal/sim/scripted"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -74,7 +75,7 @@ const (
 var (
 	Layers    = []string{"trusted", "allowed", "restricted", "dm"}
 	Roles     = []string{"manager", "backup", "approver", "member", "outsider"}
-	Behaviors = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit"}
+	Behaviors = scripted.Behaviours
 	Actions   = []string{pipeline.ActionApprove, pipeline.ActionDeny, pipeline.ActionAlways}
 	CardKinds = []string{"approval"}
 )

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
@@ -17,7 +18,7 @@ import (
 // workspace of a home holding a SOUL.md.
 type attachEnv struct {
 	e   *btEnv
-	mem *gateway.Memory
+	mem *platform.Chat
 	a   *tools.Attachments
 }
 
@@ -25,7 +26,7 @@ func newAttachEnv(t *testing.T) *attachEnv {
 	t.Helper()
 	e := newBtEnv(t, nil)
 	btWrite(t, filepath.Join(e.home, "SOUL.md"), "# Persona\n")
-	mem := &gateway.Memory{}
+	mem := &platform.Chat{}
 	return &attachEnv{e: e, mem: mem, a: &tools.Attachments{Workspace: e.b.Workspace, Download: mem, TooLarge: gateway.ErrFileTooLarge}}
 }
 

@@ -1,4 +1,4 @@
-package stub
+package scripted
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func send(t *testing.T, m *Model, msgs ...anthropic.MessageParam) *anthropic.Mes
 	return resp
 }
 
-func TestStubScripts(t *testing.T) {
+func TestScriptedScripts(t *testing.T) {
 	hello := user(pipeline.Envelope("U1", "member", "hello there"))
 	cases := []struct {
 		behaviour string
@@ -80,7 +80,7 @@ func TestStubScripts(t *testing.T) {
 	}
 }
 
-func TestStubEndsAndFails(t *testing.T) {
+func TestScriptedEndsAndFails(t *testing.T) {
 	m, _ := New("reply")
 	resp := send(t, m, user(pipeline.Envelope("U1", "member", "hi")), used("a", "x"), result("a", "posted (ts 1)"))
 	if resp.StopReason != anthropic.StopReasonEndTurn || len(resp.Content) != 0 {

@@ -1,4 +1,4 @@
-package stub
+package scripted
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// Behaviours are the stub's behaviours, in the order interfaces.md lists them.
+// Behaviours are the scripts the model plays, in the order interfaces.md lists them.
 var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit"}
 
 // Valid reports whether name is a behaviour.
@@ -37,14 +37,14 @@ var ErrBoom = errors.New("stub model: boom")
 const Markdown = "Here is the **status**:\n\n| service | state |\n|---|---|\n| api | up |\n| worker | degraded |\n\n" +
 	"```sh\nkubectl rollout status deploy/api\n```\n\nDetails on [the dashboard](https://status.example.com)."
 
-// Model is the stub model. Behaviour is read on every call, so the REPL's
+// Model is the scripted model. Behaviour is read on every call, so the REPL's
 // /behavior applies to the next turn.
 type Model struct {
 	behaviour atomic.Value // string
 	calls     atomic.Int64
 }
 
-// New returns a stub model with a behaviour.
+// New returns a scripted model playing a behaviour.
 func New(behaviour string) (*Model, error) {
 	m := &Model{}
 	if err := m.SetBehaviour(behaviour); err != nil {
@@ -65,10 +65,10 @@ func (m *Model) SetBehaviour(b string) error {
 // Behaviour returns the current behaviour.
 func (m *Model) Behaviour() string { return m.behaviour.Load().(string) }
 
-// Model names the stub in the REPL's header and the logs.
+// Model names the model to the engine and in the logs: "stub", as the CLI calls it.
 func (m *Model) Model() string { return "stub" }
 
-// Calls is how many requests the stub answered.
+// Calls is how many requests the model answered.
 func (m *Model) Calls() int64 { return m.calls.Load() }
 
 // RunsCommands reports whether a behaviour's turn runs a command (the Bash

@@ -1,4 +1,4 @@
-package gateway
+package platform
 
 import (
 	"bytes"
@@ -10,16 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// memoryTimeout bounds every wait of these tests; they finish in
+// chatTimeout bounds every wait of these tests; they finish in
 // milliseconds unless something is broken.
-const memoryTimeout = 5 * time.Second
+const chatTimeout = 5 * time.Second
 
-// runMemory runs m until the test ends. It returns the delivered events,
+// runChat runs m until the test ends. It returns the delivered events,
 // the cancel of Run's context and Run's result.
-func runMemory(t *testing.T, m *Memory) (<-chan *pipeline.Event, context.CancelFunc, <-chan error) {
+func runChat(t *testing.T, m *Chat) (<-chan *pipeline.Event, context.CancelFunc, <-chan error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	events := make(chan *pipeline.Event, 100)
@@ -33,7 +34,7 @@ func runMemory(t *testing.T, m *Memory) (<-chan *pipeline.Event, context.CancelF
 		cancel()
 		select {
 		case <-finished:
-		case <-time.After(memoryTimeout):
+		case <-time.After(chatTimeout):
 			t.Error("Run did not return after cancel")
 		}
 	})
@@ -45,14 +46,14 @@ func next(t *testing.T, events <-chan *pipeline.Event) *pipeline.Event {
 	select {
 	case ev := <-events:
 		return ev
-	case <-time.After(memoryTimeout):
+	case <-time.After(chatTimeout):
 		t.Fatal("no event delivered")
 		return nil
 	}
 }
 
-func TestMemoryRunDeliversInOrder(t *testing.T) {
-	m := &Memory{}
+func TestChatRunDeliversInOrder(t *testing.T) {
+	m := &Chat{}
 	var sent []*pipeline.Event
 	// Injected before Run: queued, then delivered once Run starts.
 	for i := range 3 {
@@ -62,7 +63,7 @@ func TestMemoryRunDeliversInOrder(t *testing.T) {
 		}
 		sent = append(sent, ev)
 	}
-	events, cancel, done := runMemory(t, m)
+	events, cancel, done := runChat(t, m)
 	ts, err := m.Send("U0ALICE", "D0SIM", "", "late")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestMemoryRunDeliversInOrder(t *testing.T) {
 	if last.Text != "late" || last.TS != ts || last.ChannelType != pipeline.ChannelIM || !last.IsDM() {
 		t.Errorf("Send delivered %+v", last)
 	}
-	if last.Kind != pipeline.KindMessage || last.Type != "message" || last.TeamID != MemoryBot.TeamID || last.Received.IsZero() {
+	if last.Kind != pipeline.KindMessage || last.Type != "message" || last.TeamID != DefaultBot.TeamID || last.Received.IsZero() {
 		t.Errorf("defaults not filled: %+v", last)
 	}
 	if got[0].ChannelType != pipeline.ChannelPublic {
@@ -112,26 +113,26 @@ func TestMemoryRunDeliversInOrder(t *testing.T) {
 		if err != nil {
 			t.Errorf("Run after cancel = %v, want nil", err)
 		}
-	case <-time.After(memoryTimeout):
+	case <-time.After(chatTimeout):
 		t.Fatal("Run did not return after cancel")
 	}
-	if err := m.Inject(&pipeline.Event{UserID: "U0ALICE", ChannelID: "D0SIM"}); !errors.Is(err, ErrMemoryClosed) {
-		t.Errorf("Inject after Run = %v, want ErrMemoryClosed", err)
+	if err := m.Inject(&pipeline.Event{UserID: "U0ALICE", ChannelID: "D0SIM"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Inject after Run = %v, want ErrClosed", err)
 	}
-	if err := m.Run(context.Background(), func(*pipeline.Event) {}); !errors.Is(err, ErrMemoryClosed) {
-		t.Errorf("second Run = %v, want ErrMemoryClosed", err)
+	if err := m.Run(context.Background(), func(*pipeline.Event) {}); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Run = %v, want ErrClosed", err)
 	}
 }
 
 func ctxTimeout(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), memoryTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), chatTimeout)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func TestMemoryRunTwiceAtOnce(t *testing.T) {
-	m := &Memory{}
-	runMemory(t, m)
+func TestChatRunTwiceAtOnce(t *testing.T) {
+	m := &Chat{}
+	runChat(t, m)
 	if err := m.Wait(ctxTimeout(t), func(s Snapshot) bool { return s.Running }); err != nil {
 		t.Fatal(err)
 	}
@@ -140,9 +141,9 @@ func TestMemoryRunTwiceAtOnce(t *testing.T) {
 	}
 }
 
-func TestMemoryClickAndCommand(t *testing.T) {
-	m := &Memory{}
-	events, _, _ := runMemory(t, m)
+func TestChatClickAndCommand(t *testing.T) {
+	m := &Chat{}
+	events, _, _ := runChat(t, m)
 	if err := m.Click("U0APP", "C0TEAM", "1700000000.000100", "1700000000.000200", pipeline.ActionApprove, "appr-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -164,14 +165,14 @@ func TestMemoryClickAndCommand(t *testing.T) {
 		t.Errorf("ids %q and %q", click.ID, cmd.ID)
 	}
 	msgs := m.Messages()
-	if len(msgs) != 2 || msgs[0].Op != SimInbound || msgs[0].Action == nil || msgs[1].Kind != pipeline.KindCommand {
+	if len(msgs) != 2 || msgs[0].Op != OpInbound || msgs[0].Action == nil || msgs[1].Kind != pipeline.KindCommand {
 		t.Errorf("transcript = %+v", msgs)
 	}
 }
 
-func TestMemoryRecordsOutput(t *testing.T) {
+func TestChatRecordsOutput(t *testing.T) {
 	ctx := context.Background()
-	m := &Memory{}
+	m := &Chat{}
 	root, err := m.Send("U0MGR", "C0TEAM", "", "<@U0SIMBOT> hi")
 	if err != nil {
 		t.Fatal(err)
@@ -195,21 +196,21 @@ func TestMemoryRecordsOutput(t *testing.T) {
 	}
 
 	msgs := m.Messages()
-	var ops []SimOp
+	var ops []Op
 	for i, e := range msgs {
 		ops = append(ops, e.Op)
 		if e.Seq != i+1 {
 			t.Errorf("entry %d has Seq %d", i, e.Seq)
 		}
 	}
-	want := []SimOp{SimInbound, SimPost, SimUpdate, SimEphemeral, SimUpload, SimStatus}
+	want := []Op{OpInbound, OpPost, OpUpdate, OpEphemeral, OpUpload, OpStatus}
 	if !slices.Equal(ops, want) {
 		t.Fatalf("ops = %v, want %v", ops, want)
 	}
 	if e := msgs[0]; e.UserID != "U0MGR" || e.TS != root || e.Text != "<@U0SIMBOT> hi" {
 		t.Errorf("inbound = %+v", e)
 	}
-	if e := msgs[1]; e.UserID != MemoryBot.UserID || e.ThreadTS != root || e.TS != ts || e.Text != "first" {
+	if e := msgs[1]; e.UserID != DefaultBot.UserID || e.ThreadTS != root || e.TS != ts || e.Text != "first" {
 		t.Errorf("post = %+v", e)
 	}
 	if e := msgs[2]; e.TS != ts || e.ThreadTS != root || e.Text != "second" {
@@ -225,13 +226,13 @@ func TestMemoryRecordsOutput(t *testing.T) {
 	if e := msgs[5]; e.Text != "is thinking…" || e.ThreadTS != root {
 		t.Errorf("status = %+v", e)
 	}
-	if cur, ok := m.Message(ts); !ok || cur.Text != "second" || cur.Op != SimPost {
+	if cur, ok := m.Message(ts); !ok || cur.Text != "second" || cur.Op != OpPost {
 		t.Errorf("Message(%s) = %+v, %v", ts, cur, ok)
 	}
 	if b, err := m.Download(ctx, up.Files[0].URL, 100); err != nil || string(b) != "hello" {
 		t.Errorf("Download of the upload = %q, %v", b, err)
 	}
-	if _, err := m.Download(ctx, up.Files[0].URL, 2); !errors.Is(err, ErrFileTooLarge) {
+	if _, err := m.Download(ctx, up.Files[0].URL, 2); !errors.Is(err, gateway.ErrFileTooLarge) {
 		t.Errorf("Download over the limit = %v, want ErrFileTooLarge", err)
 	}
 	f := m.AddFile("b.csv", "text/csv", []byte("x,y"))
@@ -246,7 +247,7 @@ func TestMemoryRecordsOutput(t *testing.T) {
 		t.Errorf("DownloadTo = %d, %v, %q", n, err, buf.String())
 	}
 	buf.Reset()
-	if _, err := m.DownloadTo(ctx, f.URL, &buf, 2); !errors.Is(err, ErrFileTooLarge) || buf.Len() != 0 {
+	if _, err := m.DownloadTo(ctx, f.URL, &buf, 2); !errors.Is(err, gateway.ErrFileTooLarge) || buf.Len() != 0 {
 		t.Errorf("DownloadTo over the limit = %v with %d bytes written", err, buf.Len())
 	}
 
@@ -267,9 +268,9 @@ func TestMemoryRecordsOutput(t *testing.T) {
 	}
 }
 
-func TestMemoryCards(t *testing.T) {
+func TestChatCards(t *testing.T) {
 	ctx := context.Background()
-	m := &Memory{}
+	m := &Chat{}
 	card := &pipeline.Card{Kind: "approval", ID: "appr-1", Category: "Bash", Summary: "deploy prod",
 		Actions: []string{pipeline.ActionApprove, pipeline.ActionDeny}}
 	ts, err := m.Post(ctx, pipeline.Message{ChannelID: "D0SIM", ThreadTS: "1700000000.000100", Card: card})
@@ -307,10 +308,10 @@ func TestMemoryCards(t *testing.T) {
 	}
 }
 
-func TestMemoryWait(t *testing.T) {
-	m := &Memory{}
+func TestChatWait(t *testing.T) {
+	m := &Chat{}
 	posted := func(s Snapshot) bool {
-		return slices.ContainsFunc(s.Messages, func(e SimMessage) bool { return e.Op == SimPost && e.Text == "ack: done" })
+		return slices.ContainsFunc(s.Messages, func(e Entry) bool { return e.Op == OpPost && e.Text == "ack: done" })
 	}
 	errc := make(chan error, 1)
 	ch := m.Changed()
@@ -320,7 +321,7 @@ func TestMemoryWait(t *testing.T) {
 	}
 	select {
 	case <-ch:
-	case <-time.After(memoryTimeout):
+	case <-time.After(chatTimeout):
 		t.Fatal("Changed not closed by a post")
 	}
 	if _, err := m.Post(context.Background(), pipeline.Message{ChannelID: "D0SIM", Text: "ack: done"}); err != nil {
@@ -338,13 +339,13 @@ func TestMemoryWait(t *testing.T) {
 	}
 }
 
-func TestMemoryAuthTest(t *testing.T) {
+func TestChatAuthTest(t *testing.T) {
 	ctx := context.Background()
-	if id, err := (&Memory{}).AuthTest(ctx); err != nil || id != MemoryBot || id.UserID != "U0SIMBOT" {
+	if id, err := (&Chat{}).AuthTest(ctx); err != nil || id != DefaultBot || id.UserID != "U0SIMBOT" {
 		t.Errorf("default AuthTest = %+v, %v", id, err)
 	}
 	bot := pipeline.Identity{UserID: "U0OTHER", BotID: "B0OTHER", TeamID: "T0OTHER"}
-	m := &Memory{Bot: bot}
+	m := &Chat{Bot: bot}
 	if id, err := m.AuthTest(ctx); err != nil || id != bot {
 		t.Errorf("AuthTest = %+v, %v", id, err)
 	}
@@ -354,11 +355,11 @@ func TestMemoryAuthTest(t *testing.T) {
 	}
 }
 
-func TestMemoryObserverOrder(t *testing.T) {
+func TestChatObserverOrder(t *testing.T) {
 	var mu sync.Mutex
 	var seen []int
-	m := &Memory{}
-	m.Observer = func(e SimMessage) {
+	m := &Chat{}
+	m.Observer = func(e Entry) {
 		mu.Lock()
 		seen = append(seen, e.Seq)
 		mu.Unlock()
@@ -380,8 +381,8 @@ func TestMemoryObserverOrder(t *testing.T) {
 	}
 }
 
-func TestMemoryRunReturnsOnCancel(t *testing.T) {
-	m := &Memory{}
+func TestChatRunReturnsOnCancel(t *testing.T) {
+	m := &Chat{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx, func(*pipeline.Event) {}) }()
@@ -391,15 +392,15 @@ func TestMemoryRunReturnsOnCancel(t *testing.T) {
 		if err != nil {
 			t.Errorf("Run = %v", err)
 		}
-	case <-time.After(memoryTimeout):
+	case <-time.After(chatTimeout):
 		t.Fatal("Run did not return")
 	}
 }
 
-func TestMemoryObserverMayPost(t *testing.T) {
-	m := &Memory{}
+func TestChatObserverMayPost(t *testing.T) {
+	m := &Chat{}
 	var texts []string
-	m.Observer = func(e SimMessage) {
+	m.Observer = func(e Entry) {
 		texts = append(texts, e.Text)
 		if e.Text == "ping" {
 			if _, err := m.Post(context.Background(), pipeline.Message{ChannelID: "D0SIM", Text: "pong"}); err != nil {
@@ -418,9 +419,9 @@ func TestMemoryObserverMayPost(t *testing.T) {
 // A thread message carries its root's author, as the platform's
 // parent_user_id does: a person's root, the bot's own post, or nobody's
 // when the root is unknown.
-func TestMemoryRootAuthor(t *testing.T) {
-	m := &Memory{}
-	events, _, _ := runMemory(t, m)
+func TestChatRootAuthor(t *testing.T) {
+	m := &Chat{}
+	events, _, _ := runChat(t, m)
 	root, err := m.Send("U0ALICE", "C0TEAM", "", "<@U0BOT> hi")
 	if err != nil {
 		t.Fatal(err)
@@ -441,13 +442,38 @@ func TestMemoryRootAuthor(t *testing.T) {
 	if _, err := m.Send("U0BOB", "C0TEAM", posted, "about it"); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, events); ev.ParentUserID != MemoryBot.UserID {
-		t.Errorf("a reply to the bot's post: ParentUserID = %q, want %s", ev.ParentUserID, MemoryBot.UserID)
+	if ev := next(t, events); ev.ParentUserID != DefaultBot.UserID {
+		t.Errorf("a reply to the bot's post: ParentUserID = %q, want %s", ev.ParentUserID, DefaultBot.UserID)
 	}
 	if _, err := m.Send("U0BOB", "C0TEAM", "1.0", "elsewhere"); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(t, events); ev.ParentUserID != "" {
 		t.Errorf("a reply to an unknown root: ParentUserID = %q, want none", ev.ParentUserID)
+	}
+}
+
+// A channel mention arrives twice, as message and as app_mention with the
+// same ts, recorded and delivered one after the other.
+func TestChatInjectMention(t *testing.T) {
+	m := &Chat{}
+	events, _, _ := runChat(t, m)
+	ev := &pipeline.Event{UserID: "U0ALICE", ChannelID: "C0TEAM", Text: "<@U0SIMBOT> hi"}
+	twin := &pipeline.Event{Type: "app_mention", UserID: "U0ALICE", ChannelID: "C0TEAM", Text: ev.Text}
+	if err := m.InjectMention(ev, twin); err != nil {
+		t.Fatal(err)
+	}
+	if twin.TS == "" || twin.TS != ev.TS || twin.ID == ev.ID {
+		t.Fatalf("message %s %s, twin %s %s", ev.ID, ev.TS, twin.ID, twin.TS)
+	}
+	if got := next(t, events); got.ID != ev.ID || got.Type != "message" {
+		t.Errorf("first delivered %s %s, want the message", got.ID, got.Type)
+	}
+	if got := next(t, events); got.ID != twin.ID || got.Type != "app_mention" || got.TS != ev.TS {
+		t.Errorf("second delivered %s %s %s, want the twin", got.ID, got.Type, got.TS)
+	}
+	msgs := m.Messages()
+	if len(msgs) != 2 || msgs[0].TS != msgs[1].TS || msgs[1].Seq != 2 {
+		t.Errorf("transcript %+v", msgs)
 	}
 }

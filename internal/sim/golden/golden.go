@@ -1,0 +1,99 @@
+package golden
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/sim/platform"
+)
+
+// Transcript is what a finished scenario produced, as the runner saw it.
+type Transcript struct {
+	Scenario *sim.Scenario
+	// Entries are the platform's transcript: what people did, what the bot
+	// showed.
+	Entries []platform.Entry
+	// Events are the injected events, in the order their inbound entries
+	// stand in Entries.
+	Events []Event
+	// Tools are the tool calls the engine reported, in the order they ended.
+	Tools []ToolCall
+	// Home is the scenario's temporary home, written $AGENT_HOME; "" for
+	// none.
+	Home string
+	// Bot is the bot's user id.
+	Bot string
+}
+
+// Event is an event the runner injected.
+type Event struct {
+	// Type is the event's type: an app_mention is rendered as the same
+	// message again.
+	Type string
+	// Dropped is the reason the gateway dropped it; "" when it did not.
+	Dropped string
+}
+
+// Render renders the transcript of a finished scenario. Ids, timestamps
+// and the temporary home are replaced by stable names, and no line ends in
+// blanks, so that the same run renders the same text.
+func Render(t Transcript) string {
+	world := sim.DefaultWorld().Merge(t.Scenario.Soul)
+	n := newRenamer()
+	// Name every ts in transcript order first, so that a tool result that
+	// quotes a later message's ts still gets a stable name.
+	for _, m := range t.Entries {
+		if m.Op == platform.OpInbound || m.Op == platform.OpPost || m.Op == platform.OpUpload {
+			root := m.ThreadTS
+			if root == "" {
+				root = m.TS
+			}
+			n.thread(root)
+			n.msg(m.TS)
+		}
+	}
+	clean := func(s string) string {
+		if t.Home != "" {
+			s = strings.ReplaceAll(s, t.Home, "$AGENT_HOME")
+		}
+		return n.text(s)
+	}
+	var b strings.Builder
+	sc := t.Scenario
+	fmt.Fprintf(&b, "# %s\n", sc.Name)
+	fmt.Fprintf(&b, "# layer %s · actor %s · agent %s\n", sc.Layer, sc.As, cmp.Or(sc.AgentBehavior, "reply"))
+	inbound := 0
+	ci := 0
+	flushTools := func(upTo int) {
+		for ci < len(t.Tools) && t.Tools[ci].After <= upTo {
+			b.WriteString("  " + clean(t.Tools[ci].Line) + "\n")
+			ci++
+		}
+	}
+	for i, m := range t.Entries {
+		flushTools(i)
+		switch m.Op {
+		case platform.OpInbound:
+			var ev Event
+			if inbound < len(t.Events) {
+				ev = t.Events[inbound]
+			}
+			inbound++
+			b.WriteString(clean(inboundLine(n, world, t.Bot, m, ev)) + "\n")
+			if ev.Dropped != "" {
+				fmt.Fprintf(&b, "  dropped: %s\n", ev.Dropped)
+			}
+		default:
+			b.WriteString(clean(outboundLine(n, m)) + "\n")
+		}
+	}
+	flushTools(len(t.Entries))
+	// No trailing blanks: editors strip them, and the file must not change.
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n")
+}

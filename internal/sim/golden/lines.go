@@ -1,0 +1,109 @@
+package golden
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// who is a person as "role <@U…>".
+func who(world sim.World, bot, user string) string {
+	for _, role := range sim.Roles {
+		if u, ok := world.RoleUser(role); ok && u == user {
+			return role + " <@" + user + ">"
+		}
+	}
+	if user == bot {
+		return "the bot <@" + user + ">"
+	}
+	return "<@" + user + ">"
+}
+
+// layerOf is the trust layer of a channel in world.
+func layerOf(world sim.World, channel string) string {
+	switch {
+	case strings.HasPrefix(channel, "D"):
+		return "dm"
+	case slices.ContainsFunc(world.Trusted, func(c string) bool { return strings.Contains(c, channel) }):
+		return "trusted"
+	case slices.ContainsFunc(world.Allowed, func(c string) bool { return strings.Contains(c, channel) }):
+		return "allowed"
+	}
+	return "restricted"
+}
+
+func inboundLine(n *renamer, world sim.World, bot string, m platform.Entry, ev Event) string {
+	root := m.ThreadTS
+	if root == "" {
+		root = m.TS
+	}
+	t := n.thread(root)
+	where := fmt.Sprintf("%s [%s] · %s", m.ChannelID, layerOf(world, m.ChannelID), who(world, bot, m.UserID))
+	switch {
+	case m.Action != nil:
+		return fmt.Sprintf("> %s · %s clicks %s on %s (card %s)", t, where, m.Action.ActionID, n.msg(m.Action.MessageTS),
+			n.name(n.cards, "ap", m.Action.Value))
+	case m.Kind == pipeline.KindCommand:
+		return fmt.Sprintf("> %s · %s: %s", t, where, m.Text)
+	case ev.Type == "app_mention":
+		return fmt.Sprintf("> %s %s · the same message again, as app_mention", t, n.msg(m.TS))
+	}
+	line := fmt.Sprintf("> %s %s · %s: %s", t, n.msg(m.TS), where, indentText(m.Text))
+	for _, f := range m.Files {
+		line += "\n  + file " + f.Name
+	}
+	return line
+}
+
+func outboundLine(n *renamer, m platform.Entry) string {
+	thread := n.thread(m.ThreadTS)
+	switch m.Op {
+	case platform.OpPost, platform.OpUpdate:
+		if c := m.Card; c != nil {
+			id := n.name(n.cards, "ap", c.ID)
+			if len(c.Actions) == 0 {
+				return fmt.Sprintf("< %s %s card %s resolved: %s", thread, n.msg(m.TS), id, c.Outcome)
+			}
+			line := fmt.Sprintf("< %s %s card %s · %s · %s · [%s]: %s", thread, n.msg(m.TS), id, c.Kind, c.Category,
+				strings.Join(c.Actions, ", "), indentText(c.Summary))
+			if c.Details != "" {
+				line += "\n  | " + indentText(c.Details)
+			}
+			return line
+		}
+		verb := "post"
+		if m.Op == platform.OpUpdate {
+			verb = "edit"
+		}
+		line := fmt.Sprintf("< %s %s %s: %s", thread, n.msg(m.TS), verb, indentText(m.Text))
+		if m.Feedback {
+			line += "\n  [feedback buttons: good | bad]"
+		}
+		return line
+	case platform.OpEphemeral:
+		return fmt.Sprintf("< %s only <@%s> sees: %s", thread, m.To, indentText(m.Text))
+	case platform.OpStatus:
+		return fmt.Sprintf("< %s status: %s", thread, cmp.Or(m.Text, "(cleared)"))
+	case platform.OpUpload:
+		line := fmt.Sprintf("< %s %s upload", thread, n.msg(m.TS))
+		for _, f := range m.Files {
+			line += fmt.Sprintf(" %s %q (%d bytes)", f.Name, f.Title, len(f.Content))
+		}
+		if m.Text != "" {
+			line += ": " + indentText(m.Text)
+		}
+		return line
+	}
+	return fmt.Sprintf("< %s %s: %s", thread, m.Op, indentText(m.Text))
+}
+
+// indentText keeps a multi-line text readable: its later lines go on their
+// own lines, marked "  | ".
+func indentText(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  | ")
+}

@@ -1,0 +1,57 @@
+package runner
+
+import (
+	"context"
+	"io"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/persona"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Boot builds the production service from cfg, on the simulated platform
+// and with the hooks of d. cmd/agent gives it: the service is wired there.
+type Boot func(ctx context.Context, cfg *config.Config, d Deps) (Service, error)
+
+// Service is the service a Boot built, as the simulator uses it.
+type Service interface {
+	// Run runs the service until ctx is done, then shuts it down.
+	Run(ctx context.Context) error
+	// Persona is the persona the service runs (the REPL's roles and
+	// layers).
+	Persona() *persona.Persona
+}
+
+// Deps are what the simulator gives the service besides its configuration.
+type Deps struct {
+	// Platform is both the transport events come from and the chat API
+	// replies go to.
+	Platform *platform.Chat
+	// Model replaces the Messages API client.
+	Model agent.Model
+	// Log receives the service's logs (text).
+	Log    io.Writer
+	Getenv func(string) string
+	// Spans are span processors added to the tracer provider (--trace).
+	Spans []sdktrace.SpanProcessor
+	// Soul, when set, is the SOUL.md, and the home is made only when
+	// something is written there: nothing is read from it or seeded in it
+	// at start.
+	Soul []byte
+	// Stores gives the in-memory databases of scenarios with a temporary
+	// home: one emptied by the scenario before, with its parsed schema and
+	// prepared statements, taken back at close.
+	Stores *store.MemoryPool
+	// OnHandled and OnDrop observe the gateway: the runner's waits and the
+	// transcripts' drops.
+	OnHandled func(ev *pipeline.Event, err error)
+	OnDrop    func(ev *pipeline.Event, reason string)
+	// OnToolCall observes every tool call, its input and result redacted
+	// (the golden transcripts).
+	OnToolCall func(name, input, result, outcome string)
+}

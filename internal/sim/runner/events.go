@@ -1,0 +1,163 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/persona-runtime/agent/internal/sim"
+	"github.com/persona-runtime/agent/internal/sim/golden"
+	"github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+func (s *Sim) onHandled(ev *pipeline.Event, _ error) {
+	s.mu.Lock()
+	delete(s.pending, ev.ID)
+	close(s.progress)
+	s.progress = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *Sim) onDrop(ev *pipeline.Event, reason string) {
+	s.mu.Lock()
+	s.drops[ev.ID] = reason
+	s.mu.Unlock()
+}
+
+// inject hands an event to the service under a fresh id and remembers it
+// as pending.
+func (s *Sim) inject(ev *pipeline.Event) error {
+	s.track(ev)
+	return s.chat.Inject(ev)
+}
+
+// injectMention hands a channel message that mentions the bot to the
+// service with its app_mention twin, both at once, as the platform sends
+// them.
+func (s *Sim) injectMention(ev, twin *pipeline.Event) error {
+	s.track(ev)
+	s.track(twin)
+	return s.chat.InjectMention(ev, twin)
+}
+
+// track gives ev a fresh id and remembers it as pending.
+func (s *Sim) track(ev *pipeline.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	ev.ID = fmt.Sprintf("EvSIM%05d", s.seq)
+	if ev.Kind == pipeline.KindAction {
+		ev.ID = "action:" + ev.ID
+	}
+	s.pending[ev.ID] = true
+	s.injected = append(s.injected, injected{id: ev.ID, typ: ev.Type})
+}
+
+// Drops returns, for each of in's events, the reason the gateway dropped
+// it, "" for an event it did not drop.
+func (s *Sim) Drops(in Injected) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(in.IDs))
+	for i, id := range in.IDs {
+		out[i] = s.drops[id]
+	}
+	return out
+}
+
+// Settle waits until what in set going has settled: its events were
+// handled (with scope All, every event injected so far), or a turn waits
+// on a card that was not there before (it will go on after a click). A
+// click first waits for its own event: a refused click changes no card.
+// Each wait fails after the simulation's settle time, or with ctx's error
+// when ctx is done.
+func (s *Sim) Settle(ctx context.Context, in Injected) error {
+	if in.click {
+		if err := s.wait(ctx, "the click was not handled", func() bool { return s.handled(false, in.IDs) }); err != nil {
+			return err
+		}
+	}
+	return s.wait(ctx, "the service did not settle", func() bool {
+		return s.handled(s.scope == All, in.IDs) || unresolved(s.chat.Cards()) > in.CardsBefore
+	})
+}
+
+// handled reports whether the events ids were handled, or with all every
+// event injected so far.
+func (s *Sim) handled(all bool, ids []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if all {
+		return len(s.pending) == 0
+	}
+	return !slices.ContainsFunc(ids, func(id string) bool { return s.pending[id] })
+}
+
+// wait waits until cond holds, checking at once and after every change
+// of the platform or handled event.
+func (s *Sim) wait(ctx context.Context, what string, cond func() bool) error {
+	timeout := time.NewTimer(s.settle)
+	defer timeout.Stop()
+	for {
+		changed := s.chat.Changed()
+		s.mu.Lock()
+		progress := s.progress
+		s.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-progress:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout.C:
+			return errors.New(what + " in time")
+		}
+	}
+}
+
+// transcript is the golden transcript of the simulation so far.
+func (s *Sim) transcript(sc *sim.Scenario) string {
+	entries := s.chat.Messages()
+	calls := s.tools.list()
+	s.mu.Lock()
+	events := make([]golden.Event, len(s.injected))
+	for i, in := range s.injected {
+		events[i] = golden.Event{Type: in.typ, Dropped: s.drops[in.id]}
+	}
+	s.mu.Unlock()
+	return golden.Render(golden.Transcript{Scenario: sc, Entries: entries, Events: events, Tools: calls, Home: s.home, Bot: bot.UserID})
+}
+
+// toolLog collects the tool calls of one simulation.
+type toolLog struct {
+	mu    sync.Mutex
+	calls []golden.ToolCall
+}
+
+func (l *toolLog) add(after int, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, golden.ToolCall{After: after, Line: line})
+}
+
+func (l *toolLog) list() []golden.ToolCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.calls)
+}
+
+func unresolved(cards []platform.Card) int {
+	n := 0
+	for _, c := range cards {
+		if !c.Resolved {
+			n++
+		}
+	}
+	return n
+}

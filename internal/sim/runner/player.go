@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/sim"
+)
+
+// Player plays a scenario's steps on a simulation, one at a time: the
+// runner plays every step of a scenario in a simulation of its own, the
+// REPL plays them into its running one.
+type Player struct {
+	s       *Sim
+	sc      *sim.Scenario
+	world   sim.World
+	threads map[string]string // label → channel + "/" + root ts
+	last    Injected          // the last send
+}
+
+// NewPlayer returns a player of sc on s.
+func NewPlayer(s *Sim, sc *sim.Scenario) *Player {
+	return &Player{s: s, sc: sc, world: sim.DefaultWorld().Merge(sc.Soul), threads: map[string]string{}}
+}
+
+// Scenario is the scenario played.
+func (p *Player) Scenario() *sim.Scenario { return p.sc }
+
+// LastSend is what the last send step injected.
+func (p *Player) LastSend() Injected { return p.last }
+
+// Play plays one step: a send or a click settles before it returns; an
+// expectation waits, event-driven and bounded, until it holds.
+func (p *Player) Play(ctx context.Context, st sim.Step) error {
+	switch st.Kind {
+	case sim.StepSend:
+		return p.send(ctx, st)
+	case sim.StepClick:
+		return p.click(ctx, st)
+	case sim.StepExpectReply:
+		return p.expectReply(ctx, st)
+	case sim.StepExpectCard, sim.StepExpectPending:
+		return p.expectCard(ctx, st)
+	case sim.StepExpectDrop:
+		return p.expectDrop(st)
+	}
+	return fmt.Errorf("unknown step %q", st.Kind)
+}
+
+func (p *Player) actor(as string) (string, error) {
+	if as == "" {
+		as = p.sc.As
+	}
+	u, ok := p.world.RoleUser(as)
+	if !ok {
+		return "", fmt.Errorf("unknown actor %q", as)
+	}
+	return u, nil
+}
+
+func (p *Player) send(ctx context.Context, st sim.Step) error {
+	user, err := p.actor(st.As)
+	if err != nil {
+		return err
+	}
+	channel, thread := sim.LayerChannel(p.sc.Layer), ""
+	if st.Channel != "" {
+		channel = st.Channel
+	}
+	if st.DM {
+		channel = sim.LayerChannel("dm")
+	}
+	if at, ok := p.threads[st.Thread]; ok && st.Thread != "" {
+		channel, thread, _ = strings.Cut(at, "/")
+	}
+	in, err := p.s.Send(user, channel, thread, st.Text)
+	if err != nil {
+		return err
+	}
+	p.last = in
+	if st.Thread != "" && thread == "" {
+		p.threads[st.Thread] = channel + "/" + in.TS
+	}
+	return p.s.Settle(ctx, in)
+}
+
+func (p *Player) click(ctx context.Context, st sim.Step) error {
+	user, err := p.actor(st.As)
+	if err != nil {
+		return err
+	}
+	cards := p.s.chat.Cards()
+	card, ok := newest(cards, st.Action)
+	if !ok {
+		return fmt.Errorf("expected an unresolved card offering %q; saw %d card(s), none offering it", st.Action, len(cards))
+	}
+	in, err := p.s.Click(user, card, st.Action)
+	if err != nil {
+		return err
+	}
+	return p.s.Settle(ctx, in)
+}

@@ -1,0 +1,261 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/sandbox"
+	"github.com/persona-runtime/agent/internal/sim/golden"
+	"github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/persona-runtime/agent/internal/sim/scripted"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// bot is the bot's identity in the simulator.
+var bot = pipeline.Identity{UserID: "U0BOT", BotID: "B0BOT", TeamID: "T0SIM"}
+
+// stepTimeout bounds every wait of a scenario step. The waits are
+// event-driven: a passing step returns as soon as its condition holds.
+const stepTimeout = 5 * time.Second
+
+// stores are the scenarios' in-memory databases, each handed to the next
+// scenario emptied, with its parsed schema and prepared statements.
+var stores store.MemoryPool
+
+// Options configure a simulation.
+type Options struct {
+	// Boot builds the service; required.
+	Boot Boot
+	// LandlockABI is the kernel's Landlock ABI; nil asks the kernel.
+	LandlockABI func() int
+	// Soul is the SOUL.md to run; required with a temporary home.
+	Soul []byte
+	// Behaviour is the scripted model's behaviour ("": reply).
+	Behaviour string
+	// Model replaces the scripted model (a live model).
+	Model agent.Model
+	// Config is the shared configuration for a live model; nil: the sim
+	// world's (bypass, the defaults).
+	Config *config.Config
+	// Home is the service's home; "": a temporary home, made only when
+	// something is written there and removed at close.
+	Home string
+	// Log receives the service's logs (text); nil discards them.
+	Log    io.Writer
+	Getenv func(string) string
+	// Observer sees every transcript entry (platform.Chat.Observer).
+	Observer func(platform.Entry)
+	// Spans are span processors added to the service's tracer (--trace).
+	Spans []sdktrace.SpanProcessor
+	// Scope is what a step waits for before it returns.
+	Scope Scope
+	// SettleTimeout bounds a step's wait; 0: 5 s, a scripted step's bound.
+	SettleTimeout time.Duration
+}
+
+// Scope is what a step waits for.
+type Scope int
+
+const (
+	// All waits for every injected event: a scenario's world is its own,
+	// and its transcript is the same on every run only when each step ends
+	// what it set going before the next starts.
+	All Scope = iota
+	// Own waits for the step's own events only: in the REPL an earlier turn
+	// may wait on a card for as long as nobody clicks.
+	Own
+)
+
+// Sim is one running simulation: the production service on the simulated
+// platform, with the scripted model or a live one.
+type Sim struct {
+	chat     *platform.Chat
+	svc      Service
+	model    agent.Model
+	scripted *scripted.Model
+	home     string // a temporary home, removed at close; "" for none
+	scope    Scope
+	settle   time.Duration
+
+	mu       sync.Mutex
+	pending  map[string]bool   // injected event ids not handled yet
+	drops    map[string]string // event id → drop reason
+	injected []injected        // every injected event, in order
+	seq      int
+	tools    toolLog // the tool calls, for the golden transcript
+	// progress is closed and replaced whenever an event is handled.
+	progress chan struct{}
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// injected is an event the simulation handed to the service.
+type injected struct {
+	id, typ string
+}
+
+// Start boots the service on the simulated platform and runs it until
+// Close.
+func Start(ctx context.Context, o Options) (*Sim, error) {
+	if o.Boot == nil {
+		return nil, errors.New("sim: no Boot")
+	}
+	s := &Sim{pending: map[string]bool{}, drops: map[string]string{}, done: make(chan error, 1),
+		progress: make(chan struct{}), scope: o.Scope, settle: o.SettleTimeout}
+	if s.settle == 0 {
+		s.settle = stepTimeout
+	}
+	home := o.Home
+	var soul []byte // given to the service: a temporary home is not made at start
+	if home == "" {
+		// A temporary home is made only if the scenario writes there
+		// (a workspace, a skill): making, filling and removing one cost
+		// a scenario ~0.45 ms on this project's machine, a tenth of it.
+		// Its name is random, and what is made is made 0700.
+		var b [12]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		home = filepath.Join(os.TempDir(), "agent-sim-"+hex.EncodeToString(b[:]))
+		s.home, soul = home, o.Soul
+		if soul == nil {
+			return nil, errors.New("sim: a temporary home needs the SOUL.md")
+		}
+	} else {
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return nil, err
+		}
+		if o.Soul != nil {
+			if err := os.WriteFile(filepath.Join(home, "SOUL.md"), o.Soul, 0o600); err != nil {
+				s.cleanup()
+				return nil, err
+			}
+		}
+	}
+	cfg := s.config(o, home)
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(k string) string {
+			if k == "PATH" {
+				return os.Getenv("PATH")
+			}
+			return ""
+		}
+	}
+	s.chat = &platform.Chat{Bot: bot, Observer: o.Observer}
+	s.model = o.Model
+	if s.model == nil {
+		m, err := scripted.New(cmp.Or(o.Behaviour, "reply"))
+		if err != nil {
+			s.cleanup()
+			return nil, err
+		}
+		s.scripted, s.model = m, m
+	}
+	svc, err := o.Boot(ctx, cfg, Deps{
+		Platform: s.chat, Model: s.model, Log: logw, Getenv: getenv, Spans: o.Spans, Soul: soul, Stores: &stores,
+		OnHandled: s.onHandled, OnDrop: s.onDrop,
+		OnToolCall: func(name, input, result, outcome string) {
+			// The temporary home is named before the line is cut to
+			// length, so that its random name's length changes nothing.
+			if s.home != "" {
+				input, result = strings.ReplaceAll(input, s.home, "$AGENT_HOME"), strings.ReplaceAll(result, s.home, "$AGENT_HOME")
+			}
+			s.tools.add(len(s.chat.Messages()), golden.ToolLine(name, input, result, outcome))
+		},
+	})
+	if err != nil {
+		s.cleanup()
+		return nil, err
+	}
+	s.svc = svc
+	runCtx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	go func() { s.done <- svc.Run(runCtx) }()
+	return s, nil
+}
+
+// config is the service's configuration: the shared one for a live model,
+// the sim world's otherwise, with the simulator's own home and state.
+func (s *Sim) config(o Options, home string) *config.Config {
+	cfg := &config.Config{}
+	if o.Config != nil {
+		*cfg = *o.Config
+	} else {
+		cfg.DefaultMode, cfg.AutoAllowTools, cfg.IdleMinutes = "bypass", config.DefaultAutoAllowTools, config.DefaultIdleMinutes
+		cfg.MaxTurns, cfg.PackageRunner, cfg.LogLevel = config.DefaultMaxTurns, config.DefaultPackageRunner, "warn"
+		landlock := o.LandlockABI
+		if landlock == nil {
+			landlock = sandbox.LandlockABI
+		}
+		if landlock() == 0 {
+			// The scripted world runs in bypass, and its one command (echo)
+			// may run unconfined where the kernel has no sandbox: the
+			// refusal of cmd/agent's doors.go guards a persona's
+			// configuration, and a live model gets the shared
+			// configuration's own AGENT_SANDBOX.
+			cfg.Sandbox = string(sandbox.ModeOff)
+		}
+	}
+	cfg.Home, cfg.DBPath, cfg.Workspaces = home, filepath.Join(home, "db.sqlite"), filepath.Join(home, "workspaces")
+	// The simulator's state is its own: never the persona's Postgres (it
+	// would join the live replicas' fleet).
+	cfg.DBURL = ""
+	if o.Home == "" {
+		cfg.DBPath = store.Memory // a scenario's database lives as long as the scenario
+	}
+	cfg.HealthPort, cfg.LogFormat = 0, "text"
+	return cfg
+}
+
+// Platform is the simulated platform the service runs on.
+func (s *Sim) Platform() *platform.Chat { return s.chat }
+
+// Service is the service Boot built.
+func (s *Sim) Service() Service { return s.svc }
+
+// Model is the model the service runs: the scripted one or a live one.
+func (s *Sim) Model() agent.Model { return s.model }
+
+// Scripted is the scripted model; nil when a live model runs.
+func (s *Sim) Scripted() *scripted.Model { return s.scripted }
+
+// Home is the temporary home, removed at close; "" when the simulation
+// runs in a home of its caller's.
+func (s *Sim) Home() string { return s.home }
+
+// Close stops the service and removes a temporary home.
+func (s *Sim) Close() error {
+	var err error
+	if s.cancel != nil {
+		s.cancel()
+		err = <-s.done
+	}
+	s.cleanup()
+	return err
+}
+
+func (s *Sim) cleanup() {
+	if s.home != "" {
+		os.RemoveAll(s.home)
+	}
+}

@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Injected is what one step handed to the service, for Settle and Drops.
+type Injected struct {
+	// TS is a message's ts (a click's is the card's).
+	TS string
+	// IDs are the step's events: a message, and at a channel's thread root
+	// its app_mention twin; or a click.
+	IDs []string
+	// CardsBefore is how many cards were unresolved before the step, less
+	// the card clicked: one more means a turn waits on a click.
+	CardsBefore int
+	click       bool
+}
+
+// Send injects user's message in channel: in the thread whose root is at
+// thread, or as a new thread's root when thread is "". As on the platform,
+// a thread's root in a channel (not a DM) mentions the bot and arrives
+// twice, as message and as app_mention, with the same channel and ts.
+func (s *Sim) Send(user, channel, thread, text string) (Injected, error) {
+	in := Injected{CardsBefore: unresolved(s.chat.Cards())}
+	ev := &pipeline.Event{Kind: pipeline.KindMessage, Type: "message", UserID: user, ChannelID: channel, ThreadTS: thread, Text: text}
+	var err error
+	if thread == "" && !isDM(channel) {
+		ev.Text = "<@" + bot.UserID + "> " + text
+		twin := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, ChannelID: channel, Text: ev.Text}
+		err = s.injectMention(ev, twin)
+		in.IDs = []string{ev.ID, twin.ID}
+	} else {
+		err = s.inject(ev)
+		in.IDs = []string{ev.ID}
+	}
+	if err != nil {
+		return Injected{CardsBefore: in.CardsBefore}, err
+	}
+	in.TS = ev.TS
+	return in, nil
+}
+
+// Click injects user's click on the button action of card.
+func (s *Sim) Click(user string, card platform.Card, action string) (Injected, error) {
+	in := Injected{TS: card.TS, CardsBefore: unresolved(s.chat.Cards()) - 1, click: true} // this one may resolve
+	ev := &pipeline.Event{Kind: pipeline.KindAction, Type: "block_actions", UserID: user, ChannelID: card.ChannelID,
+		ThreadTS: card.ThreadTS, TS: card.TS, Action: &pipeline.Action{ActionID: action, Value: card.Card.ID, MessageTS: card.TS}}
+	if err := s.inject(ev); err != nil {
+		return in, err
+	}
+	in.IDs = []string{ev.ID}
+	return in, nil
+}
+
+// newest returns the newest unresolved card offering action.
+func newest(cards []platform.Card, action string) (platform.Card, bool) {
+	for i := len(cards) - 1; i >= 0; i-- {
+		if cards[i].Offers(action) {
+			return cards[i], true
+		}
+	}
+	return platform.Card{}, false
+}
+
+func isDM(channel string) bool { return strings.HasPrefix(channel, "D") }

@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/sim/platform"
+)
+
+// dump writes the platform's transcript, one entry a line (sim run
+// --verbose).
+func (s *Sim) dump(w io.Writer) {
+	if w == nil {
+		return
+	}
+	for _, m := range s.chat.Messages() {
+		fmt.Fprintln(w, "    "+entryLine(m))
+	}
+}
+
+// entryLine renders one transcript entry for a person.
+func entryLine(m platform.Entry) string {
+	where := m.ChannelID
+	if m.ThreadTS != "" {
+		where += "/" + m.ThreadTS
+	}
+	switch m.Op {
+	case platform.OpInbound:
+		if m.Action != nil {
+			return fmt.Sprintf("%s <@%s> clicked %s", where, m.UserID, m.Action.ActionID)
+		}
+		return fmt.Sprintf("%s <@%s>: %s", where, m.UserID, m.Text)
+	case platform.OpPost, platform.OpUpdate:
+		verb := "bot"
+		if m.Op == platform.OpUpdate {
+			verb = "bot (edited)"
+		}
+		if m.Card != nil {
+			state := "actions: " + strings.Join(m.Card.Actions, ", ")
+			if len(m.Card.Actions) == 0 {
+				state = m.Card.Outcome
+			}
+			return fmt.Sprintf("%s %s: [%s card · %s] %s (%s)", where, verb, m.Card.Kind, m.Card.Category, m.Card.Summary, state)
+		}
+		return fmt.Sprintf("%s %s: %s", where, verb, m.Text)
+	case platform.OpEphemeral:
+		return fmt.Sprintf("%s bot (only <@%s> sees): %s", where, m.To, m.Text)
+	case platform.OpUpload:
+		name := ""
+		if len(m.Files) > 0 {
+			name = m.Files[0].Name
+		}
+		return fmt.Sprintf("%s bot uploaded %s: %s", where, name, m.Text)
+	case platform.OpStatus:
+		return fmt.Sprintf("%s status: %s", where, cmp.Or(m.Text, "(cleared)"))
+	}
+	return fmt.Sprintf("%s %s: %s", where, m.Op, m.Text)
+}
