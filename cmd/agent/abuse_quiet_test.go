@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -116,7 +117,7 @@ func TestAbuseStoreFailureInAStageIsTold(t *testing.T) {
 
 	// The manager's DM: its thread's mode cannot be read (auth).
 	h.send(fake.Message{EventID: "EvQuietDM", User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "status?"})
-	h.expectNotice("D0MGR", "100.1", msgStageFailed)
+	h.expectNotice("D0MGR", "100.1", inbox.MsgStageFailed)
 	if cause := waitInbox(t, db, "EvQuietDM", store.InboxFailed); !strings.Contains(cause, "auth: ") || !strings.Contains(cause, "no such table") {
 		t.Errorf("inbox error %q, want the auth stage's store error", cause)
 	}
@@ -133,7 +134,7 @@ func TestAbuseStoreFailureInAStageIsTold(t *testing.T) {
 	waitInbox(t, db, "EvQuietChatter", store.InboxFailed)
 
 	// (Each line is posted before its event is recorded failed.)
-	if got := postsIn(h, "C0TEAM", "200.1"); len(got) != 1 || got[0] != msgStageFailed {
+	if got := postsIn(h, "C0TEAM", "200.1"); len(got) != 1 || got[0] != inbox.MsgStageFailed {
 		t.Errorf("the mention's thread: %q, want the one line", got)
 	}
 	if got := postsIn(h, "C0TEAM", "300.1"); len(got) != 0 {
@@ -192,7 +193,7 @@ func TestAbuseTransientStoreFailureIsRetried(t *testing.T) {
 	tries.Store(0)
 	failures.Store(1000)
 	h.send(fake.Message{EventID: "EvBusyLong", User: "U0MGR", Channel: "D0MGR", TS: "200.1", Text: "again?"})
-	h.expectNotice("D0MGR", "200.1", msgStageFailed)
+	h.expectNotice("D0MGR", "200.1", inbox.MsgStageFailed)
 	if cause := waitInbox(t, db, "EvBusyLong", store.InboxFailed); !strings.Contains(cause, busy.Error()) {
 		t.Errorf("inbox error %q, want the busy error", cause)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/inbox"
 )
 
 // chaosIterations is how many times the chaos test kills the runtime.
@@ -105,11 +106,11 @@ func TestChaosKillMidTurn(t *testing.T) {
 			switch {
 			case strings.HasPrefix(s, fmt.Sprintf("done %d", th.n)):
 				done++
-			case s == msgPoisoned:
+			case s == inbox.MsgPoisoned:
 				poison++
-			case s == msgMaybeAnswered:
+			case s == inbox.MsgMaybeAnswered:
 				maybeAns++
-			case s == msgResumed:
+			case s == inbox.MsgResumed:
 				resumed++
 			}
 		}
@@ -262,7 +263,7 @@ func (c *chaos) texts(ts string) []string {
 // settled reports whether the thread got its answer or an explanation.
 func (c *chaos) settled(ts string) bool {
 	for _, s := range c.texts(ts) {
-		if strings.HasPrefix(s, "done ") || s == msgPoisoned || s == msgMaybeAnswered {
+		if strings.HasPrefix(s, "done ") || s == inbox.MsgPoisoned || s == inbox.MsgMaybeAnswered {
 			return true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/commands"
+	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -81,7 +82,7 @@ func (s *service) joinFleet(ctx context.Context) error {
 // sweep) goes first: this one yields its place in the queue, for at most
 // maxYield.
 func (s *service) lockThread(ctx context.Context, ev *pipeline.Event) (func(), error) {
-	key, mk := ev.ThreadKey(), msgKey(ev)
+	key, mk := ev.ThreadKey(), inbox.MsgKey(ev)
 	if err := settle(ctx, ev, s.cfg.OrderSettle); err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func (s *service) lockThread(ctx context.Context, ev *pipeline.Event) (func(), e
 // and only once: an event back from a yield is past it, and a message
 // queued behind its thread's running turn has waited longer already.
 func settle(ctx context.Context, ev *pipeline.Event, d time.Duration) error {
-	if msgKey(ev) == "" || ev.Resumed || ev.Received.IsZero() {
+	if inbox.MsgKey(ev) == "" || ev.Resumed || ev.Received.IsZero() {
 		return nil
 	}
 	wait := d - time.Since(ev.Received)
@@ -163,7 +164,7 @@ func (s *service) sweep(ctx context.Context, deliver func(*pipeline.Event)) {
 		case len(entries) > 0:
 			s.log.InfoContext(ctx, "fleet: took over the events of a replica that stopped", "count", len(entries))
 			s.expireThreadApprovals(ctx, entries)
-			s.resumeEntries(ctx, entries, deliver)
+			s.inbox.Resume(ctx, entries, deliver)
 		}
 		select {
 		case <-ctx.Done():

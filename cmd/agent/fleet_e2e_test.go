@@ -23,6 +23,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/inbox"
 )
 
 const fleetKey = "sk-ant-api03-fleet-key-0000000000"
@@ -146,7 +147,7 @@ func TestReplicasExactlyOnce(t *testing.T) {
 	}
 	resumed := 0
 	for _, p := range slack.Posts() {
-		if p.Text == msgResumed {
+		if p.Text == inbox.MsgResumed {
 			resumed++
 		}
 	}
@@ -539,7 +540,7 @@ func (f *fleet) waitSettled(ctx context.Context) {
 	for {
 		answered := map[string]int{}
 		for _, p := range f.slack.Posts() {
-			if doneRe.MatchString(p.Text) || p.Text == msgMaybeAnswered || p.Text == msgPoisoned {
+			if doneRe.MatchString(p.Text) || p.Text == inbox.MsgMaybeAnswered || p.Text == inbox.MsgPoisoned {
 				answered[p.ThreadTS]++
 			}
 		}
@@ -577,7 +578,7 @@ func (f *fleet) checkAnswers(root func(int) string) {
 			if p.ThreadTS != root(th) {
 				continue
 			}
-			if p.Text == msgMaybeAnswered || p.Text == msgPoisoned {
+			if p.Text == inbox.MsgMaybeAnswered || p.Text == inbox.MsgPoisoned {
 				explained++
 				continue
 			}

@@ -40,11 +40,12 @@ func (c *cli) inboxCommand() *ffcli.Command {
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&state, "state", "", "only events in this state: received, running, answering, answered, failed or dropped")
 		},
-		run: func(ctx context.Context, inv *invocation, _ []string) error { return inbox(ctx, inv, state) },
+		run: func(ctx context.Context, inv *invocation, _ []string) error { return listInbox(ctx, inv, state) },
 	})
 }
 
-func inbox(ctx context.Context, inv *invocation, state string) error {
+// listInbox prints the inbox's records (agent inbox).
+func listInbox(ctx context.Context, inv *invocation, state string) error {
 	if state != "" && !inboxStates[state] {
 		return &exitError{code: 2, err: fmt.Errorf("--state: unknown state %q (want received, running, answering, answered, failed or dropped)", state)}
 	}

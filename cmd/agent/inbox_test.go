@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -63,7 +64,7 @@ func TestStartSettlesWhatACrashLeft(t *testing.T) {
 	h.start()
 	h.expectNotice("D0MGR", "201.1", "): cut off")
 	h.expectNotice("D0MGR", "204.1", "): lost")
-	h.expectNotice("D0MGR", "202.1", msgPoisoned)
+	h.expectNotice("D0MGR", "202.1", inbox.MsgPoisoned)
 	h.waitMetric(`agent_turns_total{outcome="ok"}`, 2)
 
 	texts := func(thread string) []string {
@@ -76,10 +77,10 @@ func TestStartSettlesWhatACrashLeft(t *testing.T) {
 		return out
 	}
 	for thread, want := range map[string]string{
-		"201.1": msgResumed + " | ack: <@U0MGR> (manager): cut off",
-		"202.1": msgPoisoned,
+		"201.1": inbox.MsgResumed + " | ack: <@U0MGR> (manager): cut off",
+		"202.1": inbox.MsgPoisoned,
 		"203.1": "ack: landed",
-		"204.1": msgResumed + " | ack: <@U0MGR> (manager): lost",
+		"204.1": inbox.MsgResumed + " | ack: <@U0MGR> (manager): lost",
 	} {
 		if got := strings.Join(texts(thread), " | "); got != want {
 			t.Errorf("thread %s: %q, want %q", thread, got, want)

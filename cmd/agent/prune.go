@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -39,7 +40,7 @@ func (s *service) pruneLoop(ctx context.Context) {
 	}
 }
 
-// prune deletes the settled inbox rows older than inboxKeep and the event
+// prune deletes the settled inbox rows older than inbox.Keep and the event
 // keys older than eventsKeep.
 func (s *service) prune(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -50,7 +51,7 @@ func (s *service) prune(ctx context.Context) {
 		keep time.Duration
 		del  func(context.Context, time.Time) (int64, error)
 	}{
-		{"inbox: pruned settled events", inboxKeep, s.store.PruneInbox},
+		{"inbox: pruned settled events", inbox.Keep, s.store.PruneInbox},
 		{"pruned processed event keys", eventsKeep, s.store.PruneEvents},
 	} {
 		n, err := p.del(ctx, now.Add(-p.keep))

@@ -19,6 +19,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/metrics"
@@ -62,7 +63,7 @@ type service struct {
 	chat     chatAPI
 	onDrop   func(ev *pipeline.Event, reason string)
 	skills   *tools.Skills
-	journal  journal
+	inbox    *inbox.Recorder
 	gateway  *gateway.Gateway
 	started  time.Time
 	// ingress adds the HTTP ingress's routes when events come over HTTP.
@@ -74,8 +75,6 @@ type service struct {
 	engine *agent.Engine
 	// runCtx is run's context: the service's life.
 	runCtx context.Context
-	// told: the messages whose failure before the agent was told.
-	told toldSet
 	// noBypass is why no thread may run in bypass here ("" when it may;
 	// doors.go).
 	noBypass string
@@ -272,8 +271,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.handler = s.chain(engine, clicks, commands, chat)
-	s.journal = journal{store: s.store, redact: s.redactor.Redact, outcomes: s.metrics.InboxEvents, log: s.log}
-	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.journal, OnStart: s.resume, OnFailed: s.tellFailed,
+	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
+		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})
+	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.inbox, OnStart: s.resume,
 		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.lockThread

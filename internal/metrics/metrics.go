@@ -86,7 +86,7 @@ type Metrics struct {
 	// none; net "deny-unenforced": asked for but the kernel cannot).
 	SandboxInfo *prometheus.GaugeVec
 
-	// InboxEvents is agent_inbox_events_total{outcome}: journaled events by
+	// InboxEvents is agent_inbox_events_total{outcome}: the inbox's events by
 	// how they ended (answered, failed, dropped) and what the start after
 	// a crash did with them (resumed, poisoned: given up after crashing
 	// the runtime twice).
@@ -169,7 +169,7 @@ func New() *Metrics {
 		}, []string{"mode", "landlock_abi", "net", "pids"}),
 		InboxEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_inbox_events_total",
-			Help: "Journaled chat events, by outcome: answered, failed, dropped, resumed after a crash, poisoned.",
+			Help: "Chat events of the durable inbox, by outcome: answered, failed, dropped, resumed after a crash, poisoned.",
 		}, []string{"outcome"}),
 		DeliveryFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_chat_delivery_failures_total",

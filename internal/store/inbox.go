@@ -11,7 +11,9 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Inbox states.
+// The states of an event in the inbox (internal/inbox), defined once,
+// beside the statements that move an event between them: received →
+// running → answering → answered, or failed or dropped.
 const (
 	InboxReceived = "received"
 	InboxRunning  = "running"

@@ -29,15 +29,8 @@ type Config struct {
 	// the chain's error (the simulator waits on it).
 	OnHandled func(ev *pipeline.Event, err error)
 	// Inbox, when set, makes every message and command durable from
-	// before its acknowledgement to its answer (the store, through the
-	// service).
+	// before its acknowledgement to its answer (internal/inbox).
 	Inbox Inbox
-	// OnFailed, when set, is told of a journaled event whose handling
-	// failed before it reached the agent stage (a store error in the drop,
-	// engagement, auth or session stage; the agent stage tells the thread
-	// of its own failures), before it is recorded failed: the service
-	// tells the person in one line. Not for an event cut short by shutdown.
-	OnFailed func(ctx context.Context, ev *pipeline.Event, err error)
 	// OnStart, when set, runs once the gateway takes events, with its
 	// Deliver (the service resumes what a crash left unfinished).
 	OnStart func(deliver func(*pipeline.Event))
@@ -69,42 +62,20 @@ const (
 	maxIdleWorkers = 4
 )
 
-// Inbox records the life of each journaled event; see Journaled.
+// Inbox records the life of each event it keeps (a person's message or
+// slash command), from before its acknowledgement to its end.
 type Inbox interface {
-	// Receive records ev as received. The transport calls it, through
-	// Deliver, before it acknowledges the envelope. fresh is false when the
-	// event was recorded before (a redelivery, here or at another replica
-	// sharing the store): that copy is not run, the first one is.
+	// Receive records ev as received, when the inbox keeps it. The
+	// transport calls it, through Deliver, before it acknowledges the
+	// envelope. fresh is false when the event was recorded before (a
+	// redelivery, here or at another replica sharing the store): that copy
+	// is not run, the first one is.
 	Receive(ctx context.Context, ev *pipeline.Event) (fresh bool, err error)
-	// Start records that ev runs (another attempt) under traceID, at
-	// once or, through the context it returns, with the event's first
-	// write.
-	Start(ctx context.Context, ev *pipeline.Event, traceID string) context.Context
-	// Answering records that ev's first answer is about to be posted.
-	Answering(ctx context.Context, ev *pipeline.Event) error
-	// Finish records ev's final state: store.InboxAnswered, InboxFailed or
-	// InboxDropped, with the error of a failure.
-	Finish(ctx context.Context, ev *pipeline.Event, state string, cause error)
-	// Answered records that ev's first answer was posted: at once or,
-	// through the context Start returned, with the event's next write
-	// (the posting tool's result); Flush writes it if none came.
-	Answered(ctx context.Context, ev *pipeline.Event)
-	// Flush writes what the context Start returned still owes.
-	Flush(ctx context.Context, ev *pipeline.Event)
-}
-
-// Inbox states the gateway reports (the store's names).
-const (
-	InboxAnswered = "answered"
-	InboxFailed   = "failed"
-	InboxDropped  = "dropped"
-)
-
-// Journaled reports whether ev goes through the inbox: a person's message
-// or slash command (clicks are answered by the card they click, replies
-// are the runtime's own, bots are dropped).
-func Journaled(ev *pipeline.Event) bool {
-	return (ev.Kind == pipeline.KindMessage || ev.Kind == pipeline.KindCommand) && ev.BotID == "" && ev.ID != ""
+	// Begin records that ev runs (another attempt) under traceID, and
+	// returns the context to run it in and end, to call once the chain is
+	// done with it, with the chain's error; halted is whether shutdown cut
+	// the run short.
+	Begin(ctx context.Context, ev *pipeline.Event, traceID string) (_ context.Context, end func(err error, halted bool))
 }
 
 func (c *Config) defaults() {
@@ -203,12 +174,11 @@ func (g *Gateway) drain() {
 	<-done
 }
 
-// Deliver records a journaled event in the inbox, then queues it; the
-// transport calls it before acknowledging the envelope, so that an
-// acknowledged event is never lost. Apart from that one small write it
-// never blocks.
+// Deliver records an event in the inbox, then queues it; the transport
+// calls it before acknowledging the envelope, so that an acknowledged
+// event is never lost. Apart from that one small write it never blocks.
 func (g *Gateway) Deliver(ev *pipeline.Event) {
-	if g.cfg.Inbox != nil && Journaled(ev) && !ev.Resumed {
+	if g.cfg.Inbox != nil {
 		fresh, err := g.cfg.Inbox.Receive(g.baseContext(), ev)
 		switch {
 		case err != nil:
@@ -331,10 +301,6 @@ func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 			attribute.String("messaging.system", "slack"), attribute.String("messaging.operation.type", "process"),
 			attribute.String("messaging.destination.name", ev.ChannelID), attribute.String("messaging.message.id", ev.ID)))
 	defer span.End()
-	inbox := g.cfg.Inbox
-	if inbox == nil || !Journaled(ev) || ev.Redelivery {
-		inbox = nil
-	}
 	// Bots' messages (the runtime's own posts coming back) are dropped
 	// whatever order they run in: no lock for them.
 	if g.cfg.LockThread != nil && ev.Kind == pipeline.KindMessage && ev.BotID == "" && !ev.Redelivery && g.queueKey(ev) == ev.ThreadKey() {
@@ -355,32 +321,20 @@ func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 			g.log.ErrorContext(ctx, "thread lock not taken; running the event unordered", "event_id", ev.ID, "err", err)
 		}
 	}
-	var progress *pipeline.Progress
-	if inbox != nil {
-		ctx = inbox.Start(ctx, ev, span.SpanContext().TraceID().String())
-		// The first message posted settles the event, with the event's
-		// next write: a crash after it must not answer twice. Just before
-		// it, the event is marked answering: a crash before it is settled
-		// cannot tell whether the post went out, and the next start says
-		// so instead of guessing.
-		progress = pipeline.NewProgress(func() {
-			if err := inbox.Answering(context.WithoutCancel(ctx), ev); err != nil {
-				g.log.ErrorContext(ctx, "inbox: answering not recorded", "event_id", ev.ID, "err", err)
-			}
-		}, func() { inbox.Answered(context.WithoutCancel(ctx), ev) })
-		ctx = pipeline.NewContextWithProgress(ctx, progress)
+	end := func(error, bool) {}
+	if g.cfg.Inbox != nil {
+		ctx, end = g.cfg.Inbox.Begin(ctx, ev, span.SpanContext().TraceID().String())
 	}
 	err := g.handler.Handle(ctx, ev)
 	if g.cfg.OnHandled != nil {
 		defer g.cfg.OnHandled(ev, err)
 	}
-	if inbox != nil {
-		g.settle(ctx, inbox, ev, progress, err)
-	}
+	cancelled := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	end(err, cancelled && g.base.Err() != nil)
 	switch {
 	case err == nil:
 		g.count(ev, "handled")
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	case cancelled:
 		g.count(ev, "cancelled")
 		g.log.InfoContext(ctx, "event cancelled", "event_id", ev.ID, "kind", ev.Kind.String(), "channel_id", ev.ChannelID, "reason", err.Error())
 	default:
@@ -400,31 +354,5 @@ func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 func (g *Gateway) count(ev *pipeline.Event, outcome string) {
 	if g.events != nil {
 		g.events.WithLabelValues(ev.Kind.String(), outcome).Inc()
-	}
-}
-
-// settle records the final state of a journaled event once the chain is
-// done with it. An event cut short by shutdown stays running: the next
-// start resumes it.
-func (g *Gateway) settle(ctx context.Context, inbox Inbox, ev *pipeline.Event, p *pipeline.Progress, err error) {
-	reached, answered := p.State()
-	ctx = context.WithoutCancel(ctx)
-	switch {
-	case answered:
-		// Recorded when the answer was posted, or owed since.
-		inbox.Flush(ctx, ev)
-	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && g.base.Err() != nil:
-		// Shutdown: left running for the next start.
-	case err != nil:
-		if !reached && g.cfg.OnFailed != nil {
-			g.cfg.OnFailed(ctx, ev, err)
-		}
-		inbox.Finish(ctx, ev, InboxFailed, err)
-	case reached:
-		// The turn ended without a word (the model stayed silent even
-		// after the stop guard): nothing more will come of it.
-		inbox.Finish(ctx, ev, InboxAnswered, nil)
-	default:
-		inbox.Finish(ctx, ev, InboxDropped, nil)
 	}
 }

@@ -205,7 +205,7 @@ func checkDuplicate(ctx context.Context, seen SeenStore, dedupe *recent, ev *Eve
 	if ev.Resumed {
 		return "", nil
 	}
-	// The journal marked it as it started the event, in the same write.
+	// The inbox marked it as it received the event, in the same write.
 	if ev.Marked {
 		if !ev.Fresh {
 			return DropDuplicate, nil

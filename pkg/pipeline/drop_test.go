@@ -382,9 +382,9 @@ func TestDropDuplicates(t *testing.T) {
 	}
 }
 
-// An event the journal marked as it started it: the drop stage takes the
+// An event the inbox marked as it received it: the drop stage takes the
 // outcome off the event and neither reads nor writes the store.
-func TestDropMarkedByTheJournal(t *testing.T) {
+func TestDropMarkedByTheInbox(t *testing.T) {
 	for _, fresh := range []bool{true, false} {
 		t.Run(fmt.Sprintf("fresh %v", fresh), func(t *testing.T) {
 			seen := memSeen()

@@ -98,10 +98,10 @@ type Event struct {
 	// platform's retry, or an envelope another replica got too): it is
 	// dropped as a duplicate.
 	Redelivery bool `json:"-"`
-	// Marked is whether the gateway's journal recorded the event's
-	// dedupe key (DedupeKey) as it started the event, and Fresh whether it
-	// was the first to: the drop stage then neither reads nor writes the
-	// key itself.
+	// Marked is whether the inbox recorded the event's dedupe key
+	// (DedupeKey) as it received the event, and Fresh whether it was the
+	// first to: the drop stage then neither reads nor writes the key
+	// itself.
 	Marked, Fresh bool `json:"-"`
 
 	Action  *Action  // KindAction only

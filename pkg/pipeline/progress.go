@@ -7,9 +7,9 @@ import (
 
 // Progress is how far the handling of one inbound event got: whether it
 // reached the agent stage, and whether anything was said in its thread.
-// The gateway puts one in the context of each event it journals; the
-// agent stage and its outbox report to it. A nil *Progress ignores every
-// call.
+// The inbox (internal/inbox) puts one in the context of each event it
+// keeps; the agent stage and its outbox report to it. A nil *Progress
+// ignores every call.
 type Progress struct {
 	mu          sync.Mutex
 	reached     bool
@@ -29,15 +29,8 @@ func NewProgress(onAnswering, onAnswer func()) *Progress {
 // Answering records that the first message is about to be posted; the
 // first call runs onAnswering before it returns.
 func (p *Progress) Answering() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	first := !p.answering
-	p.answering = true
-	p.mu.Unlock()
-	if first && p.onAnswering != nil {
-		p.onAnswering()
+	if p != nil {
+		p.mark(&p.answering, p.onAnswering)
 	}
 }
 
@@ -45,12 +38,9 @@ func (p *Progress) Answering() {
 // itself, in the write that stored the message about to be posted: later
 // Answering calls do not run onAnswering.
 func (p *Progress) AnsweringRecorded() {
-	if p == nil {
-		return
+	if p != nil {
+		p.mark(&p.answering, nil)
 	}
-	p.mu.Lock()
-	p.answering = true
-	p.mu.Unlock()
 }
 
 // IsAnswering reports whether the event was marked answering.
@@ -65,26 +55,28 @@ func (p *Progress) IsAnswering() bool {
 
 // Reach records that the event reached the agent stage.
 func (p *Progress) Reach() {
-	if p == nil {
-		return
+	if p != nil {
+		p.mark(&p.reached, nil)
 	}
-	p.mu.Lock()
-	p.reached = true
-	p.mu.Unlock()
 }
 
 // Answer records that a message was posted for the event; the first call
 // runs onAnswer before it returns.
 func (p *Progress) Answer() {
-	if p == nil {
-		return
+	if p != nil {
+		p.mark(&p.answered, p.onAnswer)
 	}
+}
+
+// mark sets *flag, a field of p, and runs first (if any) when it was not
+// set yet, after the lock is released: first writes to the store.
+func (p *Progress) mark(flag *bool, first func()) {
 	p.mu.Lock()
-	first := !p.answered
-	p.answered = true
+	was := *flag
+	*flag = true
 	p.mu.Unlock()
-	if first && p.onAnswer != nil {
-		p.onAnswer()
+	if !was && first != nil {
+		first()
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package inbox
 
 import (
 	"context"
@@ -9,35 +9,35 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// msgStageFailed is the line a person gets when their message failed
+// MsgStageFailed is the line a person gets when their message failed
 // before the agent could work on it (the database failed in the drop,
 // engagement, auth or session stage, even after its retries). It says
 // "error", like every failure the runtime reports in a thread.
-const msgStageFailed = "Sorry — an error stopped me before I could work on this. Please try again in a moment; the operator has the details."
+const MsgStageFailed = "Sorry — an error stopped me before I could work on this. Please try again in a moment; the operator has the details."
 
 // failedLineTimeout bounds the post of that line: the event's own
 // context may be over (its timeout) by then.
 const failedLineTimeout = 30 * time.Second
 
-// tellFailed is the gateway's OnFailed: it posts msgStageFailed in the
-// thread of a message or command that failed before the agent stage, when
-// it was addressed to the persona. The inbox records the failure itself.
-func (s *service) tellFailed(ctx context.Context, ev *pipeline.Event, err error) {
+// tellFailed posts MsgStageFailed in the thread of a message or command
+// that failed before the agent stage, when it was addressed to the
+// persona.
+func (r *Recorder) tellFailed(ctx context.Context, ev *pipeline.Event, err error) {
 	stage := pipeline.FailedStage(err)
-	if !addressed(ev, s.self.UserID, stage) {
-		s.log.InfoContext(ctx, "failed event not told: it may not have been addressed to the persona",
+	if !addressed(ev, r.o.Self().UserID, stage) {
+		r.o.Log.InfoContext(ctx, "failed event not told: it may not have been addressed to the persona",
 			"event_id", ev.ID, "channel_id", ev.ChannelID, "stage", stage)
 		return
 	}
 	// A channel mention arrives twice (app_mention and message), and both
 	// fail alike when the store is down: one line for the two.
-	if key := msgKey(ev); key != "" && !s.told.first(key) {
+	if key := MsgKey(ev); key != "" && !r.told.first(key) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, failedLineTimeout)
 	defer cancel()
-	if _, perr := s.chat.Post(ctx, pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: ev.RootTS(), Text: msgStageFailed, For: ev.ID}); perr != nil {
-		s.log.ErrorContext(ctx, "failure line not posted", "event_id", ev.ID, "channel_id", ev.ChannelID, "err", perr)
+	if _, perr := r.o.Chat.Post(ctx, pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: ev.RootTS(), Text: MsgStageFailed, For: ev.ID}); perr != nil {
+		r.o.Log.ErrorContext(ctx, "failure line not posted", "event_id", ev.ID, "channel_id", ev.ChannelID, "err", perr)
 	}
 }
 
