@@ -4,16 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/approval"
@@ -29,90 +24,10 @@ import (
 	"github.com/persona-runtime/agent/internal/telemetry"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/gateway/slackio"
-	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/session"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
-
-// chatAPI is what the service needs of the chat platform's Web API.
-type chatAPI interface {
-	pipeline.Poster
-	PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error
-	Upload(ctx context.Context, u pipeline.Upload) error
-	tools.Downloader
-	SetStatus(ctx context.Context, channelID, threadTS, status string) error
-	AuthTest(ctx context.Context) (pipeline.Identity, error)
-}
-
-// service is the running runtime: everything `agent start` builds.
-type service struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	tp       *sdktrace.TracerProvider
-	tracer   trace.Tracer
-	store    *store.Store
-	persona  *persona.Persona
-	metrics  *metrics.Metrics
-	sessions *session.Manager
-	redactor *redact.Redactor
-	self     pipeline.Identity
-	handler  pipeline.Handler
-	gate     *approval.Gate
-	builtins *tools.Builtins
-	chat     chatAPI
-	onDrop   func(ev *pipeline.Event, reason string)
-	skills   *tools.Skills
-	inbox    *inbox.Recorder
-	gateway  *gateway.Gateway
-	started  time.Time
-	// ingress adds the HTTP ingress's routes when events come over HTTP.
-	ingress func(chi.Router)
-	// fleet is set when replicas share the store (Postgres; fleet.go).
-	fleet *store.Fleet
-	// yields: event id → when it first let an older message go first.
-	yields sync.Map
-	engine *agent.Engine
-	// runCtx is run's context: the service's life.
-	runCtx context.Context
-	// noBypass is why no thread may run in bypass here ("" when it may;
-	// doors.go).
-	noBypass string
-
-	closers []func(context.Context) error
-}
-
-// platform connects the service to a chat platform: the transport events
-// come from and the API replies go to.
-type platform func(log *slog.Logger) (gateway.Transport, chatAPI)
-
-// serviceDeps are what newService takes besides the config.
-type serviceDeps struct {
-	stderr   io.Writer
-	getenv   func(string) string
-	platform platform
-	// model replaces the Messages API client (the simulator's stub).
-	model agent.Model
-	// preflight, when set, checks the credentials with the platform and
-	// the provider before the service connects (`agent start`, `dev`).
-	preflight func(ctx context.Context, log *slog.Logger) error
-	// spans are span processors added to the tracer provider (--trace).
-	spans []sdktrace.SpanProcessor
-	// onToolCall observes every tool call, its input and result redacted
-	// (the simulator's transcripts).
-	onToolCall func(name, input, result, outcome string)
-	// onHandled and onDrop observe the gateway (the simulator's waits).
-	onHandled func(ev *pipeline.Event, err error)
-	onDrop    func(ev *pipeline.Event, reason string)
-	// stores, when set, gives the in-memory database (the simulator's
-	// scenarios): one emptied by the scenario before, with its parsed
-	// schema and prepared statements, and takes it back at close.
-	stores *store.MemoryPool
-	// soul, when set, is the SOUL.md, and the home is made only when
-	// something is written there (the simulator's scenarios): nothing is
-	// read from it or seeded in it at start.
-	soul []byte
-}
 
 // newService builds the service from cfg: logger, tracing, store, persona,
 // metrics, chat API, model, sessions, tools, agent and the pipeline. The
