@@ -10,11 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
-	"github.com/slack-go/slack"
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/llm"
@@ -67,35 +65,23 @@ func diagnose(ctx context.Context, cfg *config.Config) []finding {
 
 // diagnoseChat asks the platform about both tokens.
 func diagnoseChat(ctx context.Context, cfg *config.Config) []finding {
-	var mu sync.Mutex
-	scopes, seen := "", false
-	client := slackio.NewClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, &http.Client{Timeout: checkTimeout},
-		slack.OptionOnResponseHeaders(func(path string, h http.Header) {
-			if strings.HasSuffix(path, "auth.test") {
-				mu.Lock()
-				scopes, seen = h.Get("X-OAuth-Scopes"), h.Get("X-OAuth-Scopes") != ""
-				mu.Unlock()
-			}
-		}))
+	client := slackio.NewChecker(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, &http.Client{Timeout: checkTimeout})
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	var out []finding
-	resp, err := client.AuthTestContext(ctx)
+	bot, err := client.Bot(ctx)
 	switch {
-	case err != nil && !isPlatformAnswer(err):
+	case err != nil && !slackio.IsPlatformAnswer(err):
 		out = append(out, finding{warning: true, text: "CHAT_BOT_TOKEN not checked: the chat platform did not answer (" + err.Error() + "); check CHAT_API_URL and the network"})
 	case err != nil:
-		out = append(out, finding{text: "CHAT_BOT_TOKEN is not accepted by the platform (auth.test: " + slackCode(err) +
+		out = append(out, finding{text: "CHAT_BOT_TOKEN is not accepted by the platform (auth.test: " + slackio.ErrorCode(err) +
 			"): copy the Bot User OAuth Token (xoxb-…) of OAuth & Permissions again, or reinstall the app"})
 	default:
-		mu.Lock()
-		granted, known := scopes, seen
-		mu.Unlock()
-		if missing := missingScopes(granted); known && len(missing) > 0 {
+		if missing := missingScopes(bot.Scopes); bot.ScopesKnown && len(missing) > 0 {
 			out = append(out, finding{degraded: true, text: fmt.Sprintf("CHAT_BOT_TOKEN lacks the scopes %s: add them to the app (`agent manifest` prints its manifest) and reinstall it to the workspace",
 				strings.Join(missing, ", "))})
 		} else {
-			out = append(out, finding{ok: true, text: fmt.Sprintf("CHAT_BOT_TOKEN: bot %s in workspace %s", resp.UserID, resp.TeamID)})
+			out = append(out, finding{ok: true, text: fmt.Sprintf("CHAT_BOT_TOKEN: bot %s in workspace %s", bot.UserID, bot.TeamID)})
 		}
 	}
 	if cfg.HTTPIngress() {
@@ -103,10 +89,10 @@ func diagnoseChat(ctx context.Context, cfg *config.Config) []finding {
 		return append(out, finding{ok: true, text: fmt.Sprintf("CHAT_SIGNING_SECRET: HTTP ingress at %s, %s and %s on port %d (socket mode off)",
 			slackio.PathEvents, slackio.PathInteractive, slackio.PathCommands, cfg.IngressPort())})
 	}
-	if _, _, err := client.StartSocketModeContext(ctx); err != nil {
-		code := slackCode(err)
+	if err := client.SocketMode(ctx); err != nil {
+		code := slackio.ErrorCode(err)
 		switch {
-		case !isPlatformAnswer(err):
+		case !slackio.IsPlatformAnswer(err):
 			out = append(out, finding{warning: true, text: "CHAT_APP_TOKEN not checked: the chat platform did not answer (" + err.Error() + ")"})
 			return out
 		}
@@ -140,27 +126,6 @@ func missingScopes(granted string) []string {
 		}
 	}
 	return missing
-}
-
-// isPlatformAnswer reports whether err is the platform's answer (an error
-// code, a rate limit), not a failure to reach it.
-func isPlatformAnswer(err error) bool {
-	var se slack.SlackErrorResponse
-	var rl *slack.RateLimitedError
-	return errors.As(err, &se) || errors.As(err, &rl)
-}
-
-// slackCode is the platform's error code in err, or its text.
-func slackCode(err error) string {
-	var se slack.SlackErrorResponse
-	if errors.As(err, &se) {
-		return se.Err
-	}
-	var rl *slack.RateLimitedError
-	if errors.As(err, &rl) {
-		return "rate limited"
-	}
-	return err.Error()
 }
 
 // diagnoseModel asks the provider whether it takes the credential.
