@@ -10,11 +10,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/session"
@@ -209,6 +211,14 @@ func options(st session.Store, live prometheus.Gauge, idle time.Duration, c *clo
 	return o
 }
 
+// clocked gives o a clock that moves only when the test says, and returns
+// it.
+func clocked(o session.Options) (session.Options, *fake.Clock) {
+	clk := fake.NewClock(time.Time{})
+	o.Clock = clk
+	return o, clk
+}
+
 func storedState(t *testing.T, st *store.Store, key string) string {
 	t.Helper()
 	s, err := st.SessionByThread(context.Background(), key)
@@ -336,7 +346,8 @@ func TestLifecycle(t *testing.T) {
 func TestBusySessionStaysLive(t *testing.T) {
 	f, _ := memStore()
 	c := newCloses()
-	m, err := session.New(t.Context(), options(f, gauge(), 5*time.Millisecond, c))
+	o, clk := clocked(options(f, gauge(), 5*time.Millisecond, c))
+	m, err := session.New(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,21 +361,22 @@ func TestBusySessionStaysLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	release1()
-	// One user remains: no idle clock runs, however long we wait.
-	time.Sleep(50 * time.Millisecond)
+	// One user remains: no idle clock runs, however far time moves.
+	clk.Advance(time.Hour)
 	if m.Live() != 1 || len(c.IDs()) != 0 {
 		t.Fatalf("a session in use closed: Live() = %d, closes %q", m.Live(), c.IDs())
 	}
 	release2()
+	clk.Advance(5 * time.Millisecond)
 	c.wait(t)
 }
 
 func TestActivityResetsIdle(t *testing.T) {
 	f, _ := memStore()
 	c := newCloses()
-	// Long enough that the Acquire right after a release always comes first.
 	idle := 200 * time.Millisecond
-	m, err := session.New(t.Context(), options(f, gauge(), idle, c))
+	o, clk := clocked(options(f, gauge(), idle, c))
+	m, err := session.New(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,15 +391,16 @@ func TestActivityResetsIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ...and stops: the first clock's deadline passes without a close.
-	time.Sleep(2 * idle)
+	clk.Advance(2 * idle)
 	if s2.ID() != s1.ID() || m.Live() != 1 || len(c.IDs()) != 0 {
 		t.Fatalf("after activity: session %q (was %q), Live() = %d, closes %q; want it kept live", s2.ID(), s1.ID(), m.Live(), c.IDs())
 	}
 	release()
+	clk.Advance(idle)
 	if id := c.wait(t); id != s1.ID() {
 		t.Errorf("OnClose(%q), want %q", id, s1.ID())
 	}
-	time.Sleep(2 * idle)
+	clk.Advance(2 * idle)
 	if got := c.IDs(); len(got) != 1 {
 		t.Errorf("OnClose calls = %q, want exactly 1", got)
 	}
@@ -506,10 +519,7 @@ func TestConcurrentAcquireRelease(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for m.Live() != 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	fake.Eventually(10*time.Second, func() bool { return m.Live() == 0 })
 	if m.Live() != 0 || testutil.ToFloat64(live) != 0 {
 		t.Fatalf("after all released: Live() = %d, gauge = %v; want 0", m.Live(), testutil.ToFloat64(live))
 	}
@@ -612,16 +622,18 @@ func TestStoreErrors(t *testing.T) {
 func TestIdleCloseIsTheLastStoreWrite(t *testing.T) {
 	f, state := memStore()
 	touch := f.TouchSessionFn
-	hold := make(chan struct{})
+	holding, hold := make(chan struct{}), make(chan struct{})
 	var held atomic.Bool
 	f.TouchSessionFn = func(ctx context.Context, id, st string, at time.Time) error {
 		if st == session.StateLive && held.CompareAndSwap(false, true) {
+			close(holding)
 			<-hold // the release's activity write is slow
 		}
 		return touch(ctx, id, st, at)
 	}
 	c := newCloses()
-	m, err := session.New(t.Context(), options(f, nil, time.Millisecond, c))
+	o, clk := clocked(options(f, nil, time.Millisecond, c))
+	m, err := session.New(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -631,14 +643,15 @@ func TestIdleCloseIsTheLastStoreWrite(t *testing.T) {
 	}
 	released := make(chan struct{})
 	go func() { release(); close(released) }()
-	select {
-	case <-c.ch:
-		close(hold) // closed while the activity write is pending
-	case <-time.After(200 * time.Millisecond):
-		close(hold) // fixed: the timer is armed after the write
-		c.wait(t)
-	}
+	<-holding
+	// The idle time passes while the activity write is pending: a timer
+	// armed before the write would close the session now, and the write
+	// would land after the close.
+	clk.Advance(time.Millisecond)
+	close(hold)
 	<-released
+	clk.Advance(time.Millisecond) // fixed: the timer is armed after the write
+	c.wait(t)
 	if got := state(s.ID()); m.Live() != 0 || got != session.StateClosed {
 		t.Errorf("Live() = %d, stored state %q; want the session closed in the store too", m.Live(), got)
 	}
@@ -647,64 +660,65 @@ func TestIdleCloseIsTheLastStoreWrite(t *testing.T) {
 // A message arriving while the idle close is being recorded resumes the
 // session; the close must not be recorded after the resume.
 func TestResumeDuringIdleClose(t *testing.T) {
-	f, state := memStore()
-	touch := f.TouchSessionFn
-	closing := make(chan struct{})
-	hold := make(chan struct{})
-	var once sync.Once
-	f.TouchSessionFn = func(ctx context.Context, id, st string, at time.Time) error {
-		if st == session.StateClosed {
-			once.Do(func() {
-				close(closing)
-				<-hold // the close's write is slow
-			})
+	synctest.Test(t, func(t *testing.T) {
+		f, state := memStore()
+		touch := f.TouchSessionFn
+		closing := make(chan struct{})
+		hold := make(chan struct{})
+		var once sync.Once
+		f.TouchSessionFn = func(ctx context.Context, id, st string, at time.Time) error {
+			if st == session.StateClosed {
+				once.Do(func() {
+					close(closing)
+					<-hold // the close's write is slow
+				})
+			}
+			return touch(ctx, id, st, at)
 		}
-		return touch(ctx, id, st, at)
-	}
-	c := newCloses()
-	m, err := session.New(t.Context(), options(f, nil, time.Millisecond, c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := event("C1", "1.0")
-	s1, release, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release()
-	select {
-	case <-closing:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the session did not idle")
-	}
-	acquired := make(chan error, 1)
-	var s2 pipeline.Session
-	var release2 func()
-	go func() {
-		var err error
-		s2, release2, err = m.Acquire(t.Context(), ev)
-		acquired <- err
-	}()
-	select {
-	case err := <-acquired:
-		close(hold)
+		c := newCloses()
+		o, clk := clocked(options(f, nil, time.Millisecond, c))
+		m, err := session.New(t.Context(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(200 * time.Millisecond):
-		close(hold) // fixed: Acquire waits for the close to be recorded
-		if err := <-acquired; err != nil {
+		ev := event("C1", "1.0")
+		s1, release, err := m.Acquire(t.Context(), ev)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	defer release2()
-	c.wait(t)
-	if s2.ID() != s1.ID() {
-		t.Errorf("resumed %q, want %q", s2.ID(), s1.ID())
-	}
-	if got := state(s1.ID()); m.Live() != 1 || got != session.StateLive {
-		t.Errorf("Live() = %d, stored state %q; want the resumed session live in the store", m.Live(), got)
-	}
+		release()
+		go clk.Advance(time.Millisecond) // the idle close, recorded in this goroutine
+		<-closing
+		acquired := make(chan error, 1)
+		var s2 pipeline.Session
+		var release2 func()
+		go func() {
+			var err error
+			s2, release2, err = m.Acquire(t.Context(), ev)
+			acquired <- err
+		}()
+		synctest.Wait() // the Acquire has returned, or it waits
+		select {
+		case err := <-acquired:
+			close(hold)
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+			close(hold) // fixed: Acquire waits for the close to be recorded
+			if err := <-acquired; err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer release2()
+		c.wait(t)
+		if s2.ID() != s1.ID() {
+			t.Errorf("resumed %q, want %q", s2.ID(), s1.ID())
+		}
+		if got := state(s1.ID()); m.Live() != 1 || got != session.StateLive {
+			t.Errorf("Live() = %d, stored state %q; want the resumed session live in the store", m.Live(), got)
+		}
+	})
 }
 
 // With a store that defers, a new session's row is written by its event's

@@ -1,0 +1,22 @@
+package fake
+
+import "time"
+
+// eventuallyEvery is how often Eventually asks: often enough that a test
+// waits at most a few milliseconds more than it must.
+const eventuallyEvery = 5 * time.Millisecond
+
+// Eventually reports whether cond holds within d, asking it every few
+// milliseconds. It is for a state a test can observe but not be told of
+// (a log line, a row, a metric); where the code under test can say when
+// something happened, wait for that instead.
+func Eventually(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(eventuallyEvery)
+	}
+	return true
+}
