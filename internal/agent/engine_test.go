@@ -226,6 +226,22 @@ func (e *env) turn(t *testing.T, root, text string, role pipeline.Role) (*pipeli
 	}, out
 }
 
+// waits returns a channel that gets a value each time a turn starts to
+// wait for what ("slot", "status" or "write"): how a test learns that a
+// turn is blocked, without sleeping.
+func (e *env) waits(what string) <-chan struct{} {
+	ch := make(chan struct{}, 16)
+	e.engine.OnWait(func(w string) {
+		if w == what {
+			select {
+			case ch <- struct{}{}:
+			default: // more than the test reads: not waited for
+			}
+		}
+	})
+	return ch
+}
+
 // history returns the roles and block types of the session's stored messages,
 // as "user:text", "assistant:tool_use", ...
 func (e *env) history(t *testing.T, sid string) []string {
@@ -731,6 +747,7 @@ func TestMaxTurnsSerialisesTurns(t *testing.T) {
 		}
 		return resp
 	}
+	slotWaits := e.waits("slot")
 	t1, out1 := e.turn(t, "1.0", "first", pipeline.RoleMember)
 	t2, out2 := e.turn(t, "2.0", "second", pipeline.RoleMember)
 
@@ -742,9 +759,13 @@ func TestMaxTurnsSerialisesTurns(t *testing.T) {
 		close(gate)
 		t.Fatal(err)
 	}
-	started := make(chan struct{})
-	go func() { close(started); errs <- e.engine.Turn(t.Context(), t2) }()
-	<-started
+	go func() { errs <- e.engine.Turn(t.Context(), t2) }()
+	select {
+	case <-slotWaits:
+	case <-ctx.Done():
+		close(gate)
+		t.Fatal("the second turn did not wait for a slot")
+	}
 
 	// While the first turn's model call is held, a turn with a done
 	// context gives up waiting for the slot.
@@ -754,12 +775,9 @@ func TestMaxTurnsSerialisesTurns(t *testing.T) {
 	if err := e.engine.Turn(done, t3); !errors.Is(err, context.Canceled) {
 		t.Errorf("Turn with a cancelled context while the slot is taken = %v, want context.Canceled", err)
 	}
-	// Give the second turn every chance to call the model too early.
-	for range 20 {
-		time.Sleep(5 * time.Millisecond)
-		if n := len(e.fake.Requests()); n != 1 {
-			t.Fatalf("model requests while the first turn is in flight = %d, want 1", n)
-		}
+	// The second turn waits for the slot: it has not called the model.
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Fatalf("model requests while the first turn is in flight = %d, want 1", n)
 	}
 	if got := e.history(t, t2.Session.ID()); len(got) != 0 {
 		t.Errorf("second session's history while waiting = %q, want none", got)
@@ -876,6 +894,7 @@ func TestThinkingStatusBesideTheModelBeforeTheReply(t *testing.T) {
 		}
 		return nil
 	}})
+	statusWaits := e.waits("status")
 	e.fake.Enqueue(reply("hello"), fake.TextReply(""))
 	turn, out := e.turn(t, "1.0", "hi", pipeline.RoleMember)
 	turn.Event.ChannelID = "D1" // statuses are shown in DMs
@@ -894,7 +913,12 @@ func TestThinkingStatusBesideTheModelBeforeTheReply(t *testing.T) {
 		close(release)
 		t.Fatalf("the model was not asked while the status call was on its way: %v", err)
 	}
-	time.Sleep(20 * time.Millisecond) // time for a reply that would not wait
+	select {
+	case <-statusWaits: // the model has answered; the turn waits for the status
+	case <-wait.Done():
+		close(release)
+		t.Fatal("the turn never waited for its status call")
+	}
 	if n := len(out.Posts()); n != 0 {
 		t.Fatalf("%d posts before the status call ended", n)
 	}
@@ -1497,23 +1521,27 @@ func (h resultWrites) AppendAnswer(ctx context.Context, sid string, a store.Answ
 // the history keeps its order, and the turn ends once the write is done.
 func TestToolResultWrittenBehind(t *testing.T) {
 	var e *env
+	var writeWaits <-chan struct{}
 	written := make(chan struct{}, 2)
 	e = newEnv(t, config{extra: []tools.Tool{lookupTool()}, history: func(h agent.History) agent.History {
 		return resultWrites{Store: h.(*store.Store), hold: func() error {
 			// Held until the model has the next request: a turn that
 			// waited for the write before asking would never get there.
-			deadline := time.Now().Add(5 * time.Second)
-			for len(e.fake.Requests()) < len(written)+2 {
-				if time.Now().After(deadline) {
-					return errors.New("the model was not asked while the result was written")
-				}
-				time.Sleep(time.Millisecond)
+			if !fake.Eventually(5*time.Second, func() bool { return len(e.fake.Requests()) >= len(written)+2 }) {
+				return errors.New("the model was not asked while the result was written")
 			}
-			time.Sleep(20 * time.Millisecond) // the model's answer is back meanwhile
+			// ...and until the model's answer is back and the turn waits
+			// for this write.
+			select {
+			case <-writeWaits:
+			case <-time.After(5 * time.Second):
+				return errors.New("the turn did not wait for the result's write")
+			}
 			written <- struct{}{}
 			return nil
 		}}
 	}})
+	writeWaits = e.waits("write")
 	e.fake.Enqueue(fake.ToolUse("toolu_l", "lookup", map[string]string{}), reply("It is 42."), fake.TextReply("Done."))
 	turn, out := e.turn(t, "1.0", "look it up", pipeline.RoleMember)
 	if err := e.engine.Turn(t.Context(), turn); err != nil {
