@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/fake"
@@ -257,10 +256,7 @@ func TestAbuseFileSwapRace(t *testing.T) {
 	abuseWrite(t, filepath.Join(ws, "d", "f.txt"), "inside\n")
 	abuseWrite(t, filepath.Join(outside, "f.txt"), "HOSTSECRET\n")
 	abuseLink(t, outside, filepath.Join(ws, "s"))
-	exchange, err := renameExchange(filepath.Join(ws, "d"), filepath.Join(ws, "s"))
-	if err != nil {
-		t.Skipf("no atomic exchange of two names here: %v", err)
-	}
+	swap := fake.NewSwapper(t, [2]string{filepath.Join(ws, "d"), filepath.Join(ws, "s")})
 	var mu sync.Mutex
 	var leaks []string
 	calls := 0
@@ -288,19 +284,10 @@ func TestAbuseFileSwapRace(t *testing.T) {
 		return r
 	}
 	h.start()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !stop.Load() {
-			_ = exchange()
-		}
-	}()
+	swap.Start()
 	h.send(fake.Message{User: "U0MGR", Channel: abuseChannel, TS: abuseTS, Text: "read d/f.txt many times"})
 	h.expectReply(abuseChannel, abuseTS, "done")
-	stop.Store(true)
-	wg.Wait()
+	swap.Stop()
 	if got := abuseRead(t, filepath.Join(outside, "f.txt")); got != "HOSTSECRET\n" {
 		leaks = append(leaks, "the file outside became "+got)
 	}

@@ -63,19 +63,12 @@ func (h *harness) metric(series string) float64 {
 // waitMetric waits until series reaches want.
 func (h *harness) waitMetric(series string, want float64) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := h.metric(series)
-		if got >= want {
-			if got > want {
-				h.t.Fatalf("%s = %v, want %v", series, got, want)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s = %v, want %v\nlogs:\n%s", series, got, want, h.logs)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got float64
+	if !fake.Eventually(10*time.Second, func() bool { got = h.metric(series); return got >= want }) {
+		h.t.Fatalf("%s = %v, want %v\nlogs:\n%s", series, got, want, h.logs)
+	}
+	if got > want {
+		h.t.Fatalf("%s = %v, want %v", series, got, want)
 	}
 }
 

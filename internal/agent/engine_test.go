@@ -86,24 +86,6 @@ func (o *outbox) Posts() []string {
 	return append([]string(nil), o.posts...)
 }
 
-// syncBuffer is a log sink safe for the engine's and the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // config tunes newEnv.
 type config struct {
 	maxTurns, maxSteps int
@@ -124,7 +106,7 @@ type env struct {
 	store     *store.Store
 	engine    *agent.Engine
 	spans     *tracetest.SpanRecorder
-	logs      *syncBuffer
+	logs      *fake.LogBuffer
 	turns     *prometheus.CounterVec
 	stopGuard prometheus.Counter
 	toolCalls *prometheus.CounterVec
@@ -136,7 +118,7 @@ func newEnv(t *testing.T, c config) *env {
 	e := &env{
 		fake:      fake.NewAnthropic(t),
 		spans:     tracetest.NewSpanRecorder(),
-		logs:      &syncBuffer{},
+		logs:      &fake.LogBuffer{},
 		turns:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_turns_total"}, []string{"outcome"}),
 		stopGuard: prometheus.NewCounter(prometheus.CounterOpts{Name: "agent_stop_guard_total"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_tool_calls_total"}, []string{"tool", "outcome"}),
