@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,14 +25,13 @@ import (
 
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/fake/golden"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const (
 	botID        = "UBOT"
@@ -1107,23 +1104,7 @@ func writeGolden(t *testing.T, name string, req fake.AnthropicRequest) {
 		}
 		b.WriteString("\n")
 	}
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("first request differs from %s (go test -update rewrites it):\n%s", path, b.String())
-	}
+	golden.Check(t, filepath.Join("testdata", name), b.Bytes())
 }
 
 func TestSpans(t *testing.T) {
