@@ -49,40 +49,6 @@ type fakeSession struct{ id, key string }
 func (s fakeSession) ID() string        { return s.id }
 func (s fakeSession) ThreadKey() string { return s.key }
 
-// outbox is a recording pipeline.Outbox. PostFn, when set, answers posts
-// (after they are recorded); otherwise each post gets ts 100.<n>.
-type outbox struct {
-	PostFn func(ctx context.Context, markdown string) (string, error)
-
-	mu      sync.Mutex
-	posts   []string
-	updates []string
-}
-
-func (o *outbox) Post(ctx context.Context, markdown string) (string, error) {
-	o.mu.Lock()
-	o.posts = append(o.posts, markdown)
-	n := len(o.posts)
-	o.mu.Unlock()
-	if o.PostFn != nil {
-		return o.PostFn(ctx, markdown)
-	}
-	return fmt.Sprintf("100.%d", n), nil
-}
-
-func (o *outbox) Update(_ context.Context, ts, markdown string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.updates = append(o.updates, ts+" "+markdown)
-	return nil
-}
-
-func (o *outbox) Posts() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]string(nil), o.posts...)
-}
-
 // config tunes newEnv.
 type config struct {
 	maxTurns, maxSteps int
@@ -193,9 +159,9 @@ func (e *env) session(t *testing.T, key string) pipeline.Session {
 }
 
 // turn returns a turn of senderID saying text in thread C1:<root>.
-func (e *env) turn(t *testing.T, root, text string, role pipeline.Role) (*pipeline.Turn, *outbox) {
+func (e *env) turn(t *testing.T, root, text string, role pipeline.Role) (*pipeline.Turn, *fake.Outbox) {
 	t.Helper()
-	out := &outbox{}
+	out := &fake.Outbox{}
 	ev := &pipeline.Event{Kind: pipeline.KindMessage, ChannelID: "C1", UserID: senderID, TS: root, Text: text}
 	return &pipeline.Turn{
 		Event:   ev,
