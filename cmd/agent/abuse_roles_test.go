@@ -20,22 +20,7 @@ import (
 
 // rolesSoul has approvers of narrow scopes beside one of anything: roles
 // must mean what they say (issue 23, part 3).
-const rolesSoul = `# Persona
-
-## Identity
-- Name: Gatekeeper
-- Role: ops
-
-## Reporting
-- Manager: U0MGR
-- Backup manager: U0BACKUP
-
-## Mandate
-- Runs the ops queue.
-
-## Trusted channels
-- <#C0TEAM|team>
-
+const rolesSoul = gatekeeperSoul + `
 ## Approvers
 - <@U0APP>: anything
 - <@U0SKL>: skills

@@ -105,13 +105,7 @@ func TestStartSeedsScaffold(t *testing.T) {
 
 func TestValidateSoul(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return fake.WriteFile(t, dir, name, body) }
 	good := write("good.md", testSoul)
 	noManager := write("nomgr.md", strings.Replace(testSoul, "- Manager: U0MGR", "- Manager: @alice", 1))
 	badRegex := write("regex.md", testSoul+"\n## Redaction\n- ([a-z ; broken\n")

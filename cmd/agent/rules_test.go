@@ -12,8 +12,9 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// rulesSoul has every list the gateway rules read.
-const rulesSoul = `# Persona
+// gatekeeperSoul is the start of the rule tests' personas: who it is, its
+// managers and its team's channel.
+const gatekeeperSoul = `# Persona
 
 ## Identity
 - Name: Gatekeeper
@@ -28,7 +29,10 @@ const rulesSoul = `# Persona
 
 ## Trusted channels
 - <#C0TEAM|team>
+`
 
+// rulesSoul has every list the gateway rules read.
+const rulesSoul = gatekeeperSoul + `
 ## Allowed channels
 - <#C0PUB>
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -232,18 +233,6 @@ func toolResults(t *testing.T, req fake.AnthropicRequest) []fake.AnthropicConten
 	return out
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestNewNeedsDependencies(t *testing.T) {
 	if _, err := agent.New(agent.Options{}); err == nil {
 		t.Fatal("New with no options succeeded")
@@ -258,7 +247,7 @@ func TestTurnReplyThenEndAndResume(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn); err != nil {
 		t.Fatalf("Turn: %v", err)
 	}
-	if got, want := out.Posts(), []string{"Hello! The password was [redacted: credential]."}; !equal(got, want) {
+	if got, want := out.Posts(), []string{"Hello! The password was [redacted: credential]."}; !slices.Equal(got, want) {
 		t.Errorf("posts = %q, want %q", got, want)
 	}
 	reqs := e.fake.Requests()
@@ -270,7 +259,7 @@ func TestTurnReplyThenEndAndResume(t *testing.T) {
 		t.Errorf("second request's tool results = %+v, want one ok result %q", res, "posted (ts 100.1)")
 	}
 	want := []string{"user:text", "assistant:tool_use", "user:tool_result", "assistant:text"}
-	if got := e.history(t, turn.Session.ID()); !equal(got, want) {
+	if got := e.history(t, turn.Session.ID()); !slices.Equal(got, want) {
 		t.Errorf("stored history = %q, want %q", got, want)
 	}
 	if got := testutil.ToFloat64(e.turns.WithLabelValues("ok")); got != 1 {
@@ -286,7 +275,7 @@ func TestTurnReplyThenEndAndResume(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn2); err != nil {
 		t.Fatalf("second Turn: %v", err)
 	}
-	if got := out2.Posts(); !equal(got, []string{"Again."}) {
+	if got := out2.Posts(); !slices.Equal(got, []string{"Again."}) {
 		t.Errorf("second turn's posts = %q", got)
 	}
 	reqs = e.fake.Requests()
@@ -298,7 +287,7 @@ func TestTurnReplyThenEndAndResume(t *testing.T) {
 	for _, m := range first {
 		roles = append(roles, m.Role)
 	}
-	if want := []string{"user", "assistant", "user", "assistant", "user"}; !equal(roles, want) {
+	if want := []string{"user", "assistant", "user", "assistant", "user"}; !slices.Equal(roles, want) {
 		t.Fatalf("second turn's first request roles = %q, want %q", roles, want)
 	}
 	if got := first[0].Content[0].Text; got != pipeline.Envelope(senderID, "manager", "hi there") {
@@ -409,7 +398,7 @@ func TestStopGuard(t *testing.T) {
 			if len(reqs) != tt.requests {
 				t.Fatalf("model requests = %d, want %d", len(reqs), tt.requests)
 			}
-			if got := out.Posts(); !equal(got, tt.posts) {
+			if got := out.Posts(); !slices.Equal(got, tt.posts) {
 				t.Errorf("posts = %q, want %q (plain text is never posted)", got, tt.posts)
 			}
 			if got := testutil.ToFloat64(e.stopGuard); got != 1 {
@@ -459,7 +448,7 @@ func TestPlainTextBesideAReplyIsNotPosted(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn); err != nil {
 		t.Fatalf("Turn: %v", err)
 	}
-	if got := out.Posts(); !equal(got, []string{"The answer."}) {
+	if got := out.Posts(); !slices.Equal(got, []string{"The answer."}) {
 		t.Errorf("posts = %q, want only the reply", got)
 	}
 	if got := testutil.ToFloat64(e.stopGuard); got != 0 {
@@ -546,7 +535,7 @@ func TestToolFailures(t *testing.T) {
 			if got := testutil.ToFloat64(e.toolCalls.WithLabelValues(label, tt.outcome)); got != 1 {
 				t.Errorf("tool_calls{%s,%s} = %v, want 1", label, tt.outcome, got)
 			}
-			if got := out.Posts(); !equal(got, []string{"Sorry, that failed."}) {
+			if got := out.Posts(); !slices.Equal(got, []string{"Sorry, that failed."}) {
 				t.Errorf("posts = %q", got)
 			}
 		})
@@ -589,7 +578,7 @@ func TestMaxSteps(t *testing.T) {
 	if got := len(e.fake.Requests()); got != 2 {
 		t.Errorf("model requests = %d, want 2", got)
 	}
-	if got := out.Posts(); !equal(got, []string{maxStepsText}) {
+	if got := out.Posts(); !slices.Equal(got, []string{maxStepsText}) {
 		t.Errorf("posts = %q, want %q", got, maxStepsText)
 	}
 	if got := testutil.ToFloat64(e.turns.WithLabelValues("max_steps")); got != 1 {
@@ -648,7 +637,7 @@ func TestModelErrors(t *testing.T) {
 			if got := out.Posts(); len(got) != 0 {
 				t.Errorf("posts = %q, want none (the agent stage tells the thread)", got)
 			}
-			if got := e.history(t, turn.Session.ID()); !equal(got, []string{"user:text"}) {
+			if got := e.history(t, turn.Session.ID()); !slices.Equal(got, []string{"user:text"}) {
 				t.Errorf("stored history = %q, want the user's message", got)
 			}
 			if got := testutil.ToFloat64(e.turns.WithLabelValues(tt.outcome)); got != 1 {
@@ -662,7 +651,7 @@ func TestModelErrors(t *testing.T) {
 			if err := e.engine.Turn(t.Context(), turn2); err != nil {
 				t.Fatalf("next Turn: %v", err)
 			}
-			if got := out2.Posts(); !equal(got, []string{"Back."}) {
+			if got := out2.Posts(); !slices.Equal(got, []string{"Back."}) {
 				t.Errorf("next turn's posts = %q", got)
 			}
 			reqs := e.fake.Requests()
@@ -747,8 +736,8 @@ func TestMaxTurnsSerialisesTurns(t *testing.T) {
 			t.Fatalf("requests' first user texts = %q, want those of %q in turn", order, want)
 		}
 	}
-	if !equal(out1.Posts(), []string{"ack: " + pipeline.Envelope(senderID, "member", "first")}) ||
-		!equal(out2.Posts(), []string{"ack: " + pipeline.Envelope(senderID, "member", "second")}) {
+	if !slices.Equal(out1.Posts(), []string{"ack: " + pipeline.Envelope(senderID, "member", "first")}) ||
+		!slices.Equal(out2.Posts(), []string{"ack: " + pipeline.Envelope(senderID, "member", "second")}) {
 		t.Errorf("posts = %q and %q", out1.Posts(), out2.Posts())
 	}
 }
@@ -1028,7 +1017,7 @@ func TestCacheBreakpoints(t *testing.T) {
 				last := len(msgs) - 1
 				lastTool := fmt.Sprintf("tools.%d", len(r.ToolNames())-1)
 				want := []string{lastTool, fmt.Sprintf("system.%d", system), fmt.Sprintf("messages.%d.%d", last, len(msgs[last].Content)-1)}
-				if got := breakpoints(t, r); !equal(got, want) {
+				if got := breakpoints(t, r); !slices.Equal(got, want) {
 					t.Errorf("request %d: cache breakpoints at %q, want %q", i, got, want)
 				}
 			}
@@ -1213,7 +1202,7 @@ func TestPauseTurnContinues(t *testing.T) {
 	if got := testutil.ToFloat64(e.stopGuard); got != 0 {
 		t.Errorf("stop guard counter = %v, want 0 (a paused turn is not an end)", got)
 	}
-	if got := out.Posts(); !equal(got, []string{"Finished."}) {
+	if got := out.Posts(); !slices.Equal(got, []string{"Finished."}) {
 		t.Errorf("posts = %q", got)
 	}
 }
@@ -1248,7 +1237,7 @@ func TestAbortDuringTools(t *testing.T) {
 	}
 	// Both calls are answered in the stored history (each result stored as
 	// it came), the second as not run, so the next turn's request is valid.
-	if got, want := e.history(t, turn.Session.ID()), []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result", "user:tool_result"}; !equal(got, want) {
+	if got, want := e.history(t, turn.Session.ID()), []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result", "user:tool_result"}; !slices.Equal(got, want) {
 		t.Errorf("stored history = %q, want %q", got, want)
 	}
 	e.fake.Enqueue(reply("Stopped."), fake.TextReply("Done."))
@@ -1262,7 +1251,7 @@ func TestAbortDuringTools(t *testing.T) {
 	for _, c := range msgs[len(msgs)-1].Content {
 		types = append(types, c.Type)
 	}
-	if want := []string{"tool_result", "tool_result", "text"}; len(msgs) != 3 || !equal(types, want) {
+	if want := []string{"tool_result", "tool_result", "text"}; len(msgs) != 3 || !slices.Equal(types, want) {
 		t.Errorf("next turn's first request: %d messages, the last with blocks %q; want 3, the last %q", len(msgs), types, want)
 	}
 }
@@ -1394,7 +1383,7 @@ func TestResumedTurnAnswersInterruptedCalls(t *testing.T) {
 	if runs != 0 {
 		t.Errorf("the tool ran %d times on resume", runs)
 	}
-	if got := out.Posts(); !equal(got, []string{"checked, all done"}) {
+	if got := out.Posts(); !slices.Equal(got, []string{"checked, all done"}) {
 		t.Errorf("posts = %q", got)
 	}
 	reqs := e.fake.Requests()
@@ -1423,7 +1412,7 @@ func TestResumedTurnAnswersInterruptedCalls(t *testing.T) {
 	// The interrupted result is stored: the next turn sees it too.
 	want := []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result", "user:tool_result",
 		"assistant:tool_use", "user:tool_result", "assistant:text"}
-	if got := e.history(t, sid); !equal(got, want) {
+	if got := e.history(t, sid); !slices.Equal(got, want) {
 		t.Errorf("history = %q, want %q", got, want)
 	}
 }
@@ -1479,11 +1468,11 @@ func TestToolResultWrittenBehind(t *testing.T) {
 	if len(written) != 2 {
 		t.Fatalf("%d of the 2 tool results written when the turn ended", len(written))
 	}
-	if got := out.Posts(); !equal(got, []string{"It is 42."}) {
+	if got := out.Posts(); !slices.Equal(got, []string{"It is 42."}) {
 		t.Errorf("posts = %q", got)
 	}
 	want := []string{"user:text", "assistant:tool_use", "user:tool_result", "assistant:tool_use", "user:tool_result", "assistant:text"}
-	if got := e.history(t, turn.Session.ID()); !equal(got, want) {
+	if got := e.history(t, turn.Session.ID()); !slices.Equal(got, want) {
 		t.Errorf("history = %q, want %q", got, want)
 	}
 }
@@ -1503,7 +1492,7 @@ func TestToolResultWriteFails(t *testing.T) {
 	if got := out.Posts(); len(got) != 0 {
 		t.Errorf("posts = %q: the reply asked for after the failed write ran", got)
 	}
-	if got := e.history(t, turn.Session.ID()); !equal(got, []string{"user:text", "assistant:tool_use"}) {
+	if got := e.history(t, turn.Session.ID()); !slices.Equal(got, []string{"user:text", "assistant:tool_use"}) {
 		t.Errorf("history = %q: the answer after the failed write was stored", got)
 	}
 

@@ -12,14 +12,23 @@ import (
 func WriteFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		WriteFile(t, dir, name, content)
 	}
+}
+
+// WriteFile writes content to the file name (slash-separated, relative to
+// dir), making the folders it needs, and returns its path; it fails t when
+// it cannot.
+func WriteFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // ReadFile returns the content of the file at path; it fails t when it
@@ -31,4 +40,29 @@ func ReadFile(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// CopyTestBinary copies the running test binary, as name, into a new
+// folder that every user may enter and read, removed after the test, and
+// returns the copy's path: what a test runs as another user (t.TempDir's
+// parents are the test user's alone).
+func CopyTestBinary(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "testbin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }

@@ -211,6 +211,26 @@ func options(st session.Store, live prometheus.Gauge, idle time.Duration, c *clo
 	return o
 }
 
+// newManager is session.New, failing the test on error.
+func newManager(t *testing.T, o session.Options) *session.Manager {
+	t.Helper()
+	m, err := session.New(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// acquire is m.Acquire of ev, failing the test on error.
+func acquire(t *testing.T, m *session.Manager, ev *pipeline.Event) (pipeline.Session, func()) {
+	t.Helper()
+	s, release, err := m.Acquire(t.Context(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, release
+}
+
 // clocked gives o a clock that moves only when the test says, and returns
 // it.
 func clocked(o session.Options) (session.Options, *fake.Clock) {
@@ -271,16 +291,10 @@ func TestLifecycle(t *testing.T) {
 	st := openStore(t)
 	live := gauge()
 	c := newCloses()
-	m, err := session.New(t.Context(), options(sqlStore{st}, live, 20*time.Millisecond, c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, options(sqlStore{st}, live, 20*time.Millisecond, c))
 	ev := event("C1", "1.0")
 
-	s1, release1, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1, release1 := acquire(t, m, ev)
 	if s1.ID() == "" || s1.ThreadKey() != "C1:1.0" {
 		t.Errorf("session = %q in %q", s1.ID(), s1.ThreadKey())
 	}
@@ -297,10 +311,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// A second message of the thread gets the same session.
-	s2, release2, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2, release2 := acquire(t, m, ev)
 	if s2.ID() != s1.ID() || m.Live() != 1 {
 		t.Errorf("second Acquire = %q (live %d), want %q (live 1)", s2.ID(), m.Live(), s1.ID())
 	}
@@ -320,10 +331,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// The next message resumes the same session.
-	s3, release3, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3, release3 := acquire(t, m, ev)
 	if s3.ID() != s1.ID() {
 		t.Errorf("resumed session %q, want %q", s3.ID(), s1.ID())
 	}
@@ -347,19 +355,10 @@ func TestBusySessionStaysLive(t *testing.T) {
 	f, _ := memStore()
 	c := newCloses()
 	o, clk := clocked(options(f, gauge(), 5*time.Millisecond, c))
-	m, err := session.New(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, o)
 	ev := event("C1", "1.0")
-	_, release1, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, release2, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, release1 := acquire(t, m, ev)
+	_, release2 := acquire(t, m, ev)
 	release1()
 	// One user remains: no idle clock runs, however far time moves.
 	clk.Advance(time.Hour)
@@ -376,20 +375,11 @@ func TestActivityResetsIdle(t *testing.T) {
 	c := newCloses()
 	idle := 200 * time.Millisecond
 	o, clk := clocked(options(f, gauge(), idle, c))
-	m, err := session.New(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, o)
 	ev := event("C1", "1.0")
-	s1, release, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1, release := acquire(t, m, ev)
 	release() // the idle clock starts...
-	s2, release, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2, release := acquire(t, m, ev)
 	// ...and stops: the first clock's deadline passes without a close.
 	clk.Advance(2 * idle)
 	if s2.ID() != s1.ID() || m.Live() != 1 || len(c.IDs()) != 0 {
@@ -410,18 +400,9 @@ func TestThreadIsolation(t *testing.T) {
 	st := openStore(t)
 	live := gauge()
 	c := newCloses()
-	m, err := session.New(t.Context(), options(sqlStore{st}, live, 20*time.Millisecond, c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, releaseA, err := m.Acquire(t.Context(), event("C1", "1.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, releaseB, err := m.Acquire(t.Context(), event("C1", "2.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, options(sqlStore{st}, live, 20*time.Millisecond, c))
+	a, releaseA := acquire(t, m, event("C1", "1.0"))
+	b, releaseB := acquire(t, m, event("C1", "2.0"))
 	defer releaseB()
 	if a.ID() == b.ID() {
 		t.Fatalf("two threads share session %q", a.ID())
@@ -445,18 +426,12 @@ func TestCloseClosesAll(t *testing.T) {
 	st := openStore(t)
 	live := gauge()
 	c := newCloses()
-	m, err := session.New(t.Context(), options(sqlStore{st}, live, time.Hour, c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, options(sqlStore{st}, live, time.Hour, c))
 	keys := []string{"C1:1.0", "C1:2.0", "C2:1.0"}
 	want := map[string]bool{}
 	for i, key := range keys {
 		channel, root, _ := strings.Cut(key, ":")
-		s, release, err := m.Acquire(t.Context(), event(channel, root))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, release := acquire(t, m, event(channel, root))
 		want[s.ID()] = true
 		if i > 0 {
 			release() // idle clock running; the first stays in use
@@ -486,10 +461,7 @@ func TestConcurrentAcquireRelease(t *testing.T) {
 	var closed atomic.Int64
 	o := options(f, live, time.Millisecond, nil)
 	o.OnClose = func(string) { closed.Add(1) }
-	m, err := session.New(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, o)
 	// One worker per thread, as the gateway serialises a thread's events;
 	// the threads' turns overlap and their idle clocks fire in between.
 	const threads, rounds = 16, 40
@@ -571,10 +543,7 @@ func TestStoreErrors(t *testing.T) {
 			f, _ := memStore()
 			tt.script(f)
 			live := gauge()
-			m, err := session.New(t.Context(), options(f, live, time.Hour, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newManager(t, options(f, live, time.Hour, nil))
 			s, release, err := m.Acquire(t.Context(), event("C1", "1.0"))
 			if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), tt.op+": ") {
 				t.Errorf("Acquire error = %v, want %q wrapping %v", err, tt.op, boom)
@@ -601,14 +570,8 @@ func TestStoreErrors(t *testing.T) {
 		f, _ := memStore()
 		f.TouchSessionFn = func(context.Context, string, string, time.Time) error { return boom }
 		c := newCloses()
-		m, err := session.New(t.Context(), options(f, nil, time.Millisecond, c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, release, err := m.Acquire(t.Context(), event("C1", "1.0"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newManager(t, options(f, nil, time.Millisecond, c))
+		s, release := acquire(t, m, event("C1", "1.0"))
 		release()
 		if id := c.wait(t); id != s.ID() || m.Live() != 0 {
 			t.Errorf("OnClose(%q), Live() = %d; want %q closed", id, m.Live(), s.ID())
@@ -633,14 +596,8 @@ func TestIdleCloseIsTheLastStoreWrite(t *testing.T) {
 	}
 	c := newCloses()
 	o, clk := clocked(options(f, nil, time.Millisecond, c))
-	m, err := session.New(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, release, err := m.Acquire(t.Context(), event("C1", "1.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, o)
+	s, release := acquire(t, m, event("C1", "1.0"))
 	released := make(chan struct{})
 	go func() { release(); close(released) }()
 	<-holding
@@ -677,15 +634,9 @@ func TestResumeDuringIdleClose(t *testing.T) {
 		}
 		c := newCloses()
 		o, clk := clocked(options(f, nil, time.Millisecond, c))
-		m, err := session.New(t.Context(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newManager(t, o)
 		ev := event("C1", "1.0")
-		s1, release, err := m.Acquire(t.Context(), ev)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s1, release := acquire(t, m, ev)
 		release()
 		go clk.Advance(time.Millisecond) // the idle close, recorded in this goroutine
 		<-closing
@@ -728,10 +679,7 @@ func TestResumeDuringIdleClose(t *testing.T) {
 // is written at once.
 func TestDeferredSessionRow(t *testing.T) {
 	st := openStore(t)
-	m, err := session.New(t.Context(), options(deferringStore{sqlStore{st}}, gauge(), time.Hour, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, options(deferringStore{sqlStore{st}}, gauge(), time.Hour, nil))
 	for _, id := range []string{"Ev1", "Ev2"} {
 		if _, err := st.InboxReceive(t.Context(), store.InboxEntry{EventID: id, Kind: "message", ChannelID: "C1",
 			ThreadTS: "1.0", Event: []byte(`{}`)}); err != nil {
@@ -767,10 +715,7 @@ func TestDeferredSessionRow(t *testing.T) {
 	}
 
 	// No event in the context: written at once.
-	s3, release3, err := m.Acquire(t.Context(), event("C1", "3.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3, release3 := acquire(t, m, event("C1", "3.0"))
 	defer release3()
 	if got, err := st.SessionByThread(t.Context(), "C1:3.0"); err != nil || got.ID != s3.ID() {
 		t.Errorf("without an event: %+v, %v", got, err)
