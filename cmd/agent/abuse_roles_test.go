@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -389,7 +388,7 @@ func TestAbuseReplicasOwnAbort(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := strings.Count(readFile(t, a.log), "stopped a turn at another replica's /abort"); n != 1 {
+	if n := strings.Count(fake.ReadFile(t, a.log), "stopped a turn at another replica's /abort"); n != 1 {
 		t.Errorf("a stopped %d turns at b's /abort, want 1 (the starter's)", n)
 	}
 	for _, r := range []*replica{a, b} {
@@ -397,13 +396,4 @@ func TestAbuseReplicasOwnAbort(t *testing.T) {
 			t.Errorf("replica %s exited %d on SIGTERM", r.name, code)
 		}
 	}
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

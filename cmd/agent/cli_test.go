@@ -105,7 +105,7 @@ func TestStartSeedsScaffold(t *testing.T) {
 
 func TestValidateSoul(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string { return fake.WriteFile(t, dir, name, body) }
+	write := func(name, body string) string { return fake.WriteFile(t, filepath.Join(dir, name), body) }
 	good := write("good.md", testSoul)
 	noManager := write("nomgr.md", strings.Replace(testSoul, "- Manager: U0MGR", "- Manager: @alice", 1))
 	badRegex := write("regex.md", testSoul+"\n## Redaction\n- ([a-z ; broken\n")

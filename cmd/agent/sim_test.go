@@ -112,7 +112,7 @@ func TestSimRunOrder(t *testing.T) {
 
 func TestSimRunReportsFailures(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string { return fake.WriteFile(t, dir, name, body) }
+	write := func(name, body string) string { return fake.WriteFile(t, filepath.Join(dir, name), body) }
 	good := write("good.yaml", "layer: dm\nsteps:\n  - send: {text: hi}\n  - expect_reply: {contains: 'ack: done'}\n")
 	bad := write("bad.yaml", "layer: restricted\nas: member\nsteps:\n  - send: {text: hi}\n  - expect_drop: {reason: blocked}\n")
 	unknown := write("unknown.yaml", "layer: dm\nsteps:\n  - send: {text: hi, colour: red}\n")

@@ -12,23 +12,33 @@ import (
 func WriteFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
-		WriteFile(t, dir, name, content)
+		WriteFile(t, filepath.Join(dir, filepath.FromSlash(name)), content)
 	}
 }
 
-// WriteFile writes content to the file name (slash-separated, relative to
-// dir), making the folders it needs, and returns its path; it fails t when
-// it cannot.
-func WriteFile(t testing.TB, dir, name, content string) string {
+// WriteFile writes content to the file at path, making the folders it
+// needs, and returns path; it fails t when it cannot.
+func WriteFile(t testing.TB, path, content string) string {
 	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return path
+}
+
+// Symlink makes link a symbolic link to target, making the folders it
+// needs; it fails t when it cannot.
+func Symlink(t testing.TB, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ReadFile returns the content of the file at path; it fails t when it

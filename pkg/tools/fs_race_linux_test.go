@@ -21,13 +21,13 @@ const fsRaceTries = 1000
 // and never read, list or write anything outside.
 func TestPathSwapRace(t *testing.T) {
 	e := newBtEnv(t, nil)
-	btWrite(t, filepath.Join(e.ws, "d/f.txt"), "inside\n")
-	btWrite(t, filepath.Join(e.ws, "g.txt"), "inside\n")
-	btWrite(t, filepath.Join(e.outside, "f.txt"), "SECRET\n")
-	btWrite(t, filepath.Join(e.outside, "leaked-name.txt"), "SECRET\n")
-	btWrite(t, filepath.Join(e.outside, "g.txt"), "SECRET\n")
-	btSymlink(t, e.outside, filepath.Join(e.ws, "s"))
-	btSymlink(t, filepath.Join(e.outside, "g.txt"), filepath.Join(e.ws, "h"))
+	fake.WriteFile(t, filepath.Join(e.ws, "d/f.txt"), "inside\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "g.txt"), "inside\n")
+	fake.WriteFile(t, filepath.Join(e.outside, "f.txt"), "SECRET\n")
+	fake.WriteFile(t, filepath.Join(e.outside, "leaked-name.txt"), "SECRET\n")
+	fake.WriteFile(t, filepath.Join(e.outside, "g.txt"), "SECRET\n")
+	fake.Symlink(t, e.outside, filepath.Join(e.ws, "s"))
+	fake.Symlink(t, filepath.Join(e.outside, "g.txt"), filepath.Join(e.ws, "h"))
 
 	swap := fake.NewSwapper(t, [2]string{filepath.Join(e.ws, "d"), filepath.Join(e.ws, "s")},
 		[2]string{filepath.Join(e.ws, "g.txt"), filepath.Join(e.ws, "h")})
@@ -62,7 +62,7 @@ func TestPathSwapRace(t *testing.T) {
 	flips := swap.Stop()
 
 	for _, name := range []string{"f.txt", "g.txt"} {
-		if got := btRead(t, filepath.Join(e.outside, name)); got != "SECRET\n" {
+		if got := fake.ReadFile(t, filepath.Join(e.outside, name)); got != "SECRET\n" {
 			wins = append(wins, "the file outside "+name+" became "+strings.ReplaceAll(got, "\n", `\n`))
 		}
 	}
