@@ -41,32 +41,35 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// Advance moves the clock d forward and fires the timers it passes.
+// Advance moves the clock d forward, firing the timers it passes.
 func (c *Clock) Advance(d time.Duration) {
 	c.Set(c.Now().Add(d))
 }
 
-// Set moves the clock to t (never back) and fires, in the order of their
-// times, the timers due by t: a timer armed by one of them fires too when
-// it is due by t.
+// Set moves the clock to t (never back), through the times of the timers
+// due by then, firing each in turn: a timer armed by one of them fires too
+// when it is due by t.
 func (c *Clock) Set(t time.Time) {
 	for {
 		c.mu.Lock()
-		if t.After(c.now) {
-			c.now = t
-		}
 		i := -1
 		for j, ct := range c.timers {
-			if !ct.at.After(c.now) && (i < 0 || ct.at.Before(c.timers[i].at)) {
+			if !ct.at.After(t) && (i < 0 || ct.at.Before(c.timers[i].at)) {
 				i = j
 			}
 		}
 		if i < 0 {
+			if t.After(c.now) {
+				c.now = t
+			}
 			c.mu.Unlock()
 			return
 		}
 		due := c.timers[i]
 		c.timers = slices.Delete(c.timers, i, i+1)
+		if due.at.After(c.now) {
+			c.now = due.at
+		}
 		c.mu.Unlock()
 		due.f()
 	}
