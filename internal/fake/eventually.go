@@ -1,6 +1,9 @@
 package fake
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // eventuallyEvery is how often Eventually asks: often enough that a test
 // waits at most a few milliseconds more than it must.
@@ -17,6 +20,19 @@ func Eventually(d time.Duration, cond func() bool) bool {
 			return false
 		}
 		time.Sleep(eventuallyEvery)
+	}
+	return true
+}
+
+// Until is Eventually within ctx: it reports whether cond holds before ctx
+// is done.
+func Until(ctx context.Context, cond func() bool) bool {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(eventuallyEvery):
+		}
 	}
 	return true
 }

@@ -14,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -127,14 +128,8 @@ func TestGatewayReusesWaitingWorker(t *testing.T) {
 	go func() { done <- g.Run(ctx) }()
 	waiting := func(n int) {
 		t.Helper()
-		for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			idle := g.workers.Waiting()
-			if idle == n {
-				return
-			}
-			if time.Now().After(end) {
-				t.Fatalf("%d workers waiting, want %d", idle, n)
-			}
+		if !fake.Eventually(10*time.Second, func() bool { return g.workers.Waiting() == n }) {
+			t.Fatalf("%d workers waiting, want %d", g.workers.Waiting(), n)
 		}
 	}
 	tr.events <- message("a1", "C1", "1.0", "")
