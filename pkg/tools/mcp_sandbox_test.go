@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/sandbox"
 )
 
@@ -113,11 +112,13 @@ func TestMountMCPConfinedServerTakesItsDescendants(t *testing.T) {
 	if res, err := m.Tools()[slices.IndexFunc(m.Tools(), func(t Tool) bool { return t.Name == "mcp__testsrv__crash" })].Call(t.Context(), nil); err == nil && !res.IsError {
 		t.Fatalf("crash: %+v", res)
 	}
-	gone := func() bool { // or a zombie of nobody's
+	for bound := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		return err != nil || !strings.Contains(string(cmdline), "3217.77")
-	}
-	if !fake.Eventually(10*time.Second, gone) {
-		t.Fatalf("the server's sleep %d outlived it", pid)
+		if err != nil || !strings.Contains(string(cmdline), "3217.77") {
+			break // gone (or a zombie of nobody's)
+		}
+		if time.Now().After(bound) {
+			t.Fatalf("the server's sleep %d outlived it", pid)
+		}
 	}
 }
