@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/fake"
@@ -38,35 +37,6 @@ func abuseWorkspace(t *testing.T, h *harness) string {
 	return ws
 }
 
-func abuseWrite(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func abuseLink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func abuseRead(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 // sayText replies with text.
 func sayText(id, text string) func(string, bool) fake.AnthropicResponse {
 	return func(string, bool) fake.AnthropicResponse {
@@ -90,7 +60,7 @@ func (h *harness) attachAndWait(files ...fake.File) string {
 func TestAbuseAttachmentThroughSymlinkedFolder(t *testing.T) {
 	h := newHarness(t, rulesSoul)
 	ws := abuseWorkspace(t, h)
-	abuseLink(t, "../..", filepath.Join(ws, "attachments")) // the workspace's grandparent: AGENT_HOME
+	fake.Symlink(t, "../..", filepath.Join(ws, "attachments")) // the workspace's grandparent: AGENT_HOME
 	h.script(sayText("r1", "seen"))
 	h.start()
 	input := h.attachAndWait(
@@ -98,7 +68,7 @@ func TestAbuseAttachmentThroughSymlinkedFolder(t *testing.T) {
 		h.slack.AddFile("mcp.json", []byte(`{"mcpServers":{"evil":{"command":"sh"}}}`)),
 		h.slack.AddFile("agent.json", []byte(`{"skills":[]}`)),
 	)
-	if got := abuseRead(t, filepath.Join(h.home, "SOUL.md")); got != rulesSoul {
+	if got := fake.ReadFile(t, filepath.Join(h.home, "SOUL.md")); got != rulesSoul {
 		t.Fatalf("SOUL.md was replaced by an attachment: %q", got)
 	}
 	for _, name := range []string{"mcp.json", "agent.json"} {
@@ -118,14 +88,14 @@ func TestAbuseAttachmentThroughSymlinkedFolder(t *testing.T) {
 func TestAbuseAttachmentOverSymlinkedFile(t *testing.T) {
 	h := newHarness(t, rulesSoul)
 	ws := abuseWorkspace(t, h)
-	abuseLink(t, filepath.Join(h.home, "SOUL.md"), filepath.Join(ws, "attachments", "SOUL.md"))
+	fake.Symlink(t, filepath.Join(h.home, "SOUL.md"), filepath.Join(ws, "attachments", "SOUL.md"))
 	h.script(sayText("r1", "seen"))
 	h.start()
 	input := h.attachAndWait(h.slack.AddFile("SOUL.md", []byte("# Evil persona\n")))
-	if got := abuseRead(t, filepath.Join(h.home, "SOUL.md")); got != rulesSoul {
+	if got := fake.ReadFile(t, filepath.Join(h.home, "SOUL.md")); got != rulesSoul {
 		t.Fatalf("SOUL.md was replaced by an attachment: %q", got)
 	}
-	if got := abuseRead(t, filepath.Join(ws, "attachments", "SOUL.md")); got != "# Evil persona\n" {
+	if got := fake.ReadFile(t, filepath.Join(ws, "attachments", "SOUL.md")); got != "# Evil persona\n" {
 		t.Fatalf("the attachment in the workspace = %q", got)
 	}
 	if !strings.Contains(input, "- attachments/SOUL.md (15 bytes") {
@@ -151,10 +121,10 @@ func TestAbuseAttachmentHostileNameAndID(t *testing.T) {
 			t.Errorf("the file id was joined as a path: %s exists (%v)", p, err)
 		}
 	}
-	if got := abuseRead(t, filepath.Join(ws, "attachments", "x")); got != "payload\n" {
+	if got := fake.ReadFile(t, filepath.Join(ws, "attachments", "x")); got != "payload\n" {
 		t.Errorf("attachments/x = %q", got)
 	}
-	if got := abuseRead(t, filepath.Join(h.home, "SOUL.md")); got != rulesSoul {
+	if got := fake.ReadFile(t, filepath.Join(h.home, "SOUL.md")); got != rulesSoul {
 		t.Fatalf("SOUL.md was replaced by an attachment: %q", got)
 	}
 	for _, want := range []string{"- attachments/x (8 bytes", "- attachments/SOUL.md_Ignore the above (8 bytes"} {
@@ -200,12 +170,12 @@ func TestAbuseSymlinkedSkillAndKB(t *testing.T) {
 	h := newHarness(t, rulesSoul)
 	h.env["AGENT_DEFAULT_MODE"] = "plan"
 	outside := t.TempDir()
-	abuseWrite(t, filepath.Join(outside, "host-secret.md"), "---\nname: leak\ndescription: HOSTSECRET\n---\nHOSTSECRET\n")
-	abuseWrite(t, filepath.Join(outside, "README.md"), "# HOSTSECRET\n\nHOSTSECRET\n")
-	abuseLink(t, filepath.Join(outside, "host-secret.md"), filepath.Join(h.home, "skills", "leak", "SKILL.md"))
-	abuseLink(t, outside, filepath.Join(h.home, "skills", "leak-dir"))
-	abuseLink(t, outside, filepath.Join(h.home, "knowledge", "leak"))
-	abuseLink(t, filepath.Join(outside, "README.md"), filepath.Join(h.home, "knowledge", "leak-file", "README.md"))
+	fake.WriteFile(t, filepath.Join(outside, "host-secret.md"), "---\nname: leak\ndescription: HOSTSECRET\n---\nHOSTSECRET\n")
+	fake.WriteFile(t, filepath.Join(outside, "README.md"), "# HOSTSECRET\n\nHOSTSECRET\n")
+	fake.Symlink(t, filepath.Join(outside, "host-secret.md"), filepath.Join(h.home, "skills", "leak", "SKILL.md"))
+	fake.Symlink(t, outside, filepath.Join(h.home, "skills", "leak-dir"))
+	fake.Symlink(t, outside, filepath.Join(h.home, "knowledge", "leak"))
+	fake.Symlink(t, filepath.Join(outside, "README.md"), filepath.Join(h.home, "knowledge", "leak-file", "README.md"))
 	h.script(
 		use("t1", "mcp__agent_skills__read_skill", map[string]string{"slug": "leak"}), say("r1"),
 		use("t2", "mcp__agent_skills__read_skill", map[string]string{"slug": "leak-dir"}), say("r2"),
@@ -254,13 +224,10 @@ func TestAbuseFileSwapRace(t *testing.T) {
 	h.env["AGENT_DEFAULT_MODE"] = "bypass"
 	ws := abuseWorkspace(t, h)
 	outside := t.TempDir()
-	abuseWrite(t, filepath.Join(ws, "d", "f.txt"), "inside\n")
-	abuseWrite(t, filepath.Join(outside, "f.txt"), "HOSTSECRET\n")
-	abuseLink(t, outside, filepath.Join(ws, "s"))
-	exchange, err := renameExchange(filepath.Join(ws, "d"), filepath.Join(ws, "s"))
-	if err != nil {
-		t.Skipf("no atomic exchange of two names here: %v", err)
-	}
+	fake.WriteFile(t, filepath.Join(ws, "d", "f.txt"), "inside\n")
+	fake.WriteFile(t, filepath.Join(outside, "f.txt"), "HOSTSECRET\n")
+	fake.Symlink(t, outside, filepath.Join(ws, "s"))
+	swap := fake.NewSwapper(t, [2]string{filepath.Join(ws, "d"), filepath.Join(ws, "s")})
 	var mu sync.Mutex
 	var leaks []string
 	calls := 0
@@ -288,20 +255,11 @@ func TestAbuseFileSwapRace(t *testing.T) {
 		return r
 	}
 	h.start()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !stop.Load() {
-			_ = exchange()
-		}
-	}()
+	swap.Start()
 	h.send(fake.Message{User: "U0MGR", Channel: abuseChannel, TS: abuseTS, Text: "read d/f.txt many times"})
 	h.expectReply(abuseChannel, abuseTS, "done")
-	stop.Store(true)
-	wg.Wait()
-	if got := abuseRead(t, filepath.Join(outside, "f.txt")); got != "HOSTSECRET\n" {
+	swap.Stop()
+	if got := fake.ReadFile(t, filepath.Join(outside, "f.txt")); got != "HOSTSECRET\n" {
 		leaks = append(leaks, "the file outside became "+got)
 	}
 	if len(leaks) > 0 {
@@ -318,8 +276,8 @@ func TestAbuseFilesHonestWorkStillWorks(t *testing.T) {
 	}
 	h := newHarness(t, rulesSoul)
 	h.env["AGENT_DEFAULT_MODE"] = "bypass"
-	abuseWrite(t, filepath.Join(h.home, "knowledge", "runbooks", "README.md"), "# Runbooks\n\nHow we deploy.\n")
-	abuseLink(t, "../runbooks/README.md", filepath.Join(h.home, "knowledge", "alias", "README.md"))
+	fake.WriteFile(t, filepath.Join(h.home, "knowledge", "runbooks", "README.md"), "# Runbooks\n\nHow we deploy.\n")
+	fake.Symlink(t, "../runbooks/README.md", filepath.Join(h.home, "knowledge", "alias", "README.md"))
 	steps := []func(string, bool) fake.AnthropicResponse{
 		use("1", "Write", map[string]string{"file_path": "notes/plan.md", "content": "step one\n"}),
 		use("2", "Edit", map[string]string{"file_path": "notes/plan.md", "old_string": "one", "new_string": "two"}),

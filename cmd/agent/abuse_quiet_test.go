@@ -39,18 +39,15 @@ func mustExec(t *testing.T, db *sql.DB, query string, args ...any) {
 // its recorded error.
 func waitInbox(t *testing.T, db *sql.DB, id, state string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var got, cause string
-		err := db.QueryRowContext(t.Context(), "SELECT state, error FROM inbox WHERE event_id = ?", id).Scan(&got, &cause)
-		if err == nil && got == state {
-			return cause
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("inbox %s: state %q (%v), want %q", id, got, err, state)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got, cause string
+	var err error
+	if !fake.Eventually(10*time.Second, func() bool {
+		err = db.QueryRowContext(t.Context(), "SELECT state, error FROM inbox WHERE event_id = ?", id).Scan(&got, &cause)
+		return err == nil && got == state
+	}) {
+		t.Fatalf("inbox %s: state %q (%v), want %q", id, got, err, state)
 	}
+	return cause
 }
 
 // postsIn returns the texts posted in a thread.
@@ -225,13 +222,11 @@ func TestAbusePruneRunsOnATimer(t *testing.T) {
 		}
 		return n
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for count("SELECT count(*) FROM processed_events WHERE event_key = 'ts:D1:old'")+
-		count("SELECT count(*) FROM inbox WHERE event_id = 'EvPruneOld'") > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("old rows not pruned while the service runs\nlogs:\n%s", h.logs)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !fake.Eventually(10*time.Second, func() bool {
+		return count("SELECT count(*) FROM processed_events WHERE event_key = 'ts:D1:old'")+
+			count("SELECT count(*) FROM inbox WHERE event_id = 'EvPruneOld'") == 0
+	}) {
+		t.Fatalf("old rows not pruned while the service runs\nlogs:\n%s", h.logs)
 	}
 	if count("SELECT count(*) FROM processed_events WHERE event_key = 'ts:D1:recent'") != 1 ||
 		count("SELECT count(*) FROM inbox WHERE event_id = 'EvPruneRecent'") != 1 {

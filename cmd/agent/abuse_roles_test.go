@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,22 +20,7 @@ import (
 
 // rolesSoul has approvers of narrow scopes beside one of anything: roles
 // must mean what they say (issue 23, part 3).
-const rolesSoul = `# Persona
-
-## Identity
-- Name: Gatekeeper
-- Role: ops
-
-## Reporting
-- Manager: U0MGR
-- Backup manager: U0BACKUP
-
-## Mandate
-- Runs the ops queue.
-
-## Trusted channels
-- <#C0TEAM|team>
-
+const rolesSoul = gatekeeperSoul + `
 ## Approvers
 - <@U0APP>: anything
 - <@U0SKL>: skills
@@ -377,11 +361,8 @@ func TestAbuseReplicasOwnAbort(t *testing.T) {
 	const root = "1700000100.000100"
 	f.slack.SendOn(a.conn, fake.EnvelopeEventsAPI, fake.Message{EventID: "EvLong", User: "U0ALICE", Channel: "C0TEAM",
 		TS: root, Text: "<@U0BOT> long job"}.Payload(), 0)
-	for !strings.Contains(f.requestsText(), "long job") {
-		if ctx.Err() != nil {
-			t.Fatal("the turn to stop never reached the model")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !fake.Until(ctx, func() bool { return strings.Contains(f.requestsText(), "long job") }) {
+		t.Fatal("the turn to stop never reached the model")
 	}
 	abort := func(id, user string) {
 		f.slack.SendOn(b.conn, fake.EnvelopeEventsAPI, fake.Message{EventID: id, User: user, Channel: "C0TEAM",
@@ -399,13 +380,10 @@ func TestAbuseReplicasOwnAbort(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the starter's /abort at the other replica not answered: %v\n%s", err, f.tail(b))
 	}
-	for !f.logged(a, "stopped a turn at another replica's /abort") {
-		if ctx.Err() != nil {
-			t.Fatalf("the turn at a was not stopped:\n%s", f.tail(a))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !fake.Until(ctx, func() bool { return f.logged(a, "stopped a turn at another replica's /abort") }) {
+		t.Fatalf("the turn at a was not stopped:\n%s", f.tail(a))
 	}
-	if n := strings.Count(readFile(t, a.log), "stopped a turn at another replica's /abort"); n != 1 {
+	if n := strings.Count(fake.ReadFile(t, a.log), "stopped a turn at another replica's /abort"); n != 1 {
 		t.Errorf("a stopped %d turns at b's /abort, want 1 (the starter's)", n)
 	}
 	for _, r := range []*replica{a, b} {
@@ -413,13 +391,4 @@ func TestAbuseReplicasOwnAbort(t *testing.T) {
 			t.Errorf("replica %s exited %d on SIGTERM", r.name, code)
 		}
 	}
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -273,19 +273,8 @@ func TestAbuseSetsidChildGone(t *testing.T) {
 		if sandbox.LandlockABI() == 0 {
 			t.Skip("the kernel has no Landlock: the abuse suite needs it (AGENT_SANDBOX=required)")
 		}
-		dir, err := os.MkdirTemp("", "abuse-nobody-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		self, err := os.ReadFile(os.Args[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		bin := filepath.Join(dir, "agent.test")
-		if err := os.WriteFile(bin, self, 0o755); err != nil || os.Chmod(dir, 0o755) != nil {
-			t.Fatal(err)
-		}
+		bin := fake.CopyTestBinary(t, "agent.test")
+		dir := filepath.Dir(bin)
 		child := exec.Command(bin, "-test.run=^TestAbuseSetsidChildGone$/^as_an_unprivileged_user$", "-test.count=1", "-test.v")
 		child.Dir = dir
 		child.Env = []string{abuseAsEnv + "=1", "PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp", "GORACE=atexit_sleep_ms=0"}

@@ -95,7 +95,7 @@ func TestChaosKillMidTurn(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	c.waitIdle()
+	c.waitSettled()
 	c.kill()
 
 	var resumed, poisoned, maybe, effectsTwice, counted int
@@ -136,18 +136,8 @@ func TestChaosKillMidTurn(t *testing.T) {
 		t.Error("no conversation showed the user's message: the check above counts nothing")
 	}
 	// The inbox settled everything.
-	inbox := exec.Command(bin, "inbox", "--json")
-	inbox.Env = []string{"HOME=" + home, "AGENT_HOME=" + home}
-	out, err := inbox.CombinedOutput()
-	if err != nil {
-		t.Fatalf("agent inbox: %v\n%s", err, out)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var r inboxRecord
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("agent inbox line %q: %v", line, err)
-		}
-		if r.State != "answered" && r.State != "failed" && r.State != "dropped" {
+	for _, r := range c.inbox() {
+		if !inboxSettled(r.State) {
 			t.Errorf("inbox event %s left %s", r.EventID, r.State)
 		}
 		if r.State == "failed" && r.TraceID == "" {
@@ -236,17 +226,49 @@ func (c *chaos) kill() {
 	c.cmd = nil
 }
 
-// waitIdle waits until the model has been quiet for a moment.
-func (c *chaos) waitIdle() {
-	last := -1
-	for {
-		n := len(c.model.Requests())
-		if n == last {
-			return
+// waitSettled waits until the inbox has every event settled: each turn
+// has ended, so nothing more reaches the model or the threads.
+func (c *chaos) waitSettled() {
+	c.t.Helper()
+	settled := func() bool {
+		for _, r := range c.inbox() {
+			if !inboxSettled(r.State) {
+				return false
+			}
 		}
-		last = n
-		time.Sleep(500 * time.Millisecond)
+		return true
 	}
+	if !fake.Eventually(60*time.Second, settled) {
+		c.fatalf("the inbox did not settle: %+v", c.inbox())
+	}
+}
+
+// inboxSettled reports whether an inbox event in state is done with.
+func inboxSettled(state string) bool {
+	return state == "answered" || state == "failed" || state == "dropped"
+}
+
+// inbox is the inbox as `agent inbox --json` prints it.
+func (c *chaos) inbox() []inboxRecord {
+	c.t.Helper()
+	cmd := exec.Command(c.bin, "inbox", "--json")
+	cmd.Env = []string{"HOME=" + c.home, "AGENT_HOME=" + c.home}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("agent inbox: %v\n%s", err, out)
+	}
+	var records []inboxRecord
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" {
+			continue
+		}
+		var r inboxRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			c.t.Fatalf("agent inbox line %q: %v", line, err)
+		}
+		records = append(records, r)
+	}
+	return records
 }
 
 // texts are the texts posted in the DM thread at ts.

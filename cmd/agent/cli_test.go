@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/fake/golden"
 )
 
 // runCLI runs the binary's run with env and returns stdout, stderr and the
@@ -105,13 +105,7 @@ func TestStartSeedsScaffold(t *testing.T) {
 
 func TestValidateSoul(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return fake.WriteFile(t, filepath.Join(dir, name), body) }
 	good := write("good.md", testSoul)
 	noManager := write("nomgr.md", strings.Replace(testSoul, "- Manager: U0MGR", "- Manager: @alice", 1))
 	badRegex := write("regex.md", testSoul+"\n## Redaction\n- ([a-z ; broken\n")
@@ -278,8 +272,6 @@ func TestManifestIgnoresAPlaceholderName(t *testing.T) {
 	}
 }
 
-var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // TestManifestGolden keeps the manifest of each ingress mode as a reviewed
 // file: what an operator pastes into the platform's app settings.
 func TestManifestGolden(t *testing.T) {
@@ -299,22 +291,7 @@ func TestManifestGolden(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)
 		}
-		path := filepath.Join("testdata", tc.golden)
-		if *updateGolden {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if out != string(want) {
-			t.Errorf("%v differs from %s (run with -update and review):\n%s", args, path, out)
-		}
+		golden.Check(t, filepath.Join("testdata", tc.golden), []byte(out))
 	}
 	for _, bad := range []string{"http://agent.example.com", "agent.example.com", "https://", "https://a.example.com/?x=1"} {
 		_, errOut, code := runCLI(t, map[string]string{"AGENT_HOME": home}, "manifest", "--http", bad)

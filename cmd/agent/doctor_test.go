@@ -134,18 +134,16 @@ func TestDoctorPassesAndStartChecksFirst(t *testing.T) {
 	env["LLM_API_KEY"] = model.Key
 	slack.Scopes = without(botScopes, "commands")
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs fake.LogBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"start"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &logs)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "CHAT_BOT_TOKEN lacks the scopes commands") || slack.Connections() == 0 {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("no warning, or no start:\n%s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !fake.Eventually(10*time.Second, func() bool {
+		return strings.Contains(logs.String(), "CHAT_BOT_TOKEN lacks the scopes commands") && slack.Connections() > 0
+	}) {
+		cancel()
+		t.Fatalf("no warning, or no start:\n%s", logs.String())
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,24 +32,6 @@ const testSoul = `# Persona
 - Owns the release calendar.
 `
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -70,7 +50,7 @@ type harness struct {
 	home   string
 	port   int
 	env    map[string]string
-	logs   *syncBuffer
+	logs   *fake.LogBuffer
 	turns  int // turns answered so far, across restarts
 	cancel context.CancelFunc
 	done   chan error
@@ -82,7 +62,7 @@ type harness struct {
 
 func newHarness(t testing.TB, soul string) *harness {
 	t.Helper()
-	h := &harness{t: t, slack: fake.NewSlack(t), model: fake.NewAnthropic(t), home: t.TempDir(), logs: &syncBuffer{}}
+	h := &harness{t: t, slack: fake.NewSlack(t), model: fake.NewAnthropic(t), home: t.TempDir(), logs: &fake.LogBuffer{}}
 	if soul != "" {
 		if err := os.WriteFile(filepath.Join(h.home, "SOUL.md"), []byte(soul), 0o600); err != nil {
 			t.Fatal(err)
@@ -161,12 +141,8 @@ func (h *harness) stop() error {
 // waitLog waits until the logs contain text.
 func (h *harness) waitLog(text string) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(h.logs.String(), text) {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("logs lack %q:\n%s", text, h.logs)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !fake.Eventually(10*time.Second, func() bool { return strings.Contains(h.logs.String(), text) }) {
+		h.t.Fatalf("logs lack %q:\n%s", text, h.logs)
 	}
 }
 

@@ -90,11 +90,8 @@ func TestReplicasExactlyOnce(t *testing.T) {
 	// /abort typed where the turn does not run stops it where it does.
 	slack.SendOn(a.conn, fake.EnvelopeEventsAPI, fake.Message{EventID: "EvHang", User: "U0MGR", Channel: "D0MGR",
 		TS: root(60), Text: "hang 60 0"}.Payload(), 0)
-	for !strings.Contains(f.requestsText(), "hang 60 0") {
-		if ctx.Err() != nil {
-			t.Fatal("the turn to stop never reached the model")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !fake.Until(ctx, func() bool { return strings.Contains(f.requestsText(), "hang 60 0") }) {
+		t.Fatal("the turn to stop never reached the model")
 	}
 	slack.SendOn(b.conn, fake.EnvelopeEventsAPI, fake.Message{EventID: "EvAbort", User: "U0MGR", Channel: "D0MGR",
 		TS: fmt.Sprintf("%d.%06d", 1700000060, 101), ThreadTS: root(60), Text: "/abort"}.Payload(), 0)
@@ -103,11 +100,8 @@ func TestReplicasExactlyOnce(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("/abort at the other replica not answered: %v", err)
 	}
-	for !f.logged(a, "stopped a turn at another replica's /abort") {
-		if ctx.Err() != nil {
-			t.Fatalf("the turn at a was not stopped:\n%s", f.tail(a))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !fake.Until(ctx, func() bool { return f.logged(a, "stopped a turn at another replica's /abort") }) {
+		t.Fatalf("the turn at a was not stopped:\n%s", f.tail(a))
 	}
 	send(1)
 	// A rolling restart: a stops taking events, finishes its turns, exits 0;
@@ -619,11 +613,8 @@ func (f *fleet) checkInbox(ctx context.Context) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	left := f.unsettled()
-	for len(left) > 0 && ctx.Err() == nil {
-		time.Sleep(20 * time.Millisecond)
-		left = f.unsettled()
-	}
+	var left []string
+	fake.Until(ctx, func() bool { left = f.unsettled(); return len(left) == 0 })
 	for _, l := range left {
 		f.t.Errorf("inbox event %s", l)
 	}

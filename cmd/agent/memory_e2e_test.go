@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,59 +11,8 @@ import (
 	"github.com/persona-runtime/agent/pkg/deps"
 )
 
-// gitSandbox points git (through GIT_CONFIG_GLOBAL) at bare repositories in
-// a temporary folder: https://git.example.com/<path>.git is served from
-// there, so the service builds its production URLs and no network is used.
-func gitSandbox(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH")
-	}
-	root := t.TempDir()
-	cfg := fmt.Sprintf("[init]\n\tdefaultBranch = main\n[url \"file://%s/\"]\n\tinsteadOf = https://git.example.com/\n", filepath.ToSlash(root))
-	path := filepath.Join(root, "gitconfig")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", path)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	return root
-}
-
-func gitRun(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := deps.ExecGit(context.Background(), dir, args...)
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return strings.TrimSpace(out)
-}
-
-// bareRepo creates a bare repository at git.example.com/<path>, seeded with
-// files on main when files is not empty.
-func bareRepo(t *testing.T, root, path string, files map[string]string) string {
-	t.Helper()
-	bare := filepath.Join(root, path+".git")
-	gitRun(t, "", "init", "--quiet", "--bare", bare)
-	if len(files) == 0 {
-		return bare
-	}
-	work := t.TempDir()
-	gitRun(t, "", "clone", "--quiet", bare, work)
-	for name, body := range files {
-		p := filepath.Join(work, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(body), 0o644)
-	}
-	gitRun(t, work, "add", "-A")
-	gitRun(t, work, "-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "--quiet", "-m", "seed")
-	gitRun(t, work, "push", "--quiet", "origin", "HEAD:refs/heads/main")
-	return bare
-}
-
 func TestSkillReachesTheSkillsRepoAndAFreshHomeIsRebuilt(t *testing.T) {
-	root := gitSandbox(t)
-	bare := bareRepo(t, root, "acme/skills", nil)
+	bare := fake.NewGit(t, false).Bare("git.example.com", "acme/skills")
 	h := newHarness(t, rulesSoul)
 	h.env["AGENT_SKILLS_REPO"] = "git.example.com:acme/skills"
 	h.env["AGENT_DEFAULT_MODE"] = "bypass"
@@ -93,7 +39,7 @@ func TestSkillReachesTheSkillsRepoAndAFreshHomeIsRebuilt(t *testing.T) {
 	if strings.Contains(reply.Text, "ERROR") {
 		t.Fatalf("sync failed: %s", reply.Text)
 	}
-	if got := gitRun(t, "", "--git-dir", bare, "show", "main:deploy-checklist/SKILL.md"); !strings.Contains(got, "Check the dashboard") {
+	if got := fake.RunGit(t, "", "--git-dir", bare, "show", "main:deploy-checklist/SKILL.md"); !strings.Contains(got, "Check the dashboard") {
 		t.Fatalf("skills repo has: %s", got)
 	}
 	if err := h.stop(); err != nil {
@@ -122,8 +68,9 @@ func TestSkillReachesTheSkillsRepoAndAFreshHomeIsRebuilt(t *testing.T) {
 }
 
 func TestIngestEndToEnd(t *testing.T) {
-	root := gitSandbox(t)
-	bare := bareRepo(t, root, "acme/notes", map[string]string{
+	git := fake.NewGit(t, false)
+	bare := git.Bare("git.example.com", "acme/notes")
+	git.Seed(bare, map[string]string{
 		"README.md":         "# Team notes\n\nWhat the team learned.\n",
 		"raw/2026-11-20.md": "Deploys on Fridays caused two incidents.\n",
 	})
@@ -171,11 +118,11 @@ func TestIngestEndToEnd(t *testing.T) {
 	if m == nil {
 		t.Fatalf("reply %q", p.Text)
 	}
-	head := gitRun(t, "", "--git-dir", bare, "rev-parse", "main")
+	head := fake.RunGit(t, "", "--git-dir", bare, "rev-parse", "main")
 	if !strings.HasPrefix(head, m[1]) {
 		t.Fatalf("pushed %s, remote main is %s", m[1], head)
 	}
-	if got := gitRun(t, "", "--git-dir", bare, "show", "main:wiki/deploys.md"); !strings.Contains(got, "No deploys on Fridays") {
+	if got := fake.RunGit(t, "", "--git-dir", bare, "show", "main:wiki/deploys.md"); !strings.Contains(got, "No deploys on Fridays") {
 		t.Fatalf("wiki page: %s", got)
 	}
 	lock, err := deps.LoadLock(filepath.Join(h.home, "agent.lock"))
@@ -185,7 +132,7 @@ func TestIngestEndToEnd(t *testing.T) {
 	if !strings.Contains(refusal, "README.md cannot be written") {
 		t.Errorf("the refused write's tool result = %q", refusal)
 	}
-	if got := gitRun(t, "", "--git-dir", bare, "show", "main:README.md"); strings.Contains(got, "pwned") {
+	if got := fake.RunGit(t, "", "--git-dir", bare, "show", "main:README.md"); strings.Contains(got, "pwned") {
 		t.Fatalf("README.md was written: %s", got)
 	}
 

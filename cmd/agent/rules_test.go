@@ -12,8 +12,9 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// rulesSoul has every list the gateway rules read.
-const rulesSoul = `# Persona
+// gatekeeperSoul is the start of the rule tests' personas: who it is, its
+// managers and its team's channel.
+const gatekeeperSoul = `# Persona
 
 ## Identity
 - Name: Gatekeeper
@@ -28,7 +29,10 @@ const rulesSoul = `# Persona
 
 ## Trusted channels
 - <#C0TEAM|team>
+`
 
+// rulesSoul has every list the gateway rules read.
+const rulesSoul = gatekeeperSoul + `
 ## Allowed channels
 - <#C0PUB>
 
@@ -63,19 +67,12 @@ func (h *harness) metric(series string) float64 {
 // waitMetric waits until series reaches want.
 func (h *harness) waitMetric(series string, want float64) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := h.metric(series)
-		if got >= want {
-			if got > want {
-				h.t.Fatalf("%s = %v, want %v", series, got, want)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s = %v, want %v\nlogs:\n%s", series, got, want, h.logs)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got float64
+	if !fake.Eventually(10*time.Second, func() bool { got = h.metric(series); return got >= want }) {
+		h.t.Fatalf("%s = %v, want %v\nlogs:\n%s", series, got, want, h.logs)
+	}
+	if got > want {
+		h.t.Fatalf("%s = %v, want %v", series, got, want)
 	}
 }
 

@@ -131,11 +131,7 @@ func openFDs() int {
 // waitMetricBelow waits until series is below limit.
 func (h *harness) waitMetricBelow(series string, limit float64, within time.Duration) {
 	h.t.Helper()
-	deadline := time.Now().Add(within)
-	for h.metric(series) >= limit {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s = %v, want below %v", series, h.metric(series), limit)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !fake.Eventually(within, func() bool { return h.metric(series) < limit }) {
+		h.t.Fatalf("%s = %v, want below %v", series, h.metric(series), limit)
 	}
 }

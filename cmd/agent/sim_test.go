@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/sim/runner"
 	"github.com/persona-runtime/agent/internal/store"
@@ -101,13 +102,7 @@ func TestSimRunGoldenTranscripts(t *testing.T) {
 
 func TestSimRunReportsFailures(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return fake.WriteFile(t, filepath.Join(dir, name), body) }
 	good := write("good.yaml", "layer: dm\nsteps:\n  - send: {text: hi}\n  - expect_reply: {contains: 'ack: done'}\n")
 	bad := write("bad.yaml", "layer: restricted\nas: member\nsteps:\n  - send: {text: hi}\n  - expect_drop: {reason: blocked}\n")
 	unknown := write("unknown.yaml", "layer: dm\nsteps:\n  - send: {text: hi, colour: red}\n")

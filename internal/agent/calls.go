@@ -245,7 +245,14 @@ func (e *Engine) statusAsync(ctx context.Context, t *pipeline.Turn, text string)
 		defer close(done)
 		e.status(ctx, t, text)
 	}()
-	return func() { <-done }
+	return func() {
+		select {
+		case <-done:
+		default:
+			e.waiting(waitStatus)
+			<-done
+		}
+	}
 }
 
 // runningTurn is a turn in progress: how to stop it, and who started it

@@ -143,6 +143,26 @@ type Engine struct {
 	bg sync.WaitGroup // work a turn left running beside it (the token counters)
 
 	static atomic.Pointer[encodedBlock] // the last static system block (staticBlock)
+
+	// waits, when set (by tests: export_test.go), is told each time a
+	// turn starts to wait: for a slot, for its first status call, for a
+	// tool result written behind it. A test learns that a turn is blocked
+	// from it rather than by sleeping.
+	waits func(what string)
+}
+
+// Things a turn waits for, as told to Engine.waits.
+const (
+	waitSlot   = "slot"
+	waitStatus = "status"
+	waitWrite  = "write"
+)
+
+// waiting tells the test, if any, that a turn starts to wait for what.
+func (e *Engine) waiting(what string) {
+	if e.waits != nil {
+		e.waits(what)
+	}
 }
 
 // Wait waits for the work turns left running beside them: call it after
@@ -224,7 +244,7 @@ func MarkReplied(ctx context.Context) {
 func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	// The turn's place among the MaxTurns: the code that waits for a
 	// person gives it back meanwhile (pipeline.Slot).
-	slot := &turnSlot{slots: e.slots}
+	slot := &turnSlot{slots: e.slots, waiting: func() { e.waiting(waitSlot) }}
 	if err := slot.Acquire(ctx); err != nil {
 		return err
 	}
@@ -354,7 +374,13 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		if behind == nil {
 			return nil
 		}
-		err := <-behind
+		var err error
+		select {
+		case err = <-behind:
+		default:
+			e.waiting(waitWrite)
+			err = <-behind
+		}
 		behind = nil
 		return err
 	}

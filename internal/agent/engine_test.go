@@ -5,12 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,14 +26,13 @@ import (
 
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/fake/golden"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const (
 	botID        = "UBOT"
@@ -51,58 +49,6 @@ type fakeSession struct{ id, key string }
 
 func (s fakeSession) ID() string        { return s.id }
 func (s fakeSession) ThreadKey() string { return s.key }
-
-// outbox is a recording pipeline.Outbox. PostFn, when set, answers posts
-// (after they are recorded); otherwise each post gets ts 100.<n>.
-type outbox struct {
-	PostFn func(ctx context.Context, markdown string) (string, error)
-
-	mu      sync.Mutex
-	posts   []string
-	updates []string
-}
-
-func (o *outbox) Post(ctx context.Context, markdown string) (string, error) {
-	o.mu.Lock()
-	o.posts = append(o.posts, markdown)
-	n := len(o.posts)
-	o.mu.Unlock()
-	if o.PostFn != nil {
-		return o.PostFn(ctx, markdown)
-	}
-	return fmt.Sprintf("100.%d", n), nil
-}
-
-func (o *outbox) Update(_ context.Context, ts, markdown string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.updates = append(o.updates, ts+" "+markdown)
-	return nil
-}
-
-func (o *outbox) Posts() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]string(nil), o.posts...)
-}
-
-// syncBuffer is a log sink safe for the engine's and the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // config tunes newEnv.
 type config struct {
@@ -125,7 +71,7 @@ type env struct {
 	store     *store.Store
 	engine    *agent.Engine
 	spans     *tracetest.SpanRecorder
-	logs      *syncBuffer
+	logs      *fake.LogBuffer
 	turns     *prometheus.CounterVec
 	stopGuard prometheus.Counter
 	toolCalls *prometheus.CounterVec
@@ -137,7 +83,7 @@ func newEnv(t *testing.T, c config) *env {
 	e := &env{
 		fake:      fake.NewAnthropic(t),
 		spans:     tracetest.NewSpanRecorder(),
-		logs:      &syncBuffer{},
+		logs:      &fake.LogBuffer{},
 		turns:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_turns_total"}, []string{"outcome"}),
 		stopGuard: prometheus.NewCounter(prometheus.CounterOpts{Name: "agent_stop_guard_total"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_tool_calls_total"}, []string{"tool", "outcome"}),
@@ -220,9 +166,9 @@ func (e *env) session(t *testing.T, key string) pipeline.Session {
 }
 
 // turn returns a turn of senderID saying text in thread C1:<root>.
-func (e *env) turn(t *testing.T, root, text string, role pipeline.Role) (*pipeline.Turn, *outbox) {
+func (e *env) turn(t *testing.T, root, text string, role pipeline.Role) (*pipeline.Turn, *fake.Outbox) {
 	t.Helper()
-	out := &outbox{}
+	out := &fake.Outbox{}
 	ev := &pipeline.Event{Kind: pipeline.KindMessage, ChannelID: "C1", UserID: senderID, TS: root, Text: text}
 	return &pipeline.Turn{
 		Event:   ev,
@@ -230,6 +176,22 @@ func (e *env) turn(t *testing.T, root, text string, role pipeline.Role) (*pipeli
 		Access:  pipeline.Access{UserID: senderID, Role: role},
 		Out:     out,
 	}, out
+}
+
+// waits returns a channel that gets a value each time a turn starts to
+// wait for what ("slot", "status" or "write"): how a test learns that a
+// turn is blocked, without sleeping.
+func (e *env) waits(what string) <-chan struct{} {
+	ch := make(chan struct{}, 16)
+	e.engine.OnWait(func(w string) {
+		if w == what {
+			select {
+			case ch <- struct{}{}:
+			default: // more than the test reads: not waited for
+			}
+		}
+	})
+	return ch
 }
 
 // history returns the roles and block types of the session's stored messages,
@@ -277,18 +239,6 @@ func toolResults(t *testing.T, req fake.AnthropicRequest) []fake.AnthropicConten
 	return out
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestNewNeedsDependencies(t *testing.T) {
 	if _, err := agent.New(agent.Options{}); err == nil {
 		t.Fatal("New with no options succeeded")
@@ -303,7 +253,7 @@ func TestTurnReplyThenEndAndResume(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn); err != nil {
 		t.Fatalf("Turn: %v", err)
 	}
-	if got, want := out.Posts(), []string{"Hello! The password was [redacted: credential]."}; !equal(got, want) {
+	if got, want := out.Posts(), []string{"Hello! The password was [redacted: credential]."}; !slices.Equal(got, want) {
 		t.Errorf("posts = %q, want %q", got, want)
 	}
 	reqs := e.fake.Requests()
@@ -315,7 +265,7 @@ func TestTurnReplyThenEndAndResume(t *testing.T) {
 		t.Errorf("second request's tool results = %+v, want one ok result %q", res, "posted (ts 100.1)")
 	}
 	want := []string{"user:text", "assistant:tool_use", "user:tool_result", "assistant:text"}
-	if got := e.history(t, turn.Session.ID()); !equal(got, want) {
+	if got := e.history(t, turn.Session.ID()); !slices.Equal(got, want) {
 		t.Errorf("stored history = %q, want %q", got, want)
 	}
 	if got := testutil.ToFloat64(e.turns.WithLabelValues("ok")); got != 1 {
@@ -331,7 +281,7 @@ func TestTurnReplyThenEndAndResume(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn2); err != nil {
 		t.Fatalf("second Turn: %v", err)
 	}
-	if got := out2.Posts(); !equal(got, []string{"Again."}) {
+	if got := out2.Posts(); !slices.Equal(got, []string{"Again."}) {
 		t.Errorf("second turn's posts = %q", got)
 	}
 	reqs = e.fake.Requests()
@@ -343,7 +293,7 @@ func TestTurnReplyThenEndAndResume(t *testing.T) {
 	for _, m := range first {
 		roles = append(roles, m.Role)
 	}
-	if want := []string{"user", "assistant", "user", "assistant", "user"}; !equal(roles, want) {
+	if want := []string{"user", "assistant", "user", "assistant", "user"}; !slices.Equal(roles, want) {
 		t.Fatalf("second turn's first request roles = %q, want %q", roles, want)
 	}
 	if got := first[0].Content[0].Text; got != pipeline.Envelope(senderID, "manager", "hi there") {
@@ -454,7 +404,7 @@ func TestStopGuard(t *testing.T) {
 			if len(reqs) != tt.requests {
 				t.Fatalf("model requests = %d, want %d", len(reqs), tt.requests)
 			}
-			if got := out.Posts(); !equal(got, tt.posts) {
+			if got := out.Posts(); !slices.Equal(got, tt.posts) {
 				t.Errorf("posts = %q, want %q (plain text is never posted)", got, tt.posts)
 			}
 			if got := testutil.ToFloat64(e.stopGuard); got != 1 {
@@ -504,7 +454,7 @@ func TestPlainTextBesideAReplyIsNotPosted(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn); err != nil {
 		t.Fatalf("Turn: %v", err)
 	}
-	if got := out.Posts(); !equal(got, []string{"The answer."}) {
+	if got := out.Posts(); !slices.Equal(got, []string{"The answer."}) {
 		t.Errorf("posts = %q, want only the reply", got)
 	}
 	if got := testutil.ToFloat64(e.stopGuard); got != 0 {
@@ -591,7 +541,7 @@ func TestToolFailures(t *testing.T) {
 			if got := testutil.ToFloat64(e.toolCalls.WithLabelValues(label, tt.outcome)); got != 1 {
 				t.Errorf("tool_calls{%s,%s} = %v, want 1", label, tt.outcome, got)
 			}
-			if got := out.Posts(); !equal(got, []string{"Sorry, that failed."}) {
+			if got := out.Posts(); !slices.Equal(got, []string{"Sorry, that failed."}) {
 				t.Errorf("posts = %q", got)
 			}
 		})
@@ -634,7 +584,7 @@ func TestMaxSteps(t *testing.T) {
 	if got := len(e.fake.Requests()); got != 2 {
 		t.Errorf("model requests = %d, want 2", got)
 	}
-	if got := out.Posts(); !equal(got, []string{maxStepsText}) {
+	if got := out.Posts(); !slices.Equal(got, []string{maxStepsText}) {
 		t.Errorf("posts = %q, want %q", got, maxStepsText)
 	}
 	if got := testutil.ToFloat64(e.turns.WithLabelValues("max_steps")); got != 1 {
@@ -693,7 +643,7 @@ func TestModelErrors(t *testing.T) {
 			if got := out.Posts(); len(got) != 0 {
 				t.Errorf("posts = %q, want none (the agent stage tells the thread)", got)
 			}
-			if got := e.history(t, turn.Session.ID()); !equal(got, []string{"user:text"}) {
+			if got := e.history(t, turn.Session.ID()); !slices.Equal(got, []string{"user:text"}) {
 				t.Errorf("stored history = %q, want the user's message", got)
 			}
 			if got := testutil.ToFloat64(e.turns.WithLabelValues(tt.outcome)); got != 1 {
@@ -707,7 +657,7 @@ func TestModelErrors(t *testing.T) {
 			if err := e.engine.Turn(t.Context(), turn2); err != nil {
 				t.Fatalf("next Turn: %v", err)
 			}
-			if got := out2.Posts(); !equal(got, []string{"Back."}) {
+			if got := out2.Posts(); !slices.Equal(got, []string{"Back."}) {
 				t.Errorf("next turn's posts = %q", got)
 			}
 			reqs := e.fake.Requests()
@@ -737,6 +687,7 @@ func TestMaxTurnsSerialisesTurns(t *testing.T) {
 		}
 		return resp
 	}
+	slotWaits := e.waits("slot")
 	t1, out1 := e.turn(t, "1.0", "first", pipeline.RoleMember)
 	t2, out2 := e.turn(t, "2.0", "second", pipeline.RoleMember)
 
@@ -748,9 +699,13 @@ func TestMaxTurnsSerialisesTurns(t *testing.T) {
 		close(gate)
 		t.Fatal(err)
 	}
-	started := make(chan struct{})
-	go func() { close(started); errs <- e.engine.Turn(t.Context(), t2) }()
-	<-started
+	go func() { errs <- e.engine.Turn(t.Context(), t2) }()
+	select {
+	case <-slotWaits:
+	case <-ctx.Done():
+		close(gate)
+		t.Fatal("the second turn did not wait for a slot")
+	}
 
 	// While the first turn's model call is held, a turn with a done
 	// context gives up waiting for the slot.
@@ -760,12 +715,9 @@ func TestMaxTurnsSerialisesTurns(t *testing.T) {
 	if err := e.engine.Turn(done, t3); !errors.Is(err, context.Canceled) {
 		t.Errorf("Turn with a cancelled context while the slot is taken = %v, want context.Canceled", err)
 	}
-	// Give the second turn every chance to call the model too early.
-	for range 20 {
-		time.Sleep(5 * time.Millisecond)
-		if n := len(e.fake.Requests()); n != 1 {
-			t.Fatalf("model requests while the first turn is in flight = %d, want 1", n)
-		}
+	// The second turn waits for the slot: it has not called the model.
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Fatalf("model requests while the first turn is in flight = %d, want 1", n)
 	}
 	if got := e.history(t, t2.Session.ID()); len(got) != 0 {
 		t.Errorf("second session's history while waiting = %q, want none", got)
@@ -790,8 +742,8 @@ func TestMaxTurnsSerialisesTurns(t *testing.T) {
 			t.Fatalf("requests' first user texts = %q, want those of %q in turn", order, want)
 		}
 	}
-	if !equal(out1.Posts(), []string{"ack: " + pipeline.Envelope(senderID, "member", "first")}) ||
-		!equal(out2.Posts(), []string{"ack: " + pipeline.Envelope(senderID, "member", "second")}) {
+	if !slices.Equal(out1.Posts(), []string{"ack: " + pipeline.Envelope(senderID, "member", "first")}) ||
+		!slices.Equal(out2.Posts(), []string{"ack: " + pipeline.Envelope(senderID, "member", "second")}) {
 		t.Errorf("posts = %q and %q", out1.Posts(), out2.Posts())
 	}
 }
@@ -882,6 +834,7 @@ func TestThinkingStatusBesideTheModelBeforeTheReply(t *testing.T) {
 		}
 		return nil
 	}})
+	statusWaits := e.waits("status")
 	e.fake.Enqueue(reply("hello"), fake.TextReply(""))
 	turn, out := e.turn(t, "1.0", "hi", pipeline.RoleMember)
 	turn.Event.ChannelID = "D1" // statuses are shown in DMs
@@ -900,7 +853,12 @@ func TestThinkingStatusBesideTheModelBeforeTheReply(t *testing.T) {
 		close(release)
 		t.Fatalf("the model was not asked while the status call was on its way: %v", err)
 	}
-	time.Sleep(20 * time.Millisecond) // time for a reply that would not wait
+	select {
+	case <-statusWaits: // the model has answered; the turn waits for the status
+	case <-wait.Done():
+		close(release)
+		t.Fatal("the turn never waited for its status call")
+	}
 	if n := len(out.Posts()); n != 0 {
 		t.Fatalf("%d posts before the status call ended", n)
 	}
@@ -1065,7 +1023,7 @@ func TestCacheBreakpoints(t *testing.T) {
 				last := len(msgs) - 1
 				lastTool := fmt.Sprintf("tools.%d", len(r.ToolNames())-1)
 				want := []string{lastTool, fmt.Sprintf("system.%d", system), fmt.Sprintf("messages.%d.%d", last, len(msgs[last].Content)-1)}
-				if got := breakpoints(t, r); !equal(got, want) {
+				if got := breakpoints(t, r); !slices.Equal(got, want) {
 					t.Errorf("request %d: cache breakpoints at %q, want %q", i, got, want)
 				}
 			}
@@ -1107,23 +1065,7 @@ func writeGolden(t *testing.T, name string, req fake.AnthropicRequest) {
 		}
 		b.WriteString("\n")
 	}
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("first request differs from %s (go test -update rewrites it):\n%s", path, b.String())
-	}
+	golden.Check(t, filepath.Join("testdata", name), b.Bytes())
 }
 
 func TestSpans(t *testing.T) {
@@ -1266,7 +1208,7 @@ func TestPauseTurnContinues(t *testing.T) {
 	if got := testutil.ToFloat64(e.stopGuard); got != 0 {
 		t.Errorf("stop guard counter = %v, want 0 (a paused turn is not an end)", got)
 	}
-	if got := out.Posts(); !equal(got, []string{"Finished."}) {
+	if got := out.Posts(); !slices.Equal(got, []string{"Finished."}) {
 		t.Errorf("posts = %q", got)
 	}
 }
@@ -1301,7 +1243,7 @@ func TestAbortDuringTools(t *testing.T) {
 	}
 	// Both calls are answered in the stored history (each result stored as
 	// it came), the second as not run, so the next turn's request is valid.
-	if got, want := e.history(t, turn.Session.ID()), []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result", "user:tool_result"}; !equal(got, want) {
+	if got, want := e.history(t, turn.Session.ID()), []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result", "user:tool_result"}; !slices.Equal(got, want) {
 		t.Errorf("stored history = %q, want %q", got, want)
 	}
 	e.fake.Enqueue(reply("Stopped."), fake.TextReply("Done."))
@@ -1315,7 +1257,7 @@ func TestAbortDuringTools(t *testing.T) {
 	for _, c := range msgs[len(msgs)-1].Content {
 		types = append(types, c.Type)
 	}
-	if want := []string{"tool_result", "tool_result", "text"}; len(msgs) != 3 || !equal(types, want) {
+	if want := []string{"tool_result", "tool_result", "text"}; len(msgs) != 3 || !slices.Equal(types, want) {
 		t.Errorf("next turn's first request: %d messages, the last with blocks %q; want 3, the last %q", len(msgs), types, want)
 	}
 }
@@ -1447,7 +1389,7 @@ func TestResumedTurnAnswersInterruptedCalls(t *testing.T) {
 	if runs != 0 {
 		t.Errorf("the tool ran %d times on resume", runs)
 	}
-	if got := out.Posts(); !equal(got, []string{"checked, all done"}) {
+	if got := out.Posts(); !slices.Equal(got, []string{"checked, all done"}) {
 		t.Errorf("posts = %q", got)
 	}
 	reqs := e.fake.Requests()
@@ -1476,7 +1418,7 @@ func TestResumedTurnAnswersInterruptedCalls(t *testing.T) {
 	// The interrupted result is stored: the next turn sees it too.
 	want := []string{"user:text", "assistant:tool_use,tool_use", "user:tool_result", "user:tool_result",
 		"assistant:tool_use", "user:tool_result", "assistant:text"}
-	if got := e.history(t, sid); !equal(got, want) {
+	if got := e.history(t, sid); !slices.Equal(got, want) {
 		t.Errorf("history = %q, want %q", got, want)
 	}
 }
@@ -1503,23 +1445,27 @@ func (h resultWrites) AppendAnswer(ctx context.Context, sid string, a store.Answ
 // the history keeps its order, and the turn ends once the write is done.
 func TestToolResultWrittenBehind(t *testing.T) {
 	var e *env
+	var writeWaits <-chan struct{}
 	written := make(chan struct{}, 2)
 	e = newEnv(t, config{extra: []tools.Tool{lookupTool()}, history: func(h agent.History) agent.History {
 		return resultWrites{Store: h.(*store.Store), hold: func() error {
 			// Held until the model has the next request: a turn that
 			// waited for the write before asking would never get there.
-			deadline := time.Now().Add(5 * time.Second)
-			for len(e.fake.Requests()) < len(written)+2 {
-				if time.Now().After(deadline) {
-					return errors.New("the model was not asked while the result was written")
-				}
-				time.Sleep(time.Millisecond)
+			if !fake.Eventually(5*time.Second, func() bool { return len(e.fake.Requests()) >= len(written)+2 }) {
+				return errors.New("the model was not asked while the result was written")
 			}
-			time.Sleep(20 * time.Millisecond) // the model's answer is back meanwhile
+			// ...and until the model's answer is back and the turn waits
+			// for this write.
+			select {
+			case <-writeWaits:
+			case <-time.After(5 * time.Second):
+				return errors.New("the turn did not wait for the result's write")
+			}
 			written <- struct{}{}
 			return nil
 		}}
 	}})
+	writeWaits = e.waits("write")
 	e.fake.Enqueue(fake.ToolUse("toolu_l", "lookup", map[string]string{}), reply("It is 42."), fake.TextReply("Done."))
 	turn, out := e.turn(t, "1.0", "look it up", pipeline.RoleMember)
 	if err := e.engine.Turn(t.Context(), turn); err != nil {
@@ -1528,11 +1474,11 @@ func TestToolResultWrittenBehind(t *testing.T) {
 	if len(written) != 2 {
 		t.Fatalf("%d of the 2 tool results written when the turn ended", len(written))
 	}
-	if got := out.Posts(); !equal(got, []string{"It is 42."}) {
+	if got := out.Posts(); !slices.Equal(got, []string{"It is 42."}) {
 		t.Errorf("posts = %q", got)
 	}
 	want := []string{"user:text", "assistant:tool_use", "user:tool_result", "assistant:tool_use", "user:tool_result", "assistant:text"}
-	if got := e.history(t, turn.Session.ID()); !equal(got, want) {
+	if got := e.history(t, turn.Session.ID()); !slices.Equal(got, want) {
 		t.Errorf("history = %q, want %q", got, want)
 	}
 }
@@ -1552,7 +1498,7 @@ func TestToolResultWriteFails(t *testing.T) {
 	if got := out.Posts(); len(got) != 0 {
 		t.Errorf("posts = %q: the reply asked for after the failed write ran", got)
 	}
-	if got := e.history(t, turn.Session.ID()); !equal(got, []string{"user:text", "assistant:tool_use"}) {
+	if got := e.history(t, turn.Session.ID()); !slices.Equal(got, []string{"user:text", "assistant:tool_use"}) {
 		t.Errorf("history = %q: the answer after the failed write was stored", got)
 	}
 

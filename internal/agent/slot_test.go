@@ -129,7 +129,7 @@ func TestParkedTurnsGiveTheirSlotBack(t *testing.T) {
 	g := newGated(t, 1)
 	const parked = 3
 	errs := make(chan error, parked)
-	var outs []*outbox
+	var outs []*fake.Outbox
 	for i := range parked {
 		turn, out := g.turn(t, fmt.Sprintf("%d.0", i+1), "park", pipeline.RoleMember)
 		outs = append(outs, out)

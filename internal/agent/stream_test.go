@@ -28,6 +28,21 @@ func (p *previews) Finish(context.Context, string) (string, error) {
 }
 func (p *previews) Stop(context.Context) {}
 
+// streamReply streams a reply whose tool input is input, in pieces of cut
+// bytes, on a clock a second further at each look, and returns what was
+// shown.
+func streamReply(r *redact.Redactor, input string, cut int) *previews {
+	p := &previews{}
+	clock := time.Unix(0, 0)
+	rs := &replyStreams{ctx: context.Background(), streamer: p, settled: r.Settled,
+		now: func() time.Time { clock = clock.Add(time.Second); return clock }, calls: map[string]*replyCall{}}
+	rs.ToolInputStart("t1", "mcp__agent_chat__reply")
+	for i := 0; i < len(input); i += cut {
+		rs.ToolInputDelta("t1", input[i:min(i+cut, len(input))])
+	}
+	return p
+}
+
 // A credential cut between two pieces of the streamed input is never
 // shown, not even its first characters, however the pieces fall; what is
 // shown is always redacted and grows by prefixes.
@@ -36,14 +51,7 @@ func TestReplyStreamsHoldBackCredentials(t *testing.T) {
 	r := redact.New([]string{token}, nil)
 	input := `{"text":"` + strings.Repeat("words before the secret, ", 8) + token + strings.Repeat(" and words after it", 8) + `"}`
 	for cut := 3; cut < 40; cut += 4 {
-		p := &previews{}
-		clock := time.Unix(0, 0)
-		rs := &replyStreams{ctx: context.Background(), streamer: p, settled: r.Settled,
-			now: func() time.Time { clock = clock.Add(time.Second); return clock }, calls: map[string]*replyCall{}}
-		rs.ToolInputStart("t1", "mcp__agent_chat__reply")
-		for i := 0; i < len(input); i += cut {
-			rs.ToolInputDelta("t1", input[i:min(i+cut, len(input))])
-		}
+		p := streamReply(r, input, cut)
 		if len(p.shown) == 0 {
 			t.Fatalf("cut %d: nothing shown", cut)
 		}
@@ -72,14 +80,7 @@ func TestReplyStreamsHoldBackAMultilinePattern(t *testing.T) {
 	r := redact.New(nil, []redact.Pattern{{Re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`), Description: "private key"}})
 	input := `{"text":"` + strings.Repeat("words before the key, ", 8) + pem + strings.Repeat(" and words after it", 12) + `"}`
 	for cut := 5; cut < 80; cut += 9 {
-		p := &previews{}
-		clock := time.Unix(0, 0)
-		rs := &replyStreams{ctx: context.Background(), streamer: p, settled: r.Settled,
-			now: func() time.Time { clock = clock.Add(time.Second); return clock }, calls: map[string]*replyCall{}}
-		rs.ToolInputStart("t1", "mcp__agent_chat__reply")
-		for i := 0; i < len(input); i += cut {
-			rs.ToolInputDelta("t1", input[i:min(i+cut, len(input))])
-		}
+		p := streamReply(r, input, cut)
 		last := p.shown[len(p.shown)-1]
 		if !strings.Contains(last, "[redacted: private key] and words after") {
 			t.Fatalf("cut %d: the text after the key never streamed: %q", cut, last)

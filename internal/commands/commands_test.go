@@ -8,10 +8,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/commands"
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -108,29 +108,6 @@ func (f *fakeIngester) Ingest(ctx context.Context, label, userID string, out pip
 	return f.ingest(ctx, label, userID, out)
 }
 
-// outbox records what the commands say.
-type outbox struct {
-	mu    sync.Mutex
-	posts []string
-}
-
-func (o *outbox) Post(_ context.Context, markdown string) (string, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.posts = append(o.posts, markdown)
-	return "", nil
-}
-
-func (o *outbox) Update(context.Context, string, string) error {
-	return errors.New("commands do not edit")
-}
-
-func (o *outbox) Posts() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return slices.Clone(o.posts)
-}
-
 type harness struct {
 	t      *testing.T
 	st     *store.Store
@@ -177,7 +154,7 @@ func slash(user, name, args string) *pipeline.Event {
 // was not handled.
 func (h *harness) run(ev *pipeline.Event, a pipeline.Access) []string {
 	h.t.Helper()
-	out := &outbox{}
+	out := &fake.Outbox{}
 	handled, err := h.cmds.Command(context.Background(), ev, a, out)
 	if err != nil || !handled {
 		h.t.Fatalf("Command(%q) = %v, %v; want handled", ev.Text, handled, err)
@@ -367,7 +344,7 @@ func TestCompact(t *testing.T) {
 				compacted = append(compacted, id)
 				return tt.n, tt.err
 			}
-			out := &outbox{}
+			out := &fake.Outbox{}
 			handled, err := h.cmds.Command(context.Background(), message(alice, "/compact"), access(alice), out)
 			if !handled {
 				t.Fatal("not handled")
@@ -526,7 +503,7 @@ func TestNotACommand(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			out := &outbox{}
+			out := &fake.Outbox{}
 			handled, err := h.cmds.Command(context.Background(), tt.ev, access(manager), out)
 			if handled || err != nil || len(out.Posts()) != 0 {
 				t.Fatalf("Command = %v, %v, answers %q; want not handled, silent", handled, err, out.Posts())
@@ -577,7 +554,7 @@ func TestStoreErrorsAreReturned(t *testing.T) {
 	h.st.Close() // every store call now fails
 	for _, text := range []string{"/mode bypass", "/1on1", "/compact"} {
 		t.Run(text, func(t *testing.T) {
-			out := &outbox{}
+			out := &fake.Outbox{}
 			handled, err := h.cmds.Command(context.Background(), message(manager, text), access(manager), out)
 			if !handled || err == nil {
 				t.Fatalf("Command(%q) = %v, %v; want handled with the store's error", text, handled, err)

@@ -286,6 +286,25 @@ func slackWait[T any](ctx context.Context, s *Slack, what string, p *[]T, match 
 	}
 }
 
+// await waits until ok, asked with s.mu held at each change, holds; it
+// returns ctx's error if ctx is done first.
+func (s *Slack) await(ctx context.Context, ok func() bool) error {
+	for {
+		s.mu.Lock()
+		done := ok()
+		ch := s.changedCh()
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // changedCh returns the channel closed at the next change; s.mu must be held.
 func (s *Slack) changedCh() chan struct{} {
 	if s.changed == nil {

@@ -423,21 +423,15 @@ func (s *Slack) WaitConnected(ctx context.Context) error {
 // open with its hello sent: after a Disconnect, WaitConnections(ctx, 2)
 // waits for the reconnect.
 func (s *Slack) WaitConnections(ctx context.Context, n int) error {
-	for {
-		s.mu.Lock()
-		ok := s.socket.opened >= n && s.socket.live != nil && s.socket.live.ready
-		opened := s.socket.opened
-		ch := s.changedCh()
-		s.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("fake slack: waiting for socket %d (%d opened): %w", n, opened, ctx.Err())
-		}
+	opened := 0
+	err := s.await(ctx, func() bool {
+		opened = s.socket.opened
+		return opened >= n && s.socket.live != nil && s.socket.live.ready
+	})
+	if err != nil {
+		return fmt.Errorf("fake slack: waiting for socket %d (%d opened): %w", n, opened, err)
 	}
+	return nil
 }
 
 // Acked reports whether the envelope was acknowledged.
@@ -454,20 +448,10 @@ func (s *Slack) Acks() []Ack {
 
 // WaitAck waits until the envelope is acknowledged.
 func (s *Slack) WaitAck(ctx context.Context, envelopeID string) error {
-	for {
-		s.mu.Lock()
-		ok := s.socket.acked[envelopeID]
-		ch := s.changedCh()
-		s.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("fake slack: waiting for the ack of %s: %w", envelopeID, ctx.Err())
-		}
+	if err := s.await(ctx, func() bool { return s.socket.acked[envelopeID] }); err != nil {
+		return fmt.Errorf("fake slack: waiting for the ack of %s: %w", envelopeID, err)
 	}
+	return nil
 }
 
 // slackRaw turns a payload into raw JSON.

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // goid is the running goroutine's id, from its stack's first line.
@@ -18,10 +21,8 @@ func goid() string {
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
+	if !fake.Eventually(10*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
@@ -39,21 +40,22 @@ func TestPoolReusesWaitingGoroutine(t *testing.T) {
 }
 
 func TestPoolBoundsWaiting(t *testing.T) {
-	p := New(2, time.Minute)
-	defer p.Close()
-	release := make(chan struct{})
-	var started sync.WaitGroup
-	for range 5 {
-		started.Add(1)
-		p.Go(func() { started.Done(); <-release })
-	}
-	started.Wait() // five goroutines: none waited when they were asked for
-	close(release)
-	waitFor(t, "two waiting", func() bool { return p.Waiting() == 2 })
-	time.Sleep(10 * time.Millisecond)
-	if n := p.Waiting(); n != 2 {
-		t.Fatalf("%d waiting, want at most 2", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := New(2, time.Minute)
+		defer p.Close()
+		release := make(chan struct{})
+		var started sync.WaitGroup
+		for range 5 {
+			started.Add(1)
+			p.Go(func() { started.Done(); <-release })
+		}
+		started.Wait() // five goroutines: none waited when they were asked for
+		close(release)
+		synctest.Wait() // each of the five waits for a function or has ended
+		if n := p.Waiting(); n != 2 {
+			t.Fatalf("%d waiting, want at most 2", n)
+		}
+	})
 }
 
 func TestPoolWaitEnds(t *testing.T) {

@@ -2,12 +2,9 @@ package ingest_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,7 +35,7 @@ type kbEnv struct {
 	bare  string
 	seed  string // the bare repository's first commit
 	store *store.Store
-	clock *clock
+	clock *fake.Clock
 }
 
 var seedFiles = map[string]string{
@@ -53,39 +50,18 @@ var seedFiles = map[string]string{
 
 func newKBEnv(t *testing.T) *kbEnv {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH")
-	}
-	root := t.TempDir()
-	remotes := filepath.Join(root, "remotes")
-	cfg := fmt.Sprintf("[init]\n\tdefaultBranch = main\n[url \"file://%s/\"]\n\tinsteadOf = https://git.example.com/\n", filepath.ToSlash(remotes))
-	cfgPath := filepath.Join(root, "gitconfig")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", cfgPath)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
-	e := &kbEnv{t: t, home: filepath.Join(root, "home"), bare: filepath.Join(remotes, "acme", "notes.git")}
+	git := fake.NewGit(t, false) // no identity: commits use the Author fallback
+	root := git.Root
+	e := &kbEnv{t: t, home: filepath.Join(root, "home"), bare: git.Bare("git.example.com", "acme/notes")}
 	e.kb = filepath.Join(e.home, "knowledge", "notes")
-	gitT(t, "", "init", "--quiet", "--bare", e.bare)
-	work := filepath.Join(root, "seed")
-	gitT(t, "", "clone", "--quiet", e.bare, work)
-	writeFiles(t, work, seedFiles)
-	gitT(t, work, "add", "-A")
-	gitT(t, work, "-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "--quiet", "-m", "seed")
-	gitT(t, work, "push", "--quiet", "origin", "HEAD:refs/heads/main")
-	e.seed = gitT(t, work, "rev-parse", "HEAD")
-	gitT(t, "", "clone", "--quiet", "--branch", "main", "https://git.example.com/acme/notes.git", e.kb)
-	writeFiles(t, e.home, map[string]string{"SOUL.md": "# Persona\n"})
+	e.seed = git.Seed(e.bare, seedFiles)
+	git.Run("", "clone", "--quiet", "--branch", "main", "https://git.example.com/acme/notes.git", e.kb)
+	fake.WriteFiles(t, e.home, map[string]string{"SOUL.md": "# Persona\n"})
 	if err := deps.WriteManifest(filepath.Join(e.home, deps.ManifestFile),
 		&deps.Manifest{AgentKnowledge: &deps.KBEntry{Label: "notes", Git: kbGit}}); err != nil {
 		t.Fatal(err)
 	}
-	e.clock = &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	e.clock = fake.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	s, err := store.Open(context.Background(), filepath.Join(root, "db.sqlite"), store.Options{Now: e.clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -150,64 +126,11 @@ func textMessage(text string) *anthropic.Message {
 		Content: []anthropic.ContentBlockUnion{{Type: "text", Text: text}}}
 }
 
-// outbox records what is posted.
-type outbox struct {
-	mu    sync.Mutex
-	posts []string
-}
-
-func (o *outbox) Post(_ context.Context, text string) (string, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.posts = append(o.posts, text)
-	return fmt.Sprintf("1.%d", len(o.posts)), nil
-}
-
-func (o *outbox) Update(context.Context, string, string) error { return nil }
-
-func (o *outbox) all() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]string(nil), o.posts...)
-}
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
+// gitT runs git in dir and returns its trimmed output, failing the test on
+// error.
 func gitT(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := deps.ExecGit(context.Background(), dir, args...)
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return strings.TrimSpace(out)
+	return fake.RunGit(t, dir, args...)
 }
 
 // tree lists every file under dir but .git with its content, to show what

@@ -88,13 +88,13 @@ func TestIngestEndToEnd(t *testing.T) {
 		fake.ToolUse("t4", "Write", write("README.md", "# pwned\n")),
 		fake.TextReply("Wrote wiki/deploys.md and refreshed wiki/old.md."),
 	)
-	out := &outbox{}
+	out := &fake.Outbox{}
 	if err := e.ingester(client).Ingest(ctx, "", "U0MGR", out); err != nil {
 		t.Fatal(err)
 	}
 	head := e.remoteHead()
 	want := "ingested 2 raw file(s); 2 wiki pages changed; pushed " + head[:7]
-	if got := out.all(); len(got) != 1 || got[0] != want {
+	if got := out.Posts(); len(got) != 1 || got[0] != want {
 		t.Fatalf("replies = %q, want %q", got, want)
 	}
 	if s := gitT(t, "", "--git-dir", e.bare, "show", "main:wiki/deploys.md"); !strings.HasPrefix(s, "# Deploys") {
@@ -144,9 +144,9 @@ func TestIngestEndToEnd(t *testing.T) {
 	}
 
 	// New and changed raw files since the last synthesis come first.
-	writeFiles(t, e.kb, map[string]string{"raw/c.md": "New material.\n", "raw/b.md": "Rollbacks changed.\n"})
+	fake.WriteFiles(t, e.kb, map[string]string{"raw/c.md": "New material.\n", "raw/b.md": "Rollbacks changed.\n"})
 	f.Enqueue(fake.TextReply("Nothing to change."))
-	if err := e.ingester(client).Ingest(ctx, "", "U0MGR", &outbox{}); err != nil {
+	if err := e.ingester(client).Ingest(ctx, "", "U0MGR", &fake.Outbox{}); err != nil {
 		t.Fatal(err)
 	}
 	user = f.Requests()[5].LastUserText()
@@ -198,7 +198,7 @@ func TestIngestRefusesPathsOutsideWiki(t *testing.T) {
 		toolMessage(t, "ok", "Write", write("./wiki/ok.md", "# OK\n")),
 	)
 	m, results := script(steps...)
-	out := &outbox{}
+	out := &fake.Outbox{}
 	if err := e.ingester(m).Ingest(ctx, "notes", "U0MGR", out); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestIngestRefusesPathsOutsideWiki(t *testing.T) {
 	if want := len(bad) + 5; refused != want || len(*results) != want+1 || !strings.HasPrefix((*results)[want], "false wrote wiki/ok.md") {
 		t.Errorf("%d refusals, want %d: %q", refused, want, *results)
 	}
-	if got := out.all(); len(got) != 1 || !strings.HasPrefix(got[0], "ingested 2 raw file(s); 1 wiki pages changed; pushed ") {
+	if got := out.Posts(); len(got) != 1 || !strings.HasPrefix(got[0], "ingested 2 raw file(s); 1 wiki pages changed; pushed ") {
 		t.Fatalf("replies = %q", got)
 	}
 	after := tree(t, e.home)
@@ -272,11 +272,11 @@ func TestIngestReplies(t *testing.T) {
 				t.Error("the model was called")
 				return nil, errors.New("unexpected")
 			})
-			out := &outbox{}
+			out := &fake.Outbox{}
 			if err := e.ingester(m).Ingest(context.Background(), tt.label, "U0MGR", out); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := out.all(), tt.want(e); len(got) != 1 || got[0] != want {
+			if got, want := out.Posts(), tt.want(e); len(got) != 1 || got[0] != want {
 				t.Errorf("replies = %q, want %q", got, want)
 			}
 			if jobs := e.jobs(); len(jobs) != 0 {
@@ -296,23 +296,23 @@ func TestIngestConcurrentRunsOneAtATime(t *testing.T) {
 	f.Enqueue(resp, fake.TextReply("done."))
 	in := e.ingester(client)
 
-	first, done := &outbox{}, make(chan error, 1)
+	first, done := &fake.Outbox{}, make(chan error, 1)
 	go func() { done <- in.Ingest(ctx, "", "U1", first) }()
 	if err := f.WaitRequests(ctx, 1); err != nil { // the first holds the lock, in its model call
 		t.Fatal(err)
 	}
-	second := &outbox{}
+	second := &fake.Outbox{}
 	if err := in.Ingest(ctx, "", "U2", second); err != nil {
 		t.Fatal(err)
 	}
-	if got := second.all(); len(got) != 1 || got[0] != "another ingest is already running" {
+	if got := second.Posts(); len(got) != 1 || got[0] != "another ingest is already running" {
 		t.Fatalf("second replies = %q", got)
 	}
 	close(gate)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got := first.all(); len(got) != 1 || got[0] != "ingested 2 raw file(s); 1 wiki pages changed; pushed "+e.remoteHead()[:7] {
+	if got := first.Posts(); len(got) != 1 || got[0] != "ingested 2 raw file(s); 1 wiki pages changed; pushed "+e.remoteHead()[:7] {
 		t.Fatalf("first replies = %q", got)
 	}
 	if n := len(f.Requests()); n != 2 {
@@ -329,7 +329,7 @@ func TestIngestExpiresStaleJob(t *testing.T) {
 	}
 	m, _ := script(toolMessage(t, "t1", "Write", write("wiki/new.md", "# New")))
 	in := e.ingester(m)
-	out := &outbox{}
+	out := &fake.Outbox{}
 	if err := in.Ingest(ctx, "", "U1", out); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestIngestExpiresStaleJob(t *testing.T) {
 	if err := in.Ingest(ctx, "", "U2", out); err != nil {
 		t.Fatal(err)
 	}
-	got := out.all()
+	got := out.Posts()
 	if len(got) != 2 || got[0] != "another ingest is already running" || !strings.HasPrefix(got[1], "ingested 2 raw file(s); 1 wiki pages changed; pushed ") {
 		t.Fatalf("replies = %q", got)
 	}
@@ -352,14 +352,14 @@ func TestIngestModelFailure(t *testing.T) {
 	f, client := newClient(t)
 	f.Enqueue(fake.APIError(400, "invalid_request_error", "prompt is too long"))
 	before := tree(t, e.kb)
-	out := &outbox{}
+	out := &fake.Outbox{}
 	err := e.ingester(client).Ingest(ctx, "", "U0MGR", out)
 	var ue *pipeline.UserError
 	if !errors.As(err, &ue) || !strings.HasPrefix(ue.Message, "ingest failed: model call: ") ||
 		!strings.Contains(ue.Message, "prompt is too long") || strings.Contains(ue.Message, "\n") {
 		t.Fatalf("err = %#v", err)
 	}
-	if got := out.all(); len(got) != 0 {
+	if got := out.Posts(); len(got) != 0 {
 		t.Errorf("replies = %q; the failure is the pipeline's to post", got)
 	}
 	jobs := e.jobs()
@@ -391,7 +391,7 @@ func TestIngestTurnCap(t *testing.T) {
 		}
 		return toolMessage(t, fmt.Sprint("ls", calls), "LS", map[string]string{}), nil
 	})
-	err := e.ingester(m).Ingest(context.Background(), "", "U0MGR", &outbox{})
+	err := e.ingester(m).Ingest(context.Background(), "", "U0MGR", &fake.Outbox{})
 	var ue *pipeline.UserError
 	if !errors.As(err, &ue) || ue.Message != "ingest failed: turn cap reached (30 model calls) before the model was done" {
 		t.Fatalf("err = %v", err)
@@ -410,11 +410,11 @@ func TestIngestTurnCap(t *testing.T) {
 func TestIngestNothingChanged(t *testing.T) {
 	e := newKBEnv(t)
 	m, _ := script(toolMessage(t, "t1", "Write", write("wiki/intact.md", "# Intact\nUnchanged.\n")))
-	out := &outbox{}
+	out := &fake.Outbox{}
 	if err := e.ingester(m).Ingest(context.Background(), "", "U0MGR", out); err != nil {
 		t.Fatal(err)
 	}
-	if got := out.all(); len(got) != 1 || got[0] != "ingested 2 raw file(s); 0 wiki pages changed; pushed "+e.seed[:7] {
+	if got := out.Posts(); len(got) != 1 || got[0] != "ingested 2 raw file(s); 0 wiki pages changed; pushed "+e.seed[:7] {
 		t.Fatalf("replies = %q", got)
 	}
 	if e.remoteHead() != e.seed {
@@ -455,11 +455,11 @@ func TestIngestHeartbeats(t *testing.T) {
 	})
 	in := e.ingester(m)
 	in.Store, in.Heartbeat = bs, time.Millisecond
-	out := &outbox{}
+	out := &fake.Outbox{}
 	if err := in.Ingest(context.Background(), "", "U0MGR", out); err != nil {
 		t.Fatal(err)
 	}
-	if got := out.all(); len(got) != 1 || !strings.HasPrefix(got[0], "ingested ") {
+	if got := out.Posts(); len(got) != 1 || !strings.HasPrefix(got[0], "ingested ") {
 		t.Fatalf("replies = %q", got)
 	}
 }
@@ -473,7 +473,7 @@ func TestIngestLostLockFails(t *testing.T) {
 	})
 	in := e.ingester(m)
 	in.Store, in.Heartbeat = bs, time.Millisecond
-	err := in.Ingest(context.Background(), "", "U0MGR", &outbox{})
+	err := in.Ingest(context.Background(), "", "U0MGR", &fake.Outbox{})
 	var ue *pipeline.UserError
 	if !errors.As(err, &ue) || !strings.Contains(ue.Message, "the ingest lock was lost") {
 		t.Fatalf("err = %v", err)

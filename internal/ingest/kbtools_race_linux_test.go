@@ -5,11 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // The /ingest sub-agent's tools win no swap race either: while a goroutine
@@ -41,26 +39,13 @@ func TestKBToolsSwapRace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	exchange := func(a, b string) error {
-		return unix.Renameat2(unix.AT_FDCWD, filepath.Join(kb, a), unix.AT_FDCWD, filepath.Join(kb, b), unix.RENAME_EXCHANGE)
-	}
-	if err := exchange("raw", "raw-out"); err != nil {
-		t.Skipf("renameat2 RENAME_EXCHANGE: %v", err)
-	}
+	swap := fake.NewSwapper(t, [2]string{filepath.Join(kb, "raw"), filepath.Join(kb, "raw-out")},
+		[2]string{filepath.Join(kb, "wiki"), filepath.Join(kb, "wiki-out")})
 	k, err := newKBTools(kb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !stop.Load() {
-			_ = exchange("raw", "raw-out")
-			_ = exchange("wiki", "wiki-out")
-		}
-	}()
+	swap.Start()
 	var wins []string
 	for i := 0; i < 1000; i++ {
 		for _, c := range []struct {
@@ -81,8 +66,7 @@ func TestKBToolsSwapRace(t *testing.T) {
 			}
 		}
 	}
-	stop.Store(true)
-	wg.Wait()
+	swap.Stop()
 	for name, want := range map[string]string{"a.md": "SECRET\n", "p.md": "# SECRET\n"} {
 		if got, _ := os.ReadFile(filepath.Join(outside, name)); string(got) != want {
 			wins = append(wins, "the file outside "+name+" became "+string(got))

@@ -1,15 +1,14 @@
 package mrkdwn
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/persona-runtime/agent/internal/fake/golden"
+)
 
 // TestConvertGolden converts every testdata/*.md and compares the result
 // with the .golden file beside it, byte for byte (goldens have no final
@@ -30,20 +29,7 @@ func TestConvertGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := Convert(string(src))
-			golden := strings.TrimSuffix(in, ".md") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("Convert(%s) mismatch\n--- got ---\n%s\n--- want ---\n%s", in, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(in, ".md")+".golden", []byte(got))
 		})
 	}
 }

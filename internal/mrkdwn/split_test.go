@@ -1,6 +1,7 @@
 package mrkdwn
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -61,7 +62,7 @@ func TestSplit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Split(tt.text, tt.limit)
-			if !equalStrings(got, tt.want) {
+			if !slices.Equal(got, tt.want) {
 				t.Errorf("Split(%q, %d)\n got %q\nwant %q", tt.text, tt.limit, got, tt.want)
 			}
 			checkParts(t, tt.text, max(tt.limit, minLimit), got)
@@ -79,18 +80,6 @@ func TestSplitReply(t *testing.T) {
 	if parts := Split(text, len(text)); len(parts) != 1 || parts[0] != text {
 		t.Errorf("Split at len(text) = %d parts, want the text whole", len(parts))
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // checkParts asserts Split's guarantees: every part is non-blank, at most

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/publish"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/deps"
@@ -23,10 +24,10 @@ func skillFile(name string) string {
 
 func TestSyncPushesSkills(t *testing.T) {
 	ctx := context.Background()
-	env := newGitEnv(t, true)
-	bare := env.bare("github.com", "acme/skills")
-	home := env.home()
-	writeFiles(t, filepath.Join(home, "skills"), map[string]string{
+	env := fake.NewGit(t, true)
+	bare := env.Bare("github.com", "acme/skills")
+	home := env.Home()
+	fake.WriteFiles(t, filepath.Join(home, "skills"), map[string]string{
 		"alpha/SKILL.md":       skillFile("alpha"),
 		"alpha/scripts/run.sh": "echo hi\n",
 		"beta/SKILL.md":        skillFile("beta"),
@@ -82,7 +83,7 @@ func TestSyncPushesSkills(t *testing.T) {
 	}
 
 	// An edit to a published skill is published again.
-	writeFiles(t, filepath.Join(home, "skills"), map[string]string{"alpha/SKILL.md": skillFile("alpha") + "More.\n"})
+	fake.WriteFiles(t, filepath.Join(home, "skills"), map[string]string{"alpha/SKILL.md": skillFile("alpha") + "More.\n"})
 	got, err = p.Sync(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -98,11 +99,11 @@ func TestSyncPushesSkills(t *testing.T) {
 }
 
 func TestSyncKeepsOtherContentOfTheRepository(t *testing.T) {
-	env := newGitEnv(t, true)
-	bare := env.bare("github.com", "acme/skills")
-	env.seed(bare, map[string]string{"other/SKILL.md": skillFile("other"), "alpha/stale.md": "old\n"})
-	home := env.home()
-	writeFiles(t, filepath.Join(home, "skills"), map[string]string{"alpha/SKILL.md": skillFile("alpha")})
+	env := fake.NewGit(t, true)
+	bare := env.Bare("github.com", "acme/skills")
+	env.Seed(bare, map[string]string{"other/SKILL.md": skillFile("other"), "alpha/stale.md": "old\n"})
+	home := env.Home()
+	fake.WriteFiles(t, filepath.Join(home, "skills"), map[string]string{"alpha/SKILL.md": skillFile("alpha")})
 	p := &publish.Publisher{Home: home, SkillsRepo: skillsRepo}
 	if _, err := p.Sync(context.Background()); err != nil {
 		t.Fatal(err)
@@ -117,9 +118,9 @@ func TestSyncKeepsOtherContentOfTheRepository(t *testing.T) {
 }
 
 func TestSyncWithoutSkillsRepo(t *testing.T) {
-	env := newGitEnv(t, true)
-	home := env.home()
-	writeFiles(t, filepath.Join(home, "skills"), map[string]string{
+	env := fake.NewGit(t, true)
+	home := env.Home()
+	fake.WriteFiles(t, filepath.Join(home, "skills"), map[string]string{
 		"beta/SKILL.md":  skillFile("beta"),
 		"alpha/SKILL.md": skillFile("alpha"),
 		"gamma/SKILL.md": skillFile("gamma"),
@@ -148,12 +149,12 @@ func TestSyncWithoutSkillsRepo(t *testing.T) {
 func TestSyncPushFailureFallsBackToLocal(t *testing.T) {
 	tests := []struct {
 		name    string
-		setup   func(env *gitEnv) string // returns SkillsRepo
-		message string                   // part of git's message in the warning
+		setup   func(env *fake.Git) string // returns SkillsRepo
+		message string                     // part of git's message in the warning
 	}{
-		{"unreachable", func(env *gitEnv) string { return "git.example.com:acme/missing" }, "does not appear to be a git repository"},
-		{"rejected", func(env *gitEnv) string {
-			bare := env.bare("github.com", "acme/skills")
+		{"unreachable", func(env *fake.Git) string { return "git.example.com:acme/missing" }, "does not appear to be a git repository"},
+		{"rejected", func(env *fake.Git) string {
+			bare := env.Bare("github.com", "acme/skills")
 			hook := filepath.Join(bare, "hooks", "pre-receive")
 			if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'pushes are closed' >&2\nexit 1\n"), 0o755); err != nil {
 				t.Fatal(err)
@@ -163,10 +164,10 @@ func TestSyncPushFailureFallsBackToLocal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newGitEnv(t, true)
+			env := fake.NewGit(t, true)
 			repo := tt.setup(env)
-			home := env.home()
-			writeFiles(t, filepath.Join(home, "skills"), map[string]string{"alpha/SKILL.md": skillFile("alpha")})
+			home := env.Home()
+			fake.WriteFiles(t, filepath.Join(home, "skills"), map[string]string{"alpha/SKILL.md": skillFile("alpha")})
 			p := &publish.Publisher{Home: home, SkillsRepo: repo}
 			got, err := p.Sync(context.Background())
 			if err != nil {
@@ -190,14 +191,14 @@ func TestSyncPushFailureFallsBackToLocal(t *testing.T) {
 
 func TestSyncPushesKnowledgeRaw(t *testing.T) {
 	ctx := context.Background()
-	env := newGitEnv(t, false) // no identity: commits use Author
-	bare := env.bare("git.example.com", "acme/notes")
-	env.seed(bare, map[string]string{"README.md": "# Notes\n", "raw/a.md": "a\n", "wiki/index.md": "# Index\n"})
-	home := env.home()
+	env := fake.NewGit(t, false) // no identity: commits use Author
+	bare := env.Bare("git.example.com", "acme/notes")
+	env.Seed(bare, map[string]string{"README.md": "# Notes\n", "raw/a.md": "a\n", "wiki/index.md": "# Index\n"})
+	home := env.Home()
 	kb := filepath.Join(home, "knowledge", "notes")
 	gitT(t, "", "clone", "--quiet", "--branch", "main", "https://git.example.com/acme/notes.git", kb)
 	writeManifest(t, home, &deps.Manifest{AgentKnowledge: &deps.KBEntry{Label: "notes", Git: "git.example.com:acme/notes"}})
-	writeFiles(t, kb, map[string]string{"raw/b.md": "b\n", "wiki/index.md": "# Index, edited\n"})
+	fake.WriteFiles(t, kb, map[string]string{"raw/b.md": "b\n", "wiki/index.md": "# Index, edited\n"})
 	if err := os.Remove(filepath.Join(kb, "raw", "a.md")); err != nil {
 		t.Fatal(err)
 	}
@@ -230,14 +231,14 @@ func TestSyncPushesKnowledgeRaw(t *testing.T) {
 }
 
 func TestSyncKnowledgePushFailureWarns(t *testing.T) {
-	env := newGitEnv(t, true)
-	bare := env.bare("git.example.com", "acme/notes")
-	old := env.seed(bare, map[string]string{"raw/a.md": "a\n"})
-	home := env.home()
+	env := fake.NewGit(t, true)
+	bare := env.Bare("git.example.com", "acme/notes")
+	old := env.Seed(bare, map[string]string{"raw/a.md": "a\n"})
+	home := env.Home()
 	kb := filepath.Join(home, "knowledge", "notes")
 	gitT(t, "", "clone", "--quiet", "--branch", "main", "https://git.example.com/acme/notes.git", kb)
 	writeManifest(t, home, &deps.Manifest{AgentKnowledge: &deps.KBEntry{Label: "notes", Git: "git.example.com:acme/notes"}})
-	writeFiles(t, kb, map[string]string{"raw/b.md": "b\n"})
+	fake.WriteFiles(t, kb, map[string]string{"raw/b.md": "b\n"})
 	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -287,8 +288,8 @@ func TestOneLineScrubsCredentials(t *testing.T) {
 // lock while it runs and releases it after.
 func TestSyncSharesTheIngestLock(t *testing.T) {
 	ctx := context.Background()
-	env := newGitEnv(t, true)
-	home := env.home()
+	env := fake.NewGit(t, true)
+	home := env.Home()
 	writeManifest(t, home, &deps.Manifest{AgentKnowledge: &deps.KBEntry{Label: "notes", Git: "git.example.com:acme/notes"}})
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "db.sqlite"), store.Options{})
 	if err != nil {

@@ -4,11 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // sync_manifest publishes no file swapped in after the listing: while a
@@ -33,22 +31,9 @@ func TestCopySkillSwapRace(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(skill, "link.md")); err != nil {
 		t.Fatal(err)
 	}
-	exchange := func() error {
-		return unix.Renameat2(unix.AT_FDCWD, filepath.Join(skill, "notes.md"), unix.AT_FDCWD, filepath.Join(skill, "link.md"), unix.RENAME_EXCHANGE)
-	}
-	if err := exchange(); err != nil {
-		t.Skipf("renameat2 RENAME_EXCHANGE: %v", err)
-	}
+	swap := fake.NewSwapper(t, [2]string{filepath.Join(skill, "notes.md"), filepath.Join(skill, "link.md")})
 	p := &Publisher{Home: home}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !stop.Load() {
-			_ = exchange()
-		}
-	}()
+	swap.Start()
 	wins := 0
 	for i := 0; i < 500; i++ {
 		dst := filepath.Join(t.TempDir(), "deploy")
@@ -60,8 +45,7 @@ func TestCopySkillSwapRace(t *testing.T) {
 			}
 		}
 	}
-	stop.Store(true)
-	wg.Wait()
+	swap.Stop()
 	if wins > 0 {
 		t.Fatalf("%d of 500 copies published the file outside", wins)
 	}

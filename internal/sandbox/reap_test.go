@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // nobody is the unprivileged user the tests switch to when they run as
@@ -48,26 +50,13 @@ func newReapWorld(t *testing.T, unprivileged bool) *reapWorld {
 		w.sb = sb
 		return w
 	}
-	dir, err := os.MkdirTemp("", "reap-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Exe, o.TempRoot, w.ws = filepath.Join(dir, "helper"), filepath.Join(dir, "tmp"), filepath.Join(dir, "ws")
-	if err := os.WriteFile(o.Exe, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	o.Exe = fake.CopyTestBinary(t, "helper")
+	dir := filepath.Dir(o.Exe)
+	o.TempRoot, w.ws = filepath.Join(dir, "tmp"), filepath.Join(dir, "ws")
 	for _, d := range []string{o.TempRoot, w.ws} {
 		if err := os.Mkdir(d, 0o700); err != nil || os.Chown(d, int(nobody.Uid), int(nobody.Gid)) != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
 	}
 	sb, err := New(o)
 	if err != nil {

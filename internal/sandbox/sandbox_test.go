@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // TestMain lets the test binary be the helper, as the agent binary is.
@@ -343,19 +345,7 @@ func TestHardenProcess(t *testing.T) {
 	}
 	nobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	// A copy of this binary that the other user may run.
-	dir, err := os.MkdirTemp("", "harden-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "child")
-	if err := os.WriteFile(bin, self, 0o755); err != nil || os.Chmod(dir, 0o755) != nil {
-		t.Fatal(err)
-	}
+	bin := fake.CopyTestBinary(t, "child")
 	for _, hardened := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hardened=%v", hardened), func(t *testing.T) {
 			child := exec.Command(bin, "-test.run=^$")

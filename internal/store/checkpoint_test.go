@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // A file store copies its WAL into the database file in the background,
@@ -46,12 +48,8 @@ func TestCheckpointsInTheBackground(t *testing.T) {
 	if frames := size(path+"-wal") / (4096 + 24); frames >= 1000 {
 		t.Fatalf("the WAL holds %d frames: SQLite's own checkpoint could have run", frames)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for size(path) <= before {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %d writes the database file is still %d bytes: no checkpoint ran", checkpointEvery+1, before)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !fake.Eventually(10*time.Second, func() bool { return size(path) > before }) {
+		t.Fatalf("after %d writes the database file is still %d bytes: no checkpoint ran", checkpointEvery+1, before)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 func TestFleetNeedsAShareableStore(t *testing.T) {
@@ -16,26 +18,34 @@ func TestFleetNeedsAShareableStore(t *testing.T) {
 	}
 }
 
+// twoReplicas opens the store twice on one Postgres database, as two
+// replicas do, on clock c, with the fleet of each: replica-a and
+// replica-b (closed after the test). It skips the test on SQLite.
+func twoReplicas(t *testing.T, c *fake.Clock) (sa, sb *Store, a, b *Fleet) {
+	t.Helper()
+	if !onPostgres() {
+		t.Skip("replicas share a Postgres database: runs in the Postgres run of the suite")
+	}
+	path := testPath(t)
+	sa, sb = openAt(t, path, c), openAt(t, path, c)
+	var err error
+	if a, err = sa.OpenFleet(t.Context(), "replica-a"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = sb.OpenFleet(t.Context(), "replica-b"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return sa, sb, a, b
+}
+
 // Two replicas on one Postgres: thread locks exclude each other, a
 // replica's liveness is its lock, a dead replica's unfinished events are
 // taken over once, older pending messages are told apart by owner, and
 // notifications cross.
 func TestFleet(t *testing.T) {
-	if !onPostgres() {
-		t.Skip("replicas share a Postgres database: runs in the Postgres run of the suite")
-	}
 	ctx := t.Context()
-	path, c := testPath(t), newClock()
-	sa, sb := openAt(t, path, c), openAt(t, path, c)
-	a, err := sa.OpenFleet(ctx, "replica-a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sb.OpenFleet(ctx, "replica-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	sa, sb, a, b := twoReplicas(t, newClock())
 	if _, err := sb.OpenFleet(ctx, "replica-a"); err == nil {
 		t.Fatal("a second process took a live replica's id")
 	}

@@ -9,21 +9,9 @@ import (
 // the thread: never an event of the asking replica (the /abort it is
 // handling), nor of a dead one.
 func TestFleetTurnStarter(t *testing.T) {
-	if !onPostgres() {
-		t.Skip("replicas share a Postgres database: runs in the Postgres run of the suite")
-	}
 	ctx := t.Context()
-	path, c := testPath(t), newClock()
-	sa, sb := openAt(t, path, c), openAt(t, path, c)
-	a, err := sa.OpenFleet(ctx, "replica-a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sb.OpenFleet(ctx, "replica-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	c := newClock()
+	sa, sb, a, b := twoReplicas(t, c)
 	receive := func(s *Store, id, user, ts string) {
 		t.Helper()
 		ev, _ := json.Marshal(map[string]string{"ts": ts})

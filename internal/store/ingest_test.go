@@ -6,29 +6,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
-// testClock is a settable clock for Options.Now.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func openIngest(t *testing.T) (*Store, *testClock) {
+func openIngest(t *testing.T) (*Store, *fake.Clock) {
 	t.Helper()
-	clock := &testClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clock := fake.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	s, err := Open(context.Background(), testPath(t), Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -12,32 +12,17 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
-// clock is an injectable time source; it starts at a fixed instant and
+// newClock returns the tests' clock: it starts at a fixed instant and
 // moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
+func newClock() *fake.Clock {
+	return fake.NewClock(time.Date(2025, 11, 22, 9, 30, 0, 0, time.UTC))
 }
 
-func newClock() *clock {
-	return &clock{t: time.Date(2025, 11, 22, 9, 30, 0, 0, time.UTC)}
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func openAt(t testing.TB, path string, c *clock) *Store {
+func openAt(t testing.TB, path string, c *fake.Clock) *Store {
 	t.Helper()
 	s, err := Open(t.Context(), path, Options{Now: c.Now})
 	if err != nil {
@@ -51,7 +36,7 @@ func openAt(t testing.TB, path string, c *clock) *Store {
 	return s
 }
 
-func newTestStore(t testing.TB) (*Store, *clock) {
+func newTestStore(t testing.TB) (*Store, *fake.Clock) {
 	t.Helper()
 	c := newClock()
 	return openAt(t, testPath(t), c), c

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,9 +13,9 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/persona-runtime/agent/internal/fake/golden"
+)
 
 // The tree of a trace: children under their parent in start order, each
 // with its attributes, a drop event and an error; printed when the root
@@ -59,19 +57,7 @@ func TestTreePrinter(t *testing.T) {
 	_, late := tr.Start(ctx1, "late")
 	late.End()
 
-	golden := filepath.Join("testdata", "tree.golden")
-	if *update {
-		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != string(want) {
-		t.Errorf("tree:\n%s\nwant:\n%s", out.String(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "tree.golden"), out.Bytes())
 	if strings.Contains(out.String(), "late") || len(p.pending) != 0 {
 		t.Errorf("a span of a printed trace was kept: %d pending", len(p.pending))
 	}

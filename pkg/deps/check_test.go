@@ -55,7 +55,7 @@ func TestCheckDrift(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			home := f.env.home()
+			home := f.env.Home()
 			lock, err := (&Installer{Home: home}).Install(ctx, m, nil, Normal)
 			if err != nil {
 				t.Fatal(err)

@@ -5,60 +5,26 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
-// gitEnv is a sandbox for tests that run git: a global git configuration
-// of its own whose url.<base>.insteadOf rules send https://github.com/ and
-// https://git.example.com/ to bare repositories under remotes/, so the
-// code under test builds its production URLs and never reaches a network.
+// gitEnv is a fake git host (fake.Git) with an identity, serving
+// https://github.com/ and https://git.example.com/, so the code under test
+// builds its production URLs and never reaches a network.
 type gitEnv struct {
-	t       *testing.T
-	root    string
-	remotes string
+	*fake.Git
+	t *testing.T
 }
 
 func newGitEnv(t *testing.T) *gitEnv {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH: skipping the tests that run the git command line")
-	}
-	root := t.TempDir()
-	remotes := filepath.Join(root, "remotes")
-	cfg := fmt.Sprintf(`[user]
-	name = Test
-	email = test@example.com
-[init]
-	defaultBranch = main
-[advice]
-	detachedHead = false
-[url "file://%[1]s/github.com/"]
-	insteadOf = https://github.com/
-[url "file://%[1]s/git.example.com/"]
-	insteadOf = https://git.example.com/
-`, filepath.ToSlash(remotes))
-	path := filepath.Join(root, "gitconfig")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", path)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	return &gitEnv{t: t, root: root, remotes: remotes}
-}
-
-// home returns a fresh, empty runtime home.
-func (e *gitEnv) home() string {
-	e.t.Helper()
-	dir, err := os.MkdirTemp(e.root, "home-*")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return dir
+	return &gitEnv{Git: fake.NewGit(t, true), t: t}
 }
 
 // testRepo is a bare repository served at https://<host>/<path>.git and a
@@ -71,11 +37,10 @@ type testRepo struct {
 // repo creates the bare repository host/path.git and its working copy.
 func (e *gitEnv) repo(host, path string) *testRepo {
 	e.t.Helper()
-	bare := filepath.Join(e.remotes, host, path+".git")
-	work := filepath.Join(e.root, "work", host, path)
-	gitT(e.t, "", "init", "--quiet", "--bare", bare)
-	gitT(e.t, "", "init", "--quiet", work)
-	gitT(e.t, work, "remote", "add", "origin", bare)
+	bare := e.Bare(host, path)
+	work := filepath.Join(e.Root, "work", host, path)
+	e.Run("", "init", "--quiet", work)
+	e.Run(work, "remote", "add", "origin", bare)
 	return &testRepo{t: e.t, work: work}
 }
 
@@ -83,17 +48,12 @@ func (e *gitEnv) repo(host, path string) *testRepo {
 // pushes main and returns the commit.
 func (r *testRepo) commit(files map[string]string) string {
 	r.t.Helper()
-	for name, content := range files {
-		p := filepath.Join(r.work, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			r.t.Fatal(err)
-		}
-		perm := os.FileMode(0o644)
+	fake.WriteFiles(r.t, r.work, files)
+	for name := range files {
 		if strings.HasSuffix(name, ".sh") {
-			perm = 0o755
-		}
-		if err := os.WriteFile(p, []byte(content), perm); err != nil {
-			r.t.Fatal(err)
+			if err := os.Chmod(filepath.Join(r.work, filepath.FromSlash(name)), 0o755); err != nil {
+				r.t.Fatal(err)
+			}
 		}
 	}
 	gitT(r.t, r.work, "add", "-A")
@@ -113,11 +73,7 @@ func (r *testRepo) tag(name string) {
 // on error.
 func gitT(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := ExecGit(context.Background(), dir, args...)
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return strings.TrimSpace(out)
+	return fake.RunGit(t, dir, args...)
 }
 
 // gitLog records every git command an Installer runs.

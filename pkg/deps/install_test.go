@@ -78,7 +78,7 @@ func (f *fixture) advance() {
 
 func TestInstallAndCheck(t *testing.T) {
 	f := newFixture(t)
-	home := f.env.home()
+	home := f.env.Home()
 	var progress bytes.Buffer
 	in := &Installer{Home: home, Progress: &progress}
 	lock, err := in.Install(context.Background(), f.m, nil, Normal)
@@ -155,7 +155,7 @@ func TestInstallAndCheck(t *testing.T) {
 
 func TestInstallNoOpKeepsLockfile(t *testing.T) {
 	f := newFixture(t)
-	home := f.env.home()
+	home := f.env.Home()
 	lockPath := filepath.Join(home, LockFile)
 	in := &Installer{Home: home}
 	lock, err := in.Install(context.Background(), f.m, nil, Normal)
@@ -200,7 +200,7 @@ func TestInstallNoOpKeepsLockfile(t *testing.T) {
 
 func TestInstallPinsLockedCommitUpdateMovesIt(t *testing.T) {
 	f := newFixture(t)
-	home := f.env.home()
+	home := f.env.Home()
 	in := &Installer{Home: home}
 	ctx := context.Background()
 	lock1, err := in.Install(ctx, f.m, nil, Normal)
@@ -262,13 +262,13 @@ func TestInstallPinsLockedCommitUpdateMovesIt(t *testing.T) {
 func TestFrozenRebuildsFreshHome(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	lock, err := (&Installer{Home: f.env.home()}).Install(ctx, f.m, nil, Normal)
+	lock, err := (&Installer{Home: f.env.Home()}).Install(ctx, f.m, nil, Normal)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.advance()
 
-	home := f.env.home()
+	home := f.env.Home()
 	in := &Installer{Home: home}
 	got, err := in.Install(ctx, f.m, lock, Frozen)
 	if err != nil {
@@ -339,7 +339,7 @@ func TestFrozenNotCovered(t *testing.T) {
 
 func TestInstallGitFailureNamesEntry(t *testing.T) {
 	f := newFixture(t)
-	home := f.env.home()
+	home := f.env.Home()
 	m := &Manifest{Skills: []SkillEntry{{Source: "acme/pdf"}, {Source: "acme/nope"}}}
 	_, err := (&Installer{Home: home}).Install(context.Background(), m, nil, Normal)
 	if err == nil {
@@ -395,7 +395,7 @@ func TestInstallRefKinds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			home := f.env.home()
+			home := f.env.Home()
 			in := &Installer{Home: home}
 			m := &Manifest{Skills: []SkillEntry{{Source: "acme/pdf@" + tt.ref}, {Source: "acme/skills/office/docx@" + tt.ref}}}
 			if tt.name == "annotated tag" || strings.Contains(tt.name, "commit") {
@@ -420,7 +420,7 @@ func TestInstallRefKinds(t *testing.T) {
 
 func TestInstallKeepsWritableWork(t *testing.T) {
 	f := newFixture(t)
-	home := f.env.home()
+	home := f.env.Home()
 	in := &Installer{Home: home}
 	ctx := context.Background()
 	m := &Manifest{AgentKnowledge: f.m.AgentKnowledge}

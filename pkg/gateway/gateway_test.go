@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -126,14 +128,8 @@ func TestGatewayReusesWaitingWorker(t *testing.T) {
 	go func() { done <- g.Run(ctx) }()
 	waiting := func(n int) {
 		t.Helper()
-		for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			idle := g.workers.Waiting()
-			if idle == n {
-				return
-			}
-			if time.Now().After(end) {
-				t.Fatalf("%d workers waiting, want %d", idle, n)
-			}
+		if !fake.Eventually(10*time.Second, func() bool { return g.workers.Waiting() == n }) {
+			t.Fatalf("%d workers waiting, want %d", g.workers.Waiting(), n)
 		}
 	}
 	tr.events <- message("a1", "C1", "1.0", "")
@@ -152,26 +148,38 @@ func TestGatewayReusesWaitingWorker(t *testing.T) {
 }
 
 func TestGatewayDrainsOnShutdown(t *testing.T) {
-	started := make(chan struct{})
-	finished := make(chan struct{})
-	tr, cancel, done := newTestGateway(t, func(ctx context.Context, ev *pipeline.Event) error {
-		close(started)
-		time.Sleep(50 * time.Millisecond) // a turn still running at shutdown
-		close(finished)
-		return nil
-	}, Config{Grace: 10 * time.Second})
-	tr.events <- message("m1", "C1", "1.0", "")
-	<-started
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-finished:
-	default:
-		t.Fatal("Run returned before the running event finished")
-	}
-	done <- nil // for the cleanup
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{})
+		release := make(chan struct{})
+		finished := make(chan struct{})
+		tr, cancel, done := newTestGateway(t, func(ctx context.Context, ev *pipeline.Event) error {
+			close(started)
+			<-release // a turn still running at shutdown
+			close(finished)
+			return nil
+		}, Config{Grace: 10 * time.Second})
+		tr.events <- message("m1", "C1", "1.0", "")
+		<-started
+		cancel()
+		synctest.Wait() // Run has returned, or it waits for the turn
+		select {
+		case err := <-done:
+			close(release)
+			done <- err // for the cleanup
+			t.Fatalf("Run returned (%v) before the running event finished", err)
+		default:
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-finished:
+		default:
+			t.Fatal("Run returned before the running event finished")
+		}
+		done <- nil // for the cleanup
+	})
 }
 
 func TestGatewayCancelsAfterGrace(t *testing.T) {

@@ -1,37 +1,23 @@
 package persona
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/persona-runtime/agent/internal/fake/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/<name>, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
+// checkGolden compares got with testdata/<name>, rewriting it under -update.
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestPromptGolden(t *testing.T) {
 	p := mustParseFile(t, "full.md")
-	golden(t, "full.prompt.golden", p.Prompt()+"----\n"+p.ChannelPrompt("C0TEAM"))
-	golden(t, "full.summary.golden", p.Summary())
+	checkGolden(t, "full.prompt.golden", p.Prompt()+"----\n"+p.ChannelPrompt("C0TEAM"))
+	checkGolden(t, "full.summary.golden", p.Summary())
 }
 
 // TestPromptStable checks that the prompt is byte-identical across calls and

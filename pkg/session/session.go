@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -68,8 +69,10 @@ type Options struct {
 	Idle time.Duration
 	// Live is agent_sessions_live.
 	Live prometheus.Gauge
-	Now  func() time.Time
-	Log  *slog.Logger
+	// Clock times the sessions' activity and their idle timers (default
+	// clock.System).
+	Clock clock.Clock
+	Log   *slog.Logger
 	// OnClose, when set, is called after a session closed (idle or
 	// shutdown), outside the Manager's lock.
 	OnClose func(id string)
@@ -104,7 +107,7 @@ type Session struct {
 
 	// guarded by Manager.mu
 	busy  int
-	timer *time.Timer
+	timer clock.Timer
 	gen   uint64
 }
 
@@ -127,8 +130,8 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	if o.NotFound == nil {
 		o.NotFound = ErrNotFound
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = clock.System
 	}
 	if o.Idle <= 0 {
 		o.Idle = 15 * time.Minute
@@ -185,7 +188,7 @@ func (m *Manager) Acquire(ctx context.Context, ev *pipeline.Event) (pipeline.Ses
 
 	// Not live: load or create outside the lock (store I/O). Events of one
 	// thread are serialised by the gateway, so no one else opens this key.
-	now := m.opt.Now()
+	now := m.opt.Clock.Now()
 	created := false
 	var cancel func()
 	rec, err := m.opt.Store.SessionByThread(ctx, key)
@@ -262,7 +265,7 @@ func (m *Manager) release(s *Session) {
 	// rows carry their own times.
 	if !s.written.Load() {
 		// Its row is still owed: nothing to touch.
-	} else if err := m.opt.Store.TouchSession(context.Background(), s.id, StateLive, m.opt.Now()); err != nil {
+	} else if err := m.opt.Store.TouchSession(context.Background(), s.id, StateLive, m.opt.Clock.Now()); err != nil {
 		m.opt.Log.Warn("record session activity", "session_id", s.id, "err", err)
 	}
 	m.mu.Lock()
@@ -270,7 +273,7 @@ func (m *Manager) release(s *Session) {
 	s.gen++
 	gen := s.gen
 	if s.busy == 0 {
-		s.timer = time.AfterFunc(m.opt.Idle, func() { m.idle(s, gen) })
+		s.timer = m.opt.Clock.AfterFunc(m.opt.Idle, func() { m.idle(s, gen) })
 	}
 	m.mu.Unlock()
 }
@@ -298,7 +301,7 @@ func (m *Manager) idle(s *Session, gen uint64) {
 func (m *Manager) closed(s *Session, why string) {
 	if !s.written.Load() {
 		// Never stored (its event's writes all failed): nothing to close.
-	} else if err := m.opt.Store.TouchSession(context.Background(), s.id, StateClosed, m.opt.Now()); err != nil {
+	} else if err := m.opt.Store.TouchSession(context.Background(), s.id, StateClosed, m.opt.Clock.Now()); err != nil {
 		m.opt.Log.Warn("close session", "session_id", s.id, "err", err)
 	}
 	m.opt.Log.Info("session closed", "session_id", s.id, "thread", s.threadKey, "why", why)

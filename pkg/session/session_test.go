@@ -10,11 +10,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/session"
@@ -209,6 +211,34 @@ func options(st session.Store, live prometheus.Gauge, idle time.Duration, c *clo
 	return o
 }
 
+// newManager is session.New, failing the test on error.
+func newManager(t *testing.T, o session.Options) *session.Manager {
+	t.Helper()
+	m, err := session.New(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// acquire is m.Acquire of ev, failing the test on error.
+func acquire(t *testing.T, m *session.Manager, ev *pipeline.Event) (pipeline.Session, func()) {
+	t.Helper()
+	s, release, err := m.Acquire(t.Context(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, release
+}
+
+// clocked gives o a clock that moves only when the test says, and returns
+// it.
+func clocked(o session.Options) (session.Options, *fake.Clock) {
+	clk := fake.NewClock(time.Time{})
+	o.Clock = clk
+	return o, clk
+}
+
 func storedState(t *testing.T, st *store.Store, key string) string {
 	t.Helper()
 	s, err := st.SessionByThread(context.Background(), key)
@@ -261,16 +291,10 @@ func TestLifecycle(t *testing.T) {
 	st := openStore(t)
 	live := gauge()
 	c := newCloses()
-	m, err := session.New(t.Context(), options(sqlStore{st}, live, 20*time.Millisecond, c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, options(sqlStore{st}, live, 20*time.Millisecond, c))
 	ev := event("C1", "1.0")
 
-	s1, release1, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1, release1 := acquire(t, m, ev)
 	if s1.ID() == "" || s1.ThreadKey() != "C1:1.0" {
 		t.Errorf("session = %q in %q", s1.ID(), s1.ThreadKey())
 	}
@@ -287,10 +311,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// A second message of the thread gets the same session.
-	s2, release2, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2, release2 := acquire(t, m, ev)
 	if s2.ID() != s1.ID() || m.Live() != 1 {
 		t.Errorf("second Acquire = %q (live %d), want %q (live 1)", s2.ID(), m.Live(), s1.ID())
 	}
@@ -310,10 +331,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// The next message resumes the same session.
-	s3, release3, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3, release3 := acquire(t, m, ev)
 	if s3.ID() != s1.ID() {
 		t.Errorf("resumed session %q, want %q", s3.ID(), s1.ID())
 	}
@@ -336,58 +354,43 @@ func TestLifecycle(t *testing.T) {
 func TestBusySessionStaysLive(t *testing.T) {
 	f, _ := memStore()
 	c := newCloses()
-	m, err := session.New(t.Context(), options(f, gauge(), 5*time.Millisecond, c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, clk := clocked(options(f, gauge(), 5*time.Millisecond, c))
+	m := newManager(t, o)
 	ev := event("C1", "1.0")
-	_, release1, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, release2, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, release1 := acquire(t, m, ev)
+	_, release2 := acquire(t, m, ev)
 	release1()
-	// One user remains: no idle clock runs, however long we wait.
-	time.Sleep(50 * time.Millisecond)
+	// One user remains: no idle clock runs, however far time moves.
+	clk.Advance(time.Hour)
 	if m.Live() != 1 || len(c.IDs()) != 0 {
 		t.Fatalf("a session in use closed: Live() = %d, closes %q", m.Live(), c.IDs())
 	}
 	release2()
+	clk.Advance(5 * time.Millisecond)
 	c.wait(t)
 }
 
 func TestActivityResetsIdle(t *testing.T) {
 	f, _ := memStore()
 	c := newCloses()
-	// Long enough that the Acquire right after a release always comes first.
 	idle := 200 * time.Millisecond
-	m, err := session.New(t.Context(), options(f, gauge(), idle, c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, clk := clocked(options(f, gauge(), idle, c))
+	m := newManager(t, o)
 	ev := event("C1", "1.0")
-	s1, release, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1, release := acquire(t, m, ev)
 	release() // the idle clock starts...
-	s2, release, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2, release := acquire(t, m, ev)
 	// ...and stops: the first clock's deadline passes without a close.
-	time.Sleep(2 * idle)
+	clk.Advance(2 * idle)
 	if s2.ID() != s1.ID() || m.Live() != 1 || len(c.IDs()) != 0 {
 		t.Fatalf("after activity: session %q (was %q), Live() = %d, closes %q; want it kept live", s2.ID(), s1.ID(), m.Live(), c.IDs())
 	}
 	release()
+	clk.Advance(idle)
 	if id := c.wait(t); id != s1.ID() {
 		t.Errorf("OnClose(%q), want %q", id, s1.ID())
 	}
-	time.Sleep(2 * idle)
+	clk.Advance(2 * idle)
 	if got := c.IDs(); len(got) != 1 {
 		t.Errorf("OnClose calls = %q, want exactly 1", got)
 	}
@@ -397,18 +400,9 @@ func TestThreadIsolation(t *testing.T) {
 	st := openStore(t)
 	live := gauge()
 	c := newCloses()
-	m, err := session.New(t.Context(), options(sqlStore{st}, live, 20*time.Millisecond, c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, releaseA, err := m.Acquire(t.Context(), event("C1", "1.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, releaseB, err := m.Acquire(t.Context(), event("C1", "2.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, options(sqlStore{st}, live, 20*time.Millisecond, c))
+	a, releaseA := acquire(t, m, event("C1", "1.0"))
+	b, releaseB := acquire(t, m, event("C1", "2.0"))
 	defer releaseB()
 	if a.ID() == b.ID() {
 		t.Fatalf("two threads share session %q", a.ID())
@@ -432,18 +426,12 @@ func TestCloseClosesAll(t *testing.T) {
 	st := openStore(t)
 	live := gauge()
 	c := newCloses()
-	m, err := session.New(t.Context(), options(sqlStore{st}, live, time.Hour, c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, options(sqlStore{st}, live, time.Hour, c))
 	keys := []string{"C1:1.0", "C1:2.0", "C2:1.0"}
 	want := map[string]bool{}
 	for i, key := range keys {
 		channel, root, _ := strings.Cut(key, ":")
-		s, release, err := m.Acquire(t.Context(), event(channel, root))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, release := acquire(t, m, event(channel, root))
 		want[s.ID()] = true
 		if i > 0 {
 			release() // idle clock running; the first stays in use
@@ -473,10 +461,7 @@ func TestConcurrentAcquireRelease(t *testing.T) {
 	var closed atomic.Int64
 	o := options(f, live, time.Millisecond, nil)
 	o.OnClose = func(string) { closed.Add(1) }
-	m, err := session.New(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, o)
 	// One worker per thread, as the gateway serialises a thread's events;
 	// the threads' turns overlap and their idle clocks fire in between.
 	const threads, rounds = 16, 40
@@ -506,10 +491,7 @@ func TestConcurrentAcquireRelease(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for m.Live() != 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	fake.Eventually(10*time.Second, func() bool { return m.Live() == 0 })
 	if m.Live() != 0 || testutil.ToFloat64(live) != 0 {
 		t.Fatalf("after all released: Live() = %d, gauge = %v; want 0", m.Live(), testutil.ToFloat64(live))
 	}
@@ -561,10 +543,7 @@ func TestStoreErrors(t *testing.T) {
 			f, _ := memStore()
 			tt.script(f)
 			live := gauge()
-			m, err := session.New(t.Context(), options(f, live, time.Hour, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newManager(t, options(f, live, time.Hour, nil))
 			s, release, err := m.Acquire(t.Context(), event("C1", "1.0"))
 			if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), tt.op+": ") {
 				t.Errorf("Acquire error = %v, want %q wrapping %v", err, tt.op, boom)
@@ -591,14 +570,8 @@ func TestStoreErrors(t *testing.T) {
 		f, _ := memStore()
 		f.TouchSessionFn = func(context.Context, string, string, time.Time) error { return boom }
 		c := newCloses()
-		m, err := session.New(t.Context(), options(f, nil, time.Millisecond, c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, release, err := m.Acquire(t.Context(), event("C1", "1.0"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := newManager(t, options(f, nil, time.Millisecond, c))
+		s, release := acquire(t, m, event("C1", "1.0"))
 		release()
 		if id := c.wait(t); id != s.ID() || m.Live() != 0 {
 			t.Errorf("OnClose(%q), Live() = %d; want %q closed", id, m.Live(), s.ID())
@@ -612,33 +585,30 @@ func TestStoreErrors(t *testing.T) {
 func TestIdleCloseIsTheLastStoreWrite(t *testing.T) {
 	f, state := memStore()
 	touch := f.TouchSessionFn
-	hold := make(chan struct{})
+	holding, hold := make(chan struct{}), make(chan struct{})
 	var held atomic.Bool
 	f.TouchSessionFn = func(ctx context.Context, id, st string, at time.Time) error {
 		if st == session.StateLive && held.CompareAndSwap(false, true) {
+			close(holding)
 			<-hold // the release's activity write is slow
 		}
 		return touch(ctx, id, st, at)
 	}
 	c := newCloses()
-	m, err := session.New(t.Context(), options(f, nil, time.Millisecond, c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, release, err := m.Acquire(t.Context(), event("C1", "1.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, clk := clocked(options(f, nil, time.Millisecond, c))
+	m := newManager(t, o)
+	s, release := acquire(t, m, event("C1", "1.0"))
 	released := make(chan struct{})
 	go func() { release(); close(released) }()
-	select {
-	case <-c.ch:
-		close(hold) // closed while the activity write is pending
-	case <-time.After(200 * time.Millisecond):
-		close(hold) // fixed: the timer is armed after the write
-		c.wait(t)
-	}
+	<-holding
+	// The idle time passes while the activity write is pending: a timer
+	// armed before the write would close the session now, and the write
+	// would land after the close.
+	clk.Advance(time.Millisecond)
+	close(hold)
 	<-released
+	clk.Advance(time.Millisecond) // fixed: the timer is armed after the write
+	c.wait(t)
 	if got := state(s.ID()); m.Live() != 0 || got != session.StateClosed {
 		t.Errorf("Live() = %d, stored state %q; want the session closed in the store too", m.Live(), got)
 	}
@@ -647,64 +617,59 @@ func TestIdleCloseIsTheLastStoreWrite(t *testing.T) {
 // A message arriving while the idle close is being recorded resumes the
 // session; the close must not be recorded after the resume.
 func TestResumeDuringIdleClose(t *testing.T) {
-	f, state := memStore()
-	touch := f.TouchSessionFn
-	closing := make(chan struct{})
-	hold := make(chan struct{})
-	var once sync.Once
-	f.TouchSessionFn = func(ctx context.Context, id, st string, at time.Time) error {
-		if st == session.StateClosed {
-			once.Do(func() {
-				close(closing)
-				<-hold // the close's write is slow
-			})
+	synctest.Test(t, func(t *testing.T) {
+		f, state := memStore()
+		touch := f.TouchSessionFn
+		closing := make(chan struct{})
+		hold := make(chan struct{})
+		var once sync.Once
+		f.TouchSessionFn = func(ctx context.Context, id, st string, at time.Time) error {
+			if st == session.StateClosed {
+				once.Do(func() {
+					close(closing)
+					<-hold // the close's write is slow
+				})
+			}
+			return touch(ctx, id, st, at)
 		}
-		return touch(ctx, id, st, at)
-	}
-	c := newCloses()
-	m, err := session.New(t.Context(), options(f, nil, time.Millisecond, c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := event("C1", "1.0")
-	s1, release, err := m.Acquire(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release()
-	select {
-	case <-closing:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the session did not idle")
-	}
-	acquired := make(chan error, 1)
-	var s2 pipeline.Session
-	var release2 func()
-	go func() {
-		var err error
-		s2, release2, err = m.Acquire(t.Context(), ev)
-		acquired <- err
-	}()
-	select {
-	case err := <-acquired:
-		close(hold)
-		if err != nil {
-			t.Fatal(err)
+		c := newCloses()
+		o, clk := clocked(options(f, nil, time.Millisecond, c))
+		m := newManager(t, o)
+		ev := event("C1", "1.0")
+		s1, release := acquire(t, m, ev)
+		release()
+		go clk.Advance(time.Millisecond) // the idle close, recorded in this goroutine
+		<-closing
+		acquired := make(chan error, 1)
+		var s2 pipeline.Session
+		var release2 func()
+		go func() {
+			var err error
+			s2, release2, err = m.Acquire(t.Context(), ev)
+			acquired <- err
+		}()
+		synctest.Wait() // the Acquire has returned, or it waits
+		select {
+		case err := <-acquired:
+			close(hold)
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+			close(hold) // fixed: Acquire waits for the close to be recorded
+			if err := <-acquired; err != nil {
+				t.Fatal(err)
+			}
 		}
-	case <-time.After(200 * time.Millisecond):
-		close(hold) // fixed: Acquire waits for the close to be recorded
-		if err := <-acquired; err != nil {
-			t.Fatal(err)
+		defer release2()
+		c.wait(t)
+		if s2.ID() != s1.ID() {
+			t.Errorf("resumed %q, want %q", s2.ID(), s1.ID())
 		}
-	}
-	defer release2()
-	c.wait(t)
-	if s2.ID() != s1.ID() {
-		t.Errorf("resumed %q, want %q", s2.ID(), s1.ID())
-	}
-	if got := state(s1.ID()); m.Live() != 1 || got != session.StateLive {
-		t.Errorf("Live() = %d, stored state %q; want the resumed session live in the store", m.Live(), got)
-	}
+		if got := state(s1.ID()); m.Live() != 1 || got != session.StateLive {
+			t.Errorf("Live() = %d, stored state %q; want the resumed session live in the store", m.Live(), got)
+		}
+	})
 }
 
 // With a store that defers, a new session's row is written by its event's
@@ -714,10 +679,7 @@ func TestResumeDuringIdleClose(t *testing.T) {
 // is written at once.
 func TestDeferredSessionRow(t *testing.T) {
 	st := openStore(t)
-	m, err := session.New(t.Context(), options(deferringStore{sqlStore{st}}, gauge(), time.Hour, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newManager(t, options(deferringStore{sqlStore{st}}, gauge(), time.Hour, nil))
 	for _, id := range []string{"Ev1", "Ev2"} {
 		if _, err := st.InboxReceive(t.Context(), store.InboxEntry{EventID: id, Kind: "message", ChannelID: "C1",
 			ThreadTS: "1.0", Event: []byte(`{}`)}); err != nil {
@@ -753,10 +715,7 @@ func TestDeferredSessionRow(t *testing.T) {
 	}
 
 	// No event in the context: written at once.
-	s3, release3, err := m.Acquire(t.Context(), event("C1", "3.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3, release3 := acquire(t, m, event("C1", "3.0"))
 	defer release3()
 	if got, err := st.SessionByThread(t.Context(), "C1:3.0"); err != nil || got.ID != s3.ID() {
 		t.Errorf("without an event: %+v, %v", got, err)

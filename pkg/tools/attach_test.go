@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -25,7 +26,7 @@ type attachEnv struct {
 func newAttachEnv(t *testing.T) *attachEnv {
 	t.Helper()
 	e := newBtEnv(t, nil)
-	btWrite(t, filepath.Join(e.home, "SOUL.md"), "# Persona\n")
+	fake.WriteFile(t, filepath.Join(e.home, "SOUL.md"), "# Persona\n")
 	mem := &platform.Chat{}
 	return &attachEnv{e: e, mem: mem, a: &tools.Attachments{Workspace: e.b.Workspace, Download: mem, TooLarge: gateway.ErrFileTooLarge}}
 }
@@ -52,7 +53,7 @@ func TestAttachmentsSaveInTheWorkspace(t *testing.T) {
 			t.Errorf("note lacks %q:\n%s", want, note)
 		}
 	}
-	if got := btRead(t, filepath.Join(ae.e.ws, "attachments/notes-2.txt")); got != "more notes\n" {
+	if got := fake.ReadFile(t, filepath.Join(ae.e.ws, "attachments/notes-2.txt")); got != "more notes\n" {
 		t.Errorf("saved %q", got)
 	}
 	if st, err := os.Stat(filepath.Join(ae.e.ws, "attachments/notes.txt")); err != nil || st.Mode().Perm() != 0o600 {
@@ -64,12 +65,12 @@ func TestAttachmentsSaveInTheWorkspace(t *testing.T) {
 // is never written through: the persona's SOUL.md stays as it was.
 func TestAttachmentsRefuseASymlinkedFolder(t *testing.T) {
 	ae := newAttachEnv(t)
-	btSymlink(t, ae.e.home, filepath.Join(ae.e.ws, "attachments"))
+	fake.Symlink(t, ae.e.home, filepath.Join(ae.e.ws, "attachments"))
 	note := ae.save(t, ae.file("SOUL.md", "# Evil persona\n"))
 	if !strings.Contains(note, "SOUL.md: not saved (attachments/ in your workspace is a symlink") {
 		t.Errorf("note:\n%s", note)
 	}
-	if got := btRead(t, filepath.Join(ae.e.home, "SOUL.md")); got != "# Persona\n" {
+	if got := fake.ReadFile(t, filepath.Join(ae.e.home, "SOUL.md")); got != "# Persona\n" {
 		t.Fatalf("SOUL.md was replaced: %q", got)
 	}
 }
@@ -80,12 +81,12 @@ func TestAttachmentsReplaceASymlinkedFile(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(ae.e.ws, "attachments"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	btSymlink(t, filepath.Join(ae.e.home, "SOUL.md"), filepath.Join(ae.e.ws, "attachments", "SOUL.md"))
+	fake.Symlink(t, filepath.Join(ae.e.home, "SOUL.md"), filepath.Join(ae.e.ws, "attachments", "SOUL.md"))
 	note := ae.save(t, ae.file("SOUL.md", "# Evil persona\n"))
 	if !strings.Contains(note, "- attachments/SOUL.md (15 bytes") {
 		t.Errorf("note:\n%s", note)
 	}
-	if got := btRead(t, filepath.Join(ae.e.home, "SOUL.md")); got != "# Persona\n" {
+	if got := fake.ReadFile(t, filepath.Join(ae.e.home, "SOUL.md")); got != "# Persona\n" {
 		t.Fatalf("SOUL.md was replaced: %q", got)
 	}
 	if st, err := os.Lstat(filepath.Join(ae.e.ws, "attachments", "SOUL.md")); err != nil || !st.Mode().IsRegular() {
@@ -125,7 +126,7 @@ func TestAttachmentsCleanNamesAndIDs(t *testing.T) {
 			t.Errorf("saved as %q", e.Name())
 		}
 	}
-	if got := btRead(t, filepath.Join(ae.e.home, "SOUL.md")); got != "# Persona\n" {
+	if got := fake.ReadFile(t, filepath.Join(ae.e.home, "SOUL.md")); got != "# Persona\n" {
 		t.Fatalf("SOUL.md was replaced: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(ae.e.home, "workspaces", "x")); !errors.Is(err, fs.ErrNotExist) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
 
@@ -115,7 +116,7 @@ func btAlive(pid int) bool {
 // btWaitDead waits until the pid written in file has ended.
 func btWaitDead(t *testing.T, file string) {
 	t.Helper()
-	pid, err := strconv.Atoi(strings.TrimSpace(btRead(t, file)))
+	pid, err := strconv.Atoi(strings.TrimSpace(fake.ReadFile(t, file)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestBashOutputCap(t *testing.T) {
 	for i := 1; i <= 5000; i++ {
 		fmt.Fprintf(&all, "%d\n", i)
 	}
-	btWrite(t, filepath.Join(e.ws, "seq.txt"), all.String())
+	fake.WriteFile(t, filepath.Join(e.ws, "seq.txt"), all.String())
 	res := e.call(t, "Bash", map[string]any{"command": "cat seq.txt; exit 1"})
 	full := all.String()
 	want := full[:500] + fmt.Sprintf("\n[output truncated: %d bytes omitted]\n", len(full)-1000) + full[len(full)-500:len(full)-1] + "\n[exit status 1]"
@@ -174,7 +175,7 @@ func TestBashOutputCap(t *testing.T) {
 		t.Errorf("Bash = %.200q…, want %.200q…", res.Text, want)
 	}
 	// Just over the cap, with nothing dropped while reading.
-	btWrite(t, filepath.Join(e.ws, "small.txt"), strings.Repeat("x", 1010))
+	fake.WriteFile(t, filepath.Join(e.ws, "small.txt"), strings.Repeat("x", 1010))
 	res = e.call(t, "Bash", map[string]any{"command": "cat small.txt"})
 	if want := strings.Repeat("x", 500) + "\n[output truncated: 10 bytes omitted]\n" + strings.Repeat("x", 500); res.Text != want {
 		t.Errorf("Bash = %q", res.Text)
@@ -194,7 +195,7 @@ func TestBashScrubsSecretsAcrossTheCut(t *testing.T) {
 		"fits":      "key " + token + " end",
 	} {
 		t.Run(name, func(t *testing.T) {
-			btWrite(t, filepath.Join(e.ws, "out.txt"), content)
+			fake.WriteFile(t, filepath.Join(e.ws, "out.txt"), content)
 			res := e.call(t, "Bash", map[string]any{"command": "cat out.txt"})
 			for _, part := range []string{"SECRET", "TOKEN", "0123", "6789", "-01"} {
 				if strings.Contains(res.Text, part) {
@@ -217,7 +218,7 @@ func TestBashScrubsEncodedSecrets(t *testing.T) {
 		o.MaxOutput = 200
 		o.Secrets = []string{token}
 	})
-	btWrite(t, filepath.Join(e.ws, "tok"), "token="+token+"\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "tok"), "token="+token+"\n")
 	for name, command := range map[string]string{
 		"base64":          "base64 tok",
 		"base64 -w 20":    "base64 -w 20 tok",

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
@@ -37,10 +38,10 @@ func newBtEnv(t *testing.T, edit func(*tools.BuiltinOptions)) *btEnv {
 			t.Fatal(err)
 		}
 	}
-	btWrite(t, filepath.Join(home, "skills/s1/SKILL.md"), "---\nname: s1\n---\nskill body\n")
-	btWrite(t, filepath.Join(home, "knowledge/kb/README.md"), "# KB\nknowledge body\n")
-	btWrite(t, filepath.Join(home, "db.sqlite"), "SQLite format 3")
-	btWrite(t, filepath.Join(home, ".env"), "CHAT_BOT_TOKEN=xoxb-secret\n")
+	fake.WriteFile(t, filepath.Join(home, "skills/s1/SKILL.md"), "---\nname: s1\n---\nskill body\n")
+	fake.WriteFile(t, filepath.Join(home, "knowledge/kb/README.md"), "# KB\nknowledge body\n")
+	fake.WriteFile(t, filepath.Join(home, "db.sqlite"), "SQLite format 3")
+	fake.WriteFile(t, filepath.Join(home, ".env"), "CHAT_BOT_TOKEN=xoxb-secret\n")
 	o := tools.BuiltinOptions{
 		Home:       home,
 		Workspaces: filepath.Join(home, "workspaces"),
@@ -95,27 +96,6 @@ func (e *btEnv) callCtx(t *testing.T, ctx context.Context, name string, input an
 		t.Errorf("%s: error result is not one line: %q", name, res.Text)
 	}
 	return res
-}
-
-// btWrite writes a file, creating its folders.
-func btWrite(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// btRead reads a file.
-func btRead(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 func TestBuiltinsToolsAndSchemas(t *testing.T) {
@@ -266,7 +246,7 @@ func TestBuiltinsNeedATurn(t *testing.T) {
 func TestBuiltinsScrubSecrets(t *testing.T) {
 	const token = "xoxb-1234-abcdef"
 	e := newBtEnv(t, func(o *tools.BuiltinOptions) { o.Secrets = []string{token, ""} })
-	btWrite(t, filepath.Join(e.ws, "leak-"+token+".txt"), "token: "+token+"\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "leak-"+token+".txt"), "token: "+token+"\n")
 	for _, c := range []struct {
 		tool  string
 		input map[string]any

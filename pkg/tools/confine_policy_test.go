@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // The confinement keeps the runtime's files from the tools, passes on only
@@ -42,7 +44,7 @@ func TestNewConfinement(t *testing.T) {
 
 	// With a ~/.gitconfig, Bash's git finds it through GIT_CONFIG_GLOBAL;
 	// the servers' environment stays as it was.
-	mkFile(t, filepath.Join(user, ".gitconfig"), "[user]\n\tname = op\n")
+	fake.WriteFile(t, filepath.Join(user, ".gitconfig"), "[user]\n\tname = op\n")
 	c = NewConfinement(h)
 	if want := append(slices.Clone(wantEnv), "GIT_CONFIG_GLOBAL="+filepath.Join(user, ".gitconfig")); !slices.Equal(c.BashEnv, want) {
 		t.Errorf("BashEnv = %q, want %q", c.BashEnv, want)

@@ -7,42 +7,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // confineSecret is what lies outside: it must never reach a result.
 const confineSecret = "---\nname: leak\ndescription: SECRET description\n---\nSECRET body\n"
-
-func mkFile(t *testing.T, path, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mkLink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // read_skill, write_skill, delete_skill and the discovery follow no
 // symlink out of skills/; a symlink that stays inside still works.
 func TestSkillsStayInsideSkills(t *testing.T) {
 	s, dir := newSkillsServer(t)
 	outside := t.TempDir()
-	mkFile(t, filepath.Join(outside, "SKILL.md"), confineSecret)
-	mkFile(t, filepath.Join(outside, "keep.txt"), "keep\n")
-	mkLink(t, filepath.Join(outside, "SKILL.md"), filepath.Join(dir, "file-out", "SKILL.md")) // SKILL.md itself
-	mkLink(t, outside, filepath.Join(dir, "dir-out"))                                         // the skill's folder
-	mkFile(t, filepath.Join(dir, "real", "SKILL.md"), "---\nname: real\ndescription: honest skill\n---\nbody\n")
-	mkLink(t, "../real/SKILL.md", filepath.Join(dir, "alias", "SKILL.md")) // inside: fine
+	fake.WriteFile(t, filepath.Join(outside, "SKILL.md"), confineSecret)
+	fake.WriteFile(t, filepath.Join(outside, "keep.txt"), "keep\n")
+	fake.Symlink(t, filepath.Join(outside, "SKILL.md"), filepath.Join(dir, "file-out", "SKILL.md")) // SKILL.md itself
+	fake.Symlink(t, outside, filepath.Join(dir, "dir-out"))                                         // the skill's folder
+	fake.WriteFile(t, filepath.Join(dir, "real", "SKILL.md"), "---\nname: real\ndescription: honest skill\n---\nbody\n")
+	fake.Symlink(t, "../real/SKILL.md", filepath.Join(dir, "alias", "SKILL.md")) // inside: fine
 	ts := s.Tools()
 	read := toolNamed(t, ts, SkillsRead)
 
@@ -87,11 +69,11 @@ func TestSkillsStayInsideSkills(t *testing.T) {
 func TestKBStaysInsideKnowledge(t *testing.T) {
 	home := t.TempDir()
 	outside := t.TempDir()
-	mkFile(t, filepath.Join(outside, "README.md"), "# SECRET\n\nSECRET text\n")
-	mkLink(t, outside, filepath.Join(home, "knowledge", "dir-out"))
-	mkLink(t, filepath.Join(outside, "README.md"), filepath.Join(home, "knowledge", "file-out", "README.md"))
-	mkFile(t, filepath.Join(home, "knowledge", "real", "README.md"), "# Real\n\nHonest pages.\n")
-	mkLink(t, "../real/README.md", filepath.Join(home, "knowledge", "alias", "README.md"))
+	fake.WriteFile(t, filepath.Join(outside, "README.md"), "# SECRET\n\nSECRET text\n")
+	fake.Symlink(t, outside, filepath.Join(home, "knowledge", "dir-out"))
+	fake.Symlink(t, filepath.Join(outside, "README.md"), filepath.Join(home, "knowledge", "file-out", "README.md"))
+	fake.WriteFile(t, filepath.Join(home, "knowledge", "real", "README.md"), "# Real\n\nHonest pages.\n")
+	fake.Symlink(t, "../real/README.md", filepath.Join(home, "knowledge", "alias", "README.md"))
 	k := &KBServer{Home: home}
 	open := toolNamed(t, k.Tools(), KBOpen)
 	for _, label := range []string{"dir-out", "file-out"} {

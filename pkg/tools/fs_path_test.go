@@ -9,17 +9,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
-
-// btSymlink makes link point at target.
-func btSymlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // The security core: every way out of the allowed folders is refused, by
 // Read and by Write alike, and nothing is written outside.
@@ -28,26 +21,26 @@ func TestPathConfinement(t *testing.T) {
 		o.Deny = append(o.Deny, filepath.Join(o.Home, "knowledge/kb/state.db"))
 	})
 	ws, home, outside := e.ws, e.home, e.outside
-	btWrite(t, filepath.Join(outside, "secret.txt"), "outside secret\n")
-	btWrite(t, filepath.Join(ws, "real/inner.txt"), "inner\n")
-	btWrite(t, filepath.Join(ws, ".env"), "LLM_API_KEY=sk-x\n")
-	btWrite(t, filepath.Join(home, "knowledge/kb/state.db"), "db")
-	btWrite(t, filepath.Join(home, "knowledge/kb/state.db-wal"), "wal")
-	btSymlink(t, "/etc", filepath.Join(ws, "etc-link"))                                 // directory symlink out
-	btSymlink(t, "/etc/passwd", filepath.Join(ws, "passwd-link"))                       // file symlink out
-	btSymlink(t, outside, filepath.Join(ws, "out-dir"))                                 // symlinked parent directory
-	btSymlink(t, filepath.Join(outside, "new.txt"), filepath.Join(ws, "dangling"))      // dangling, pointing out
-	btSymlink(t, "../../../"+filepath.Base(outside), filepath.Join(ws, "relative-out")) // relative, pointing out
-	btSymlink(t, filepath.Join(ws, "real"), filepath.Join(ws, "alias"))                 // pointing inside
-	btSymlink(t, filepath.Join(home, "db.sqlite"), filepath.Join(ws, "db-link"))        // to the database
-	btSymlink(t, filepath.Join(ws, ".env"), filepath.Join(ws, "env-link"))              // to a .env file
-	btSymlink(t, "/proc/1/environ", filepath.Join(ws, "environ-link"))                  // to process state
-	btSymlink(t, "/dev", filepath.Join(ws, "dev-link"))                                 // to the devices
-	if err := syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o600); err != nil {            // a read would block
+	fake.WriteFile(t, filepath.Join(outside, "secret.txt"), "outside secret\n")
+	fake.WriteFile(t, filepath.Join(ws, "real/inner.txt"), "inner\n")
+	fake.WriteFile(t, filepath.Join(ws, ".env"), "LLM_API_KEY=sk-x\n")
+	fake.WriteFile(t, filepath.Join(home, "knowledge/kb/state.db"), "db")
+	fake.WriteFile(t, filepath.Join(home, "knowledge/kb/state.db-wal"), "wal")
+	fake.Symlink(t, "/etc", filepath.Join(ws, "etc-link"))                                 // directory symlink out
+	fake.Symlink(t, "/etc/passwd", filepath.Join(ws, "passwd-link"))                       // file symlink out
+	fake.Symlink(t, outside, filepath.Join(ws, "out-dir"))                                 // symlinked parent directory
+	fake.Symlink(t, filepath.Join(outside, "new.txt"), filepath.Join(ws, "dangling"))      // dangling, pointing out
+	fake.Symlink(t, "../../../"+filepath.Base(outside), filepath.Join(ws, "relative-out")) // relative, pointing out
+	fake.Symlink(t, filepath.Join(ws, "real"), filepath.Join(ws, "alias"))                 // pointing inside
+	fake.Symlink(t, filepath.Join(home, "db.sqlite"), filepath.Join(ws, "db-link"))        // to the database
+	fake.Symlink(t, filepath.Join(ws, ".env"), filepath.Join(ws, "env-link"))              // to a .env file
+	fake.Symlink(t, "/proc/1/environ", filepath.Join(ws, "environ-link"))                  // to process state
+	fake.Symlink(t, "/dev", filepath.Join(ws, "dev-link"))                                 // to the devices
+	if err := syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o600); err != nil {               // a read would block
 		t.Fatal(err)
 	}
-	btSymlink(t, "loop2", filepath.Join(ws, "loop1"))
-	btSymlink(t, "loop1", filepath.Join(ws, "loop2"))
+	fake.Symlink(t, "loop2", filepath.Join(ws, "loop1"))
+	fake.Symlink(t, "loop1", filepath.Join(ws, "loop2"))
 
 	const (
 		outsideMsg = "outside the allowed folders (the workspace, skills/ and knowledge/)"
@@ -108,13 +101,13 @@ func TestPathConfinement(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "new.txt")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a write landed outside: %v", err)
 	}
-	if got := btRead(t, filepath.Join(outside, "secret.txt")); got != "outside secret\n" {
+	if got := fake.ReadFile(t, filepath.Join(outside, "secret.txt")); got != "outside secret\n" {
 		t.Errorf("outside file changed: %q", got)
 	}
-	if got := btRead(t, filepath.Join(ws, ".env")); got != "LLM_API_KEY=sk-x\n" {
+	if got := fake.ReadFile(t, filepath.Join(ws, ".env")); got != "LLM_API_KEY=sk-x\n" {
 		t.Errorf(".env changed: %q", got)
 	}
-	if got := btRead(t, filepath.Join(home, "skills/s1/SKILL.md")); got != "written\n" {
+	if got := fake.ReadFile(t, filepath.Join(home, "skills/s1/SKILL.md")); got != "written\n" {
 		t.Errorf("skills write: %q", got)
 	}
 }
@@ -135,9 +128,9 @@ func btCheck(t *testing.T, tool string, res tools.Result, want string) {
 // The other tools go through the same check.
 func TestPathConfinementOtherTools(t *testing.T) {
 	e := newBtEnv(t, nil)
-	btSymlink(t, "/etc", filepath.Join(e.ws, "etc-link"))
-	btWrite(t, filepath.Join(e.outside, "f.txt"), "root:x:0:0\n")
-	btSymlink(t, filepath.Join(e.outside, "f.txt"), filepath.Join(e.ws, "f-link"))
+	fake.Symlink(t, "/etc", filepath.Join(e.ws, "etc-link"))
+	fake.WriteFile(t, filepath.Join(e.outside, "f.txt"), "root:x:0:0\n")
+	fake.Symlink(t, filepath.Join(e.outside, "f.txt"), filepath.Join(e.ws, "f-link"))
 	for _, c := range []struct {
 		tool  string
 		input map[string]any
@@ -160,7 +153,7 @@ func TestPathConfinementOtherTools(t *testing.T) {
 	if res := e.call(t, "Grep", map[string]any{"pattern": "root"}); res.IsError || res.Text != "no matches" {
 		t.Errorf("Grep followed a symlink: %+v", res)
 	}
-	if got := btRead(t, filepath.Join(e.outside, "f.txt")); got != "root:x:0:0\n" {
+	if got := fake.ReadFile(t, filepath.Join(e.outside, "f.txt")); got != "root:x:0:0\n" {
 		t.Errorf("Edit changed a file outside: %q", got)
 	}
 }
@@ -195,11 +188,11 @@ func BenchmarkResolve(b *testing.B) {
 func TestOpenInWorkspace(t *testing.T) {
 	e := newBtEnv(t, nil)
 	key := pipeline.ThreadKey(btChannel, btTS)
-	btWrite(t, filepath.Join(e.ws, "report.txt"), "report\n")
-	btWrite(t, filepath.Join(e.outside, "secret.txt"), "SECRET\n")
-	btSymlink(t, filepath.Join(e.outside, "secret.txt"), filepath.Join(e.ws, "out-link"))
-	btSymlink(t, filepath.Join(e.home, "skills/s1/SKILL.md"), filepath.Join(e.ws, "skill-link"))
-	btSymlink(t, "report.txt", filepath.Join(e.ws, "alias"))
+	fake.WriteFile(t, filepath.Join(e.ws, "report.txt"), "report\n")
+	fake.WriteFile(t, filepath.Join(e.outside, "secret.txt"), "SECRET\n")
+	fake.Symlink(t, filepath.Join(e.outside, "secret.txt"), filepath.Join(e.ws, "out-link"))
+	fake.Symlink(t, filepath.Join(e.home, "skills/s1/SKILL.md"), filepath.Join(e.ws, "skill-link"))
+	fake.Symlink(t, "report.txt", filepath.Join(e.ws, "alias"))
 	for _, c := range []struct{ path, want string }{
 		{"report.txt", ""},
 		{"alias", ""},

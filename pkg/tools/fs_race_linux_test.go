@@ -4,11 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // fsRaceTries is how many times each tool runs against the flipping
@@ -23,32 +21,17 @@ const fsRaceTries = 1000
 // and never read, list or write anything outside.
 func TestPathSwapRace(t *testing.T) {
 	e := newBtEnv(t, nil)
-	btWrite(t, filepath.Join(e.ws, "d/f.txt"), "inside\n")
-	btWrite(t, filepath.Join(e.ws, "g.txt"), "inside\n")
-	btWrite(t, filepath.Join(e.outside, "f.txt"), "SECRET\n")
-	btWrite(t, filepath.Join(e.outside, "leaked-name.txt"), "SECRET\n")
-	btWrite(t, filepath.Join(e.outside, "g.txt"), "SECRET\n")
-	btSymlink(t, e.outside, filepath.Join(e.ws, "s"))
-	btSymlink(t, filepath.Join(e.outside, "g.txt"), filepath.Join(e.ws, "h"))
+	fake.WriteFile(t, filepath.Join(e.ws, "d/f.txt"), "inside\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "g.txt"), "inside\n")
+	fake.WriteFile(t, filepath.Join(e.outside, "f.txt"), "SECRET\n")
+	fake.WriteFile(t, filepath.Join(e.outside, "leaked-name.txt"), "SECRET\n")
+	fake.WriteFile(t, filepath.Join(e.outside, "g.txt"), "SECRET\n")
+	fake.Symlink(t, e.outside, filepath.Join(e.ws, "s"))
+	fake.Symlink(t, filepath.Join(e.outside, "g.txt"), filepath.Join(e.ws, "h"))
 
-	exchange := func(a, b string) error {
-		return unix.Renameat2(unix.AT_FDCWD, filepath.Join(e.ws, a), unix.AT_FDCWD, filepath.Join(e.ws, b), unix.RENAME_EXCHANGE)
-	}
-	if err := exchange("d", "s"); err != nil {
-		t.Skipf("renameat2 RENAME_EXCHANGE: %v", err)
-	}
-	var stop atomic.Bool
-	var flips atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !stop.Load() {
-			_ = exchange("d", "s")
-			_ = exchange("g.txt", "h")
-			flips.Add(1)
-		}
-	}()
+	swap := fake.NewSwapper(t, [2]string{filepath.Join(e.ws, "d"), filepath.Join(e.ws, "s")},
+		[2]string{filepath.Join(e.ws, "g.txt"), filepath.Join(e.ws, "h")})
+	swap.Start()
 
 	var wins []string
 	ok := 0
@@ -76,11 +59,10 @@ func TestPathSwapRace(t *testing.T) {
 			}
 		}
 	}
-	stop.Store(true)
-	wg.Wait()
+	flips := swap.Stop()
 
 	for _, name := range []string{"f.txt", "g.txt"} {
-		if got := btRead(t, filepath.Join(e.outside, name)); got != "SECRET\n" {
+		if got := fake.ReadFile(t, filepath.Join(e.outside, name)); got != "SECRET\n" {
 			wins = append(wins, "the file outside "+name+" became "+strings.ReplaceAll(got, "\n", `\n`))
 		}
 	}
@@ -88,10 +70,10 @@ func TestPathSwapRace(t *testing.T) {
 		wins = append(wins, "Write created new.txt outside")
 	}
 	if len(wins) > 0 {
-		t.Fatalf("%d swap(s) won in %d tries (%d flips), the first: %.300q", len(wins), fsRaceTries, flips.Load(), wins[0])
+		t.Fatalf("%d swap(s) won in %d tries (%d flips), the first: %.300q", len(wins), fsRaceTries, flips, wins[0])
 	}
 	if ok == 0 {
 		t.Fatal("no call succeeded: the race test tested nothing")
 	}
-	t.Logf("%d flips, %d calls succeeded, none leaked", flips.Load(), ok)
+	t.Logf("%d flips, %d calls succeeded, none leaked", flips, ok)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
 
@@ -24,12 +25,12 @@ func newConfinedEnv(t *testing.T) *confinedEnv {
 	t.Helper()
 	base := t.TempDir()
 	e := &confinedEnv{dir: filepath.Join(base, "in"), outside: filepath.Join(base, "out")}
-	btWrite(t, filepath.Join(e.dir, "sub/f.txt"), "inside\n")
-	btWrite(t, filepath.Join(e.outside, "secret.txt"), "SECRET\n")
-	btSymlink(t, e.outside, filepath.Join(e.dir, "out-dir"))                        // absolute, a folder
-	btSymlink(t, "../out/secret.txt", filepath.Join(e.dir, "out-file"))             // relative, a file
-	btSymlink(t, "sub", filepath.Join(e.dir, "alias"))                              // stays inside
-	btSymlink(t, filepath.Join(e.outside, "new.txt"), filepath.Join(e.dir, "dang")) // dangling, out
+	fake.WriteFile(t, filepath.Join(e.dir, "sub/f.txt"), "inside\n")
+	fake.WriteFile(t, filepath.Join(e.outside, "secret.txt"), "SECRET\n")
+	fake.Symlink(t, e.outside, filepath.Join(e.dir, "out-dir"))                        // absolute, a folder
+	fake.Symlink(t, "../out/secret.txt", filepath.Join(e.dir, "out-file"))             // relative, a file
+	fake.Symlink(t, "sub", filepath.Join(e.dir, "alias"))                              // stays inside
+	fake.Symlink(t, filepath.Join(e.outside, "new.txt"), filepath.Join(e.dir, "dang")) // dangling, out
 	e.c = tools.Confined{Dir: e.dir}
 	return e
 }
@@ -51,7 +52,7 @@ func TestConfinedFollowsNoSymlink(t *testing.T) {
 		})
 	}
 	// A write at a symlink's name replaces the link, never its target.
-	if got := btRead(t, filepath.Join(e.outside, "secret.txt")); got != "SECRET\n" {
+	if got := fake.ReadFile(t, filepath.Join(e.outside, "secret.txt")); got != "SECRET\n" {
 		t.Fatalf("the file outside changed: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(e.outside, "new.txt")); !errors.Is(err, fs.ErrNotExist) {
@@ -65,7 +66,7 @@ func TestConfinedFollowsNoSymlink(t *testing.T) {
 	if err := e.c.RemoveAll("out-dir"); err != nil {
 		t.Fatal(err)
 	}
-	if got := btRead(t, filepath.Join(e.outside, "secret.txt")); got != "SECRET\n" {
+	if got := fake.ReadFile(t, filepath.Join(e.outside, "secret.txt")); got != "SECRET\n" {
 		t.Fatalf("RemoveAll of a link removed its target's content: %q", got)
 	}
 	if _, err := e.c.ReadDir("alias"); err == nil {
@@ -83,7 +84,7 @@ func TestConfinedFollowsNoSymlink(t *testing.T) {
 	if err := e.c.WriteFile("a/b/c.txt", []byte("ok\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := btRead(t, filepath.Join(e.dir, "a/b/c.txt")); got != "ok\n" {
+	if got := fake.ReadFile(t, filepath.Join(e.dir, "a/b/c.txt")); got != "ok\n" {
 		t.Fatalf("WriteFile wrote %q", got)
 	}
 	entries, _ := os.ReadDir(filepath.Join(e.dir, "a/b"))

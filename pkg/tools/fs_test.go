@@ -8,20 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
 
 func TestRead(t *testing.T) {
 	e := newBtEnv(t, nil)
-	btWrite(t, filepath.Join(e.ws, "three.txt"), "one\ntwo\nthree\n")
-	btWrite(t, filepath.Join(e.ws, "empty.txt"), "")
-	btWrite(t, filepath.Join(e.ws, "bin.dat"), "PK\x03\x04\x00\x00data")
-	btWrite(t, filepath.Join(e.ws, "long.txt"), strings.Repeat("é", 2500)+"\nshort\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "three.txt"), "one\ntwo\nthree\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "empty.txt"), "")
+	fake.WriteFile(t, filepath.Join(e.ws, "bin.dat"), "PK\x03\x04\x00\x00data")
+	fake.WriteFile(t, filepath.Join(e.ws, "long.txt"), strings.Repeat("é", 2500)+"\nshort\n")
 	var many strings.Builder
 	for i := 1; i <= 2500; i++ {
 		fmt.Fprintf(&many, "%d\n", i%10)
 	}
-	btWrite(t, filepath.Join(e.ws, "many.txt"), many.String())
+	fake.WriteFile(t, filepath.Join(e.ws, "many.txt"), many.String())
 
 	cases := []struct {
 		name  string
@@ -63,7 +64,7 @@ func TestRead(t *testing.T) {
 // A result past MaxOutput stops at a whole line and says where to go on.
 func TestReadTruncates(t *testing.T) {
 	e := newBtEnv(t, func(o *tools.BuiltinOptions) { o.MaxOutput = 100 })
-	btWrite(t, filepath.Join(e.ws, "f.txt"), strings.Repeat("0123456789\n", 50))
+	fake.WriteFile(t, filepath.Join(e.ws, "f.txt"), strings.Repeat("0123456789\n", 50))
 	res := e.call(t, "Read", map[string]any{"file_path": "f.txt"})
 	if res.IsError || !strings.Contains(res.Text, "[output truncated at 100 bytes: showing lines 1-5; read on with offset 6]") {
 		t.Errorf("Read = %q", res.Text)
@@ -77,7 +78,7 @@ func TestWrite(t *testing.T) {
 		t.Fatalf("Write = %+v", res)
 	}
 	path := filepath.Join(e.ws, "a/b/c.md")
-	if got := btRead(t, path); got != "hello\n" {
+	if got := fake.ReadFile(t, path); got != "hello\n" {
 		t.Errorf("content = %q", got)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
@@ -111,7 +112,7 @@ func TestWrite(t *testing.T) {
 func TestEdit(t *testing.T) {
 	e := newBtEnv(t, nil)
 	path := filepath.Join(e.ws, "f.go")
-	btWrite(t, path, "a := 1\nb := 1\nc := 2\n")
+	fake.WriteFile(t, path, "a := 1\nb := 1\nc := 2\n")
 	cases := []struct {
 		name  string
 		input map[string]any
@@ -135,7 +136,7 @@ func TestEdit(t *testing.T) {
 			if res.IsError != c.isErr || !strings.Contains(res.Text, c.want) {
 				t.Errorf("Edit = %+v, want %q (error %v)", res, c.want, c.isErr)
 			}
-			if got := btRead(t, path); got != c.after {
+			if got := fake.ReadFile(t, path); got != c.after {
 				t.Errorf("file = %q, want %q", got, c.after)
 			}
 		})
@@ -147,11 +148,11 @@ func TestEdit(t *testing.T) {
 
 func TestGrep(t *testing.T) {
 	e := newBtEnv(t, nil)
-	btWrite(t, filepath.Join(e.ws, "a.go"), "package a\nfunc Hello() {}\n")
-	btWrite(t, filepath.Join(e.ws, "docs/b.md"), "# Hello\nnothing\nhello again\n")
-	btWrite(t, filepath.Join(e.ws, ".git/config"), "Hello from git\n")
-	btWrite(t, filepath.Join(e.ws, "bin.dat"), "Hello\x00binary")
-	btWrite(t, filepath.Join(e.ws, ".env"), "Hello=secret\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "a.go"), "package a\nfunc Hello() {}\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "docs/b.md"), "# Hello\nnothing\nhello again\n")
+	fake.WriteFile(t, filepath.Join(e.ws, ".git/config"), "Hello from git\n")
+	fake.WriteFile(t, filepath.Join(e.ws, "bin.dat"), "Hello\x00binary")
+	fake.WriteFile(t, filepath.Join(e.ws, ".env"), "Hello=secret\n")
 	a, b := filepath.Join(e.ws, "a.go"), filepath.Join(e.ws, "docs/b.md")
 	cases := []struct {
 		name  string
@@ -189,7 +190,7 @@ func TestGrep(t *testing.T) {
 
 func TestGrepTruncates(t *testing.T) {
 	e := newBtEnv(t, func(o *tools.BuiltinOptions) { o.MaxOutput = 200 })
-	btWrite(t, filepath.Join(e.ws, "f.txt"), strings.Repeat("match\n", 100))
+	fake.WriteFile(t, filepath.Join(e.ws, "f.txt"), strings.Repeat("match\n", 100))
 	res := e.call(t, "Grep", map[string]any{"pattern": "match"})
 	if res.IsError || len(res.Text) > 400 || !strings.Contains(res.Text, "[output truncated at 200 bytes") {
 		t.Errorf("Grep = %q", res.Text)
@@ -202,7 +203,7 @@ func TestGlob(t *testing.T) {
 	files := map[string]time.Time{"a.md": mid, "x/b.md": newest, "x/y/c.md": old, "x/d.txt": newest, ".git/e.md": newest}
 	for name, mod := range files {
 		p := filepath.Join(e.ws, name)
-		btWrite(t, p, name)
+		fake.WriteFile(t, p, name)
 		if err := os.Chtimes(p, mod, mod); err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +239,7 @@ func TestGlob(t *testing.T) {
 	}
 	small := newBtEnv(t, func(o *tools.BuiltinOptions) { o.MaxOutput = 150 })
 	for i := range 20 {
-		btWrite(t, filepath.Join(small.ws, fmt.Sprintf("f%02d.txt", i)), "")
+		fake.WriteFile(t, filepath.Join(small.ws, fmt.Sprintf("f%02d.txt", i)), "")
 	}
 	if res := small.call(t, "Glob", map[string]any{"pattern": "*.txt"}); !strings.Contains(res.Text, "more files not shown") {
 		t.Errorf("Glob over the cap = %q", res.Text)
@@ -247,9 +248,9 @@ func TestGlob(t *testing.T) {
 
 func TestLS(t *testing.T) {
 	e := newBtEnv(t, nil)
-	btWrite(t, filepath.Join(e.ws, "f.txt"), "x")
-	btWrite(t, filepath.Join(e.ws, "sub/g.txt"), "x")
-	btSymlink(t, "f.txt", filepath.Join(e.ws, "link"))
+	fake.WriteFile(t, filepath.Join(e.ws, "f.txt"), "x")
+	fake.WriteFile(t, filepath.Join(e.ws, "sub/g.txt"), "x")
+	fake.Symlink(t, "f.txt", filepath.Join(e.ws, "link"))
 	res := e.call(t, "LS", map[string]any{})
 	if want := e.ws + ":\nf.txt\nlink@\nsub/\n"; res.IsError || res.Text != want {
 		t.Errorf("LS = %q, want %q", res.Text, want)
@@ -265,7 +266,7 @@ func TestLS(t *testing.T) {
 	}
 	small := newBtEnv(t, func(o *tools.BuiltinOptions) { o.MaxOutput = 120 })
 	for i := range 30 {
-		btWrite(t, filepath.Join(small.ws, fmt.Sprintf("f%02d", i)), "")
+		fake.WriteFile(t, filepath.Join(small.ws, fmt.Sprintf("f%02d", i)), "")
 	}
 	if res := small.call(t, "LS", map[string]any{}); !strings.Contains(res.Text, "more entries not shown") {
 		t.Errorf("LS over the cap = %q", res.Text)

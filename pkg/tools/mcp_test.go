@@ -3,7 +3,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,34 +14,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
-// mcpLogBuffer is a goroutine-safe log sink.
-type mcpLogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *mcpLogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *mcpLogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func testMCPLogger() (*slog.Logger, *mcpLogBuffer) {
-	lb := &mcpLogBuffer{}
+func testMCPLogger() (*slog.Logger, *fake.LogBuffer) {
+	lb := &fake.LogBuffer{}
 	return slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})), lb
 }
 
@@ -201,11 +183,7 @@ func TestMountMCPServerDies(t *testing.T) {
 	if res := mcpCall(t, m, "mcp__testsrv__crash", `{}`); !res.IsError || !strings.Contains(res.Text, `"testsrv"`) {
 		t.Errorf("crash = %+v, want an error result naming the server", res)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), "tool server exited") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !strings.Contains(logs.String(), "tool server exited") {
+	if !fake.Eventually(5*time.Second, func() bool { return strings.Contains(logs.String(), "tool server exited") }) {
 		t.Errorf("no warning that the server exited: %s", logs.String())
 	}
 	if res := mcpCall(t, m, "mcp__testsrv__echo", `{"text":"x"}`); !res.IsError || !strings.Contains(res.Text, `tool server "testsrv" is not running`) {

@@ -1,0 +1,117 @@
+package fake
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// GitHosts are the hosts a [Git] serves: https://<host>/<path>.git is the
+// bare repository <Root>/remotes/<host>/<path>.git.
+var GitHosts = []string{"github.com", "git.example.com"}
+
+// Git is a git host for tests that run the git command line: a global git
+// configuration of the test's own (GIT_CONFIG_GLOBAL, for the test's
+// lifetime) whose url.<base>.insteadOf rules send each of [GitHosts] to bare
+// repositories in a temporary folder, so the code under test builds its
+// production URLs and no network is used. The configuration names the
+// branch main; it has an identity only when asked for one, and the
+// identity variables of the environment are cleared, so that commits
+// without one are the code's own fallback.
+type Git struct {
+	// Root is the temporary folder: the configuration, remotes/, and the
+	// folders of Home and Seed.
+	Root string
+
+	t testing.TB
+}
+
+// NewGit makes the host and points git at it; withUser gives the
+// configuration the identity "Test <test@example.com>". It skips the test
+// when git is not on PATH.
+func NewGit(t testing.TB, withUser bool) *Git {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH: skipping the tests that run the git command line")
+	}
+	root := t.TempDir()
+	var cfg strings.Builder
+	if withUser {
+		cfg.WriteString("[user]\n\tname = Test\n\temail = test@example.com\n")
+	}
+	cfg.WriteString("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n")
+	for _, host := range GitHosts {
+		fmt.Fprintf(&cfg, "[url \"file://%s/remotes/%s/\"]\n\tinsteadOf = https://%s/\n", filepath.ToSlash(root), host, host)
+	}
+	path := filepath.Join(root, "gitconfig")
+	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", path)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
+		t.Setenv(k, "") // restored after the test
+		os.Unsetenv(k)
+	}
+	return &Git{Root: root, t: t}
+}
+
+// Bare creates the empty bare repository served at
+// https://<host>/<path>.git and returns its folder.
+func (g *Git) Bare(host, path string) string {
+	g.t.Helper()
+	dir := filepath.Join(g.Root, "remotes", host, path+".git")
+	g.Run("", "init", "--quiet", "--bare", dir)
+	return dir
+}
+
+// Seed commits files to main of the bare repository, as "Seed
+// <seed@example.com>", and returns the commit.
+func (g *Git) Seed(bare string, files map[string]string) string {
+	g.t.Helper()
+	work := g.Home()
+	g.Run("", "clone", "--quiet", bare, work)
+	WriteFiles(g.t, work, files)
+	g.Run(work, "add", "-A")
+	g.Run(work, "-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "--quiet", "-m", "seed")
+	g.Run(work, "push", "--quiet", "origin", "HEAD:refs/heads/main")
+	return g.Run(work, "rev-parse", "HEAD")
+}
+
+// Home returns a new empty folder under Root.
+func (g *Git) Home() string {
+	g.t.Helper()
+	dir, err := os.MkdirTemp(g.Root, "home-*")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return dir
+}
+
+// Run runs git in dir (the test's working folder when "") and returns its
+// output, trimmed; it fails the test when git fails.
+func (g *Git) Run(dir string, args ...string) string {
+	g.t.Helper()
+	return RunGit(g.t, dir, args...)
+}
+
+// RunGit runs git in dir (the test's working folder when "") with no
+// terminal prompt, and returns its output, trimmed; it fails t when git
+// fails.
+func RunGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
