@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/persona-runtime/agent/internal/secret"
+	"github.com/persona-runtime/agent/pkg/secret"
 )
 
 // Config is every setting of the service. Each field is an environment

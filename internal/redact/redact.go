@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/persona-runtime/agent/internal/secret"
+	"github.com/persona-runtime/agent/pkg/secret"
 )
 
 // Pattern is an operator-defined pattern and what it stands for.

@@ -16,7 +16,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 
-	"github.com/persona-runtime/agent/internal/secret"
+	"github.com/persona-runtime/agent/pkg/secret"
 )
 
 // Postgres is the store's second backend, selected by a postgres:// address

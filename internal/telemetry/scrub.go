@@ -5,14 +5,14 @@ import (
 	"io"
 	"log/slog"
 
-	secretset "github.com/persona-runtime/agent/internal/secret"
+	secretset "github.com/persona-runtime/agent/pkg/secret"
 )
 
 // Redacted replaces every secret value in log output.
 const Redacted = "[redacted]"
 
 // scrubber replaces secret values, raw and base64-, hex- or URL-encoded
-// (internal/secret; values shorter than secretset.MinLen are left out: an
+// (pkg/secret; values shorter than secretset.MinLen are left out: an
 // unset or placeholder value such as "x" would blank out ordinary words).
 // A nil *scrubber scrubs nothing.
 type scrubber struct {

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/persona-runtime/agent/internal/gopool"
+	"github.com/persona-runtime/agent/pkg/gopool"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 

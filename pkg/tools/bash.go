@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/persona-runtime/agent/internal/secret"
+	"github.com/persona-runtime/agent/pkg/secret"
 )
 
 // bashDrainGrace is how long Bash keeps reading output after the command's

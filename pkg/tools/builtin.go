@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/persona-runtime/agent/internal/secret"
+	"github.com/persona-runtime/agent/pkg/secret"
 )
 
 // Names of the built-in tools: the well-known coding-agent tools

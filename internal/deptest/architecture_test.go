@@ -1,0 +1,91 @@
+package deptest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/persona-runtime/agent/"
+
+// under reports whether path is dir or below it.
+func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
+
+// vendorHomes are the SDKs that have one home each (docs/architecture.md,
+// rule 5): the packages, of this module, that may import them.
+var vendorHomes = map[string][]string{
+	"github.com/slack-go/slack":              {"pkg/gateway/slackio", "bench"},
+	"github.com/uptrace/bun":                 {"internal/store"},
+	"github.com/modelcontextprotocol/go-sdk": {"pkg/tools"},
+	"github.com/landlock-lsm/go-landlock":    {"internal/sandbox"},
+	"github.com/charmbracelet":               {"internal/sim/repl"},
+	"github.com/yuin/goldmark":               {"internal/mrkdwn"},
+	"github.com/anthropics/anthropic-sdk-go": {"internal/llm", "internal/agent", "internal/ingest", "internal/soulx", "internal/sim/scripted"},
+}
+
+// onlyFrom are this module's packages that only some may import (rules 3
+// and 4): the simulator and the inbox are wired by cmd; the test kit is
+// for tests (whose imports go list does not count here) and the bench.
+var onlyFrom = map[string][]string{
+	"internal/sim":     {"cmd", "internal/sim"},
+	"internal/inbox":   {"cmd"},
+	"internal/fake":    {"bench"},
+	"internal/deptest": {},
+}
+
+// TestArchitecture checks docs/architecture.md's rules on every package's
+// imports (not its tests').
+func TestArchitecture(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not on PATH; cannot list imports")
+	}
+	out, err := exec.Command(goTool, "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, ok := strings.CutPrefix(fields[0], module)
+		if !ok {
+			continue
+		}
+		seen++
+		for _, imp := range fields[1:] {
+			dep, ours := strings.CutPrefix(imp, module)
+			if !ours {
+				for sdk, homes := range vendorHomes {
+					if under(imp, sdk) && !within(pkg, homes) {
+						t.Errorf("%s imports %s: that SDK's home is %v (rule 5)", pkg, imp, homes)
+					}
+				}
+				continue
+			}
+			switch {
+			case pkg == "pkg/pipeline":
+				t.Errorf("pkg/pipeline imports %s: the domain package imports nothing from this module (rule 1)", dep)
+			case under(pkg, "pkg") && !under(dep, "pkg"):
+				t.Errorf("%s imports %s: pkg/ imports only pkg/ (rule 2)", pkg, dep)
+			}
+			for guarded, allowed := range onlyFrom {
+				if under(dep, guarded) && !under(pkg, guarded) && !within(pkg, allowed) {
+					t.Errorf("%s imports %s: only %v may (rules 3 and 4)", pkg, dep, allowed)
+				}
+			}
+		}
+	}
+	if seen < 20 {
+		t.Fatalf("go list printed %d of this module's packages; want them all:\n%s", seen, out)
+	}
+}
+
+// within reports whether pkg is one of dirs or below one.
+func within(pkg string, dirs []string) bool {
+	for _, d := range dirs {
+		if under(pkg, d) {
+			return true
+		}
+	}
+	return false
+}
