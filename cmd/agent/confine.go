@@ -20,7 +20,7 @@ import (
 // this working directory and environment.
 func newConfinement(cfg *config.Config, getenv func(string) string) tools.Confinement {
 	h := tools.Host{Home: cfg.Home, Getenv: getenv}
-	if db := cfg.Database(); db != store.Memory && !store.IsPostgres(db) {
+	if db := cfg.Database(); db != store.InMemory && !store.IsPostgres(db) {
 		h.Database = db
 	}
 	if wd, err := os.Getwd(); err == nil {

@@ -11,7 +11,7 @@ import (
 // resume runs again what the last run left unfinished (inbox.Resume),
 // once the gateway takes events.
 func (s *service) resume(deliver func(*pipeline.Event)) {
-	if s.cfg.Database() == store.Memory {
+	if s.cfg.Database() == store.InMemory {
 		return // made by this run (the simulator): nothing from an earlier one
 	}
 	// (The settled events are pruned by pruneLoop, at start and hourly.)

@@ -25,7 +25,7 @@ var pruneEvery = time.Hour
 // than a cut-off, which two replicas may run together (the second finds
 // nothing left to delete).
 func (s *service) pruneLoop(ctx context.Context) {
-	if s.cfg.Database() == store.Memory {
+	if s.cfg.Database() == store.InMemory {
 		return // made by this run (the simulator): nothing is old in it
 	}
 	tick := time.NewTicker(pruneEvery)

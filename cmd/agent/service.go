@@ -97,7 +97,7 @@ type serviceDeps struct {
 	// stores, when set, gives the in-memory database (the simulator's
 	// scenarios): one emptied by the scenario before, with its parsed
 	// schema and prepared statements, and takes it back at close.
-	stores *store.MemoryPool
+	stores *store.InMemoryPool
 	// soul, when set, is the SOUL.md, and the home is made only when
 	// something is written there (the simulator's scenarios): nothing is
 	// read from it or seeded in it at start.

@@ -89,7 +89,7 @@ func loadPersona(ctx context.Context, path string, src []byte, st *store.Store, 
 		}
 	}
 	key := x.cacheKey(src)
-	memory := st.Path() == store.Memory // a simulator scenario's: new, and one of many
+	memory := st.Path() == store.InMemory // a simulator scenario's: new, and one of many
 	var p *persona.Persona
 	if data, ok := parsedSouls.Load(key); memory && ok {
 		p = &persona.Persona{}

@@ -48,7 +48,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	secrets := append(cfg.Secrets(), mcpConf.Secrets()...)
 	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), secrets...)
-	if cfg.Database() != store.Memory { // not the simulator's scenarios: a service of its own
+	if cfg.Database() != store.InMemory { // not the simulator's scenarios: a service of its own
 		applyMemoryLimit(d.getenv, os.ReadFile, s.log)
 	}
 	transport, chat := d.platform(s.log)
@@ -70,7 +70,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 			s.log.Warn("seeded a starter SOUL.md: fill in its placeholders, then start again", "path", filepath.Join(cfg.Home, "SOUL.md"))
 		}
 	}
-	if d.stores != nil && cfg.Database() == store.Memory {
+	if d.stores != nil && cfg.Database() == store.InMemory {
 		if s.store, err = d.stores.Get(ctx, store.Options{Logger: s.log}); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
@@ -135,7 +135,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, err
 	}
 	s.gate = gate
-	if s.fleet == nil && cfg.Database() != store.Memory {
+	if s.fleet == nil && cfg.Database() != store.InMemory {
 		// Replicas expire only what a stopped replica waited for (sweep):
 		// the others' cards are still waited for. A database in memory is
 		// new: nothing waits in it.

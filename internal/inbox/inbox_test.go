@@ -26,7 +26,7 @@ type fixture struct {
 func newFixture(t *testing.T, c Chat) *fixture {
 	t.Helper()
 	f := &fixture{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
-	st, err := store.Open(t.Context(), store.Memory, store.Options{Now: func() time.Time { return f.now }})
+	st, err := store.Open(t.Context(), store.InMemory, store.Options{Now: func() time.Time { return f.now }})
 	if err != nil {
 		t.Fatal(err)
 	}

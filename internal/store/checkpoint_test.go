@@ -67,7 +67,7 @@ func TestCheckpointsInTheBackground(t *testing.T) {
 // Only a file store has a checkpointer: in memory there is no WAL.
 func TestNoCheckpointerInMemory(t *testing.T) {
 	sqliteOnly(t)
-	s, err := Open(t.Context(), Memory, Options{})
+	s, err := Open(t.Context(), InMemory, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

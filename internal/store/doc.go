@@ -26,7 +26,7 @@
 // down migrations: roll back by restoring a copy of the file. A database
 // migrated by a newer binary is refused with [ErrSchemaNewer].
 //
-// [Memory] opens a private in-memory database instead (the simulator's,
+// [InMemory] opens a private in-memory database instead (the simulator's,
 // one per scenario), copied from a template migrated once per process.
 // The statements of the event path are prepared once per connection.
 //

@@ -78,7 +78,7 @@ func (s *Store) setPragmas(ctx context.Context) error {
 	// SQLITE_BUSY at once, without its busy handler, when another process
 	// opening the same fresh file holds a lock. So retry, for as long as
 	// the busy handler would have waited.
-	if s.path == Memory {
+	if s.path == InMemory {
 		return checkPragmas(ctx, conn)
 	}
 	var mode string

@@ -59,10 +59,10 @@ type Store struct {
 	keep io.Closer
 
 	// retired is set when the store's connections went back to a
-	// MemoryPool (handOver): it writes nothing and closes nothing.
+	// InMemoryPool (handOver): it writes nothing and closes nothing.
 	retired atomic.Bool
 	// pooled is the schema version (SQLite's schema cookie) of a
-	// MemoryPool's store as copied from the template; 0 for others.
+	// InMemoryPool's store as copied from the template; 0 for others.
 	pooled int64
 
 	// ckpt runs a file's WAL checkpoints in the background; nil in
@@ -84,9 +84,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return open(ctx, path, opts, nil)
 }
 
-// Memory is the path that opens a private in-memory database: nothing on
+// InMemory is the path that opens a private in-memory database: nothing on
 // disk, gone at Close. The simulator runs each scenario on one.
-const Memory = ":memory:"
+const InMemory = ":memory:"
 
 // memSeq names in-memory databases; one name is shared by the connections
 // of one Store only.
@@ -108,8 +108,8 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 	var abs, source string
 	var keep io.Closer
 	embedded := migrations == nil
-	if path == Memory {
-		abs = Memory
+	if path == InMemory {
+		abs = InMemory
 		name := fmt.Sprintf("/agent-%d-%d", os.Getpid(), memSeq.Add(1))
 		source = memDSN(name)
 		if embedded {
@@ -132,7 +132,7 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 		return nil, errors.Join(fmt.Errorf("open store: %w", err), closeKeeper(keep))
 	}
 	conns := maxOpenConns
-	if path == Memory {
+	if path == InMemory {
 		// In memory, reads are as cheap as the writes they would run
 		// beside, and every connection parses the schema and prepares its
 		// statements again (the simulator opens a store per scenario).
@@ -166,7 +166,7 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 			return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.Close())
 		}
 	}
-	if path != Memory {
+	if path != InMemory {
 		s.startCheckpointer()
 	}
 	if !embedded {

@@ -252,16 +252,16 @@ func TestOpenEmptyPath(t *testing.T) {
 	}
 }
 
-// Memory opens a private database per call: migrated, writable, and gone
+// InMemory opens a private database per call: migrated, writable, and gone
 // at Close; two are independent.
 func TestOpenMemory(t *testing.T) {
 	sqliteOnly(t)
 	ctx := t.Context()
-	a, err := Open(ctx, Memory, Options{})
+	a, err := Open(ctx, InMemory, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Open(ctx, Memory, Options{})
+	b, err := Open(ctx, InMemory, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

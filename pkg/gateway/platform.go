@@ -7,7 +7,7 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// What every chat platform (slackio's, the simulator's Memory) shares,
+// What every chat platform (slackio's, the simulator's internal/sim/platform) shares,
 // kept here so that the simulated one needs nothing of the real one's SDK.
 
 // ErrFileTooLarge is matched (with errors.Is) by the error of a platform's

@@ -46,7 +46,7 @@ type Deps struct {
 	// Stores gives the in-memory databases of scenarios with a temporary
 	// home: one emptied by the scenario before, with its parsed schema and
 	// prepared statements, taken back at close.
-	Stores *store.MemoryPool
+	Stores *store.InMemoryPool
 	// OnHandled and OnDrop observe the gateway: the runner's waits and the
 	// transcripts' drops.
 	OnHandled func(ev *pipeline.Event, err error)

@@ -34,7 +34,7 @@ const stepTimeout = 5 * time.Second
 
 // stores are the scenarios' in-memory databases, each handed to the next
 // scenario emptied, with its parsed schema and prepared statements.
-var stores store.MemoryPool
+var stores store.InMemoryPool
 
 // Options configure a simulation.
 type Options struct {
@@ -221,7 +221,7 @@ func (s *Sim) config(o Options, home string) *config.Config {
 	// would join the live replicas' fleet).
 	cfg.DBURL = ""
 	if o.Home == "" {
-		cfg.DBPath = store.Memory // a scenario's database lives as long as the scenario
+		cfg.DBPath = store.InMemory // a scenario's database lives as long as the scenario
 	}
 	cfg.HealthPort, cfg.LogFormat = 0, "text"
 	return cfg

@@ -5,13 +5,13 @@ import (
 	"testing"
 )
 
-// BenchmarkOpenMemory is a simulator scenario's database: opened as a
+// BenchmarkOpenInMemory is a simulator scenario's database: opened as a
 // copy of the template, one write, closed.
-func BenchmarkOpenMemory(b *testing.B) {
+func BenchmarkOpenInMemory(b *testing.B) {
 	ctx := context.Background()
 	WarmMemory()
 	for b.Loop() {
-		s, err := Open(ctx, Memory, Options{})
+		s, err := Open(ctx, InMemory, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -24,12 +24,12 @@ func BenchmarkOpenMemory(b *testing.B) {
 	}
 }
 
-// BenchmarkMemoryPool is BenchmarkOpenMemory through a MemoryPool: the
+// BenchmarkInMemoryPool is BenchmarkOpenInMemory through a InMemoryPool: the
 // store given back emptied and handed out again.
-func BenchmarkMemoryPool(b *testing.B) {
+func BenchmarkInMemoryPool(b *testing.B) {
 	ctx := context.Background()
 	WarmMemory()
-	var pool MemoryPool
+	var pool InMemoryPool
 	for b.Loop() {
 		s, err := pool.Get(ctx, Options{})
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // template is an in-memory database with the embedded migrations applied,
-// made once per process: a Memory store starts as a copy of its pages,
+// made once per process: an InMemory store starts as a copy of its pages,
 // which costs a fraction of running the migrations again (the simulator
 // opens one per scenario).
 var (
@@ -25,7 +25,7 @@ var (
 
 func template() (*Store, error) {
 	templateOnce.Do(func() {
-		s, err := open(context.Background(), Memory, Options{}, embeddedMigrations())
+		s, err := open(context.Background(), InMemory, Options{}, embeddedMigrations())
 		if err != nil {
 			templateErr = err
 			return
@@ -37,7 +37,7 @@ func template() (*Store, error) {
 }
 
 // WarmMemory makes the template of in-memory databases now, so that the
-// first Memory stores find it ready (the simulator calls it in the
+// first InMemory stores find it ready (the simulator calls it in the
 // background while it reads its scenarios).
 func WarmMemory() { _, _ = template() }
 
@@ -102,14 +102,14 @@ func closeKeeper(c io.Closer) error {
 	return c.Close()
 }
 
-// MemoryPool hands out in-memory stores and takes them back emptied: every
+// InMemoryPool hands out in-memory stores and takes them back emptied: every
 // row of every table deleted, the schema and its migrations kept. A store
 // it hands out again keeps its connections, their parsed schema and its
 // prepared statements, where a new one copies the template, parses the
 // schema and prepares each statement again (the simulator runs many
 // scenarios, a few at a time). Its zero value is ready; it keeps at most
 // maxPooledStores.
-type MemoryPool struct {
+type InMemoryPool struct {
 	mu   sync.Mutex
 	free []*Store
 }
@@ -117,7 +117,7 @@ type MemoryPool struct {
 const maxPooledStores = 8
 
 // Get returns an emptied store from the pool, with opts, or a new one.
-func (p *MemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
+func (p *InMemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
 	p.mu.Lock()
 	if n := len(p.free); n > 0 {
 		s := p.free[n-1]
@@ -128,13 +128,13 @@ func (p *MemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
 		return s, nil
 	}
 	p.mu.Unlock()
-	s, err := Open(ctx, Memory, opts)
+	s, err := Open(ctx, InMemory, opts)
 	if err != nil {
 		return nil, err
 	}
 	// Its schema cookie as copied: a change of its schema moves it.
 	if err := s.db.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&s.pooled); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", Memory, err), s.Close())
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", InMemory, err), s.Close())
 	}
 	return s, nil
 }
@@ -144,7 +144,7 @@ func (p *MemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
 // of the template holds (its schema changed, a delete failed). Either way
 // s is done: a write through it after Put fails (ErrHandedBack) instead of
 // landing in the next user's database, and closing it does nothing.
-func (p *MemoryPool) Put(ctx context.Context, s *Store) error {
+func (p *InMemoryPool) Put(ctx context.Context, s *Store) error {
 	if err := s.emptyAndRetire(ctx); err != nil {
 		return errors.Join(err, s.Close())
 	}
@@ -160,7 +160,7 @@ func (p *MemoryPool) Put(ctx context.Context, s *Store) error {
 }
 
 // ErrHandedBack is the error of a write through a store after it went back
-// to its MemoryPool.
+// to its InMemoryPool.
 var ErrHandedBack = errors.New("store: written after it was handed back to its pool")
 
 // handOver returns a new Store on a retired s's connections, writer slot
@@ -277,8 +277,8 @@ func childrenFirst(tables []string, parents map[string][]string) ([]string, erro
 // table, index or trigger made or changed since would outlive the rows).
 // The deletes are prepared once per store.
 func (s *Store) emptyAndRetire(ctx context.Context) error {
-	if s.path != Memory || s.keep == nil || s.pooled == 0 {
-		return errors.New("empty store: not a copy of the template from a MemoryPool")
+	if s.path != InMemory || s.keep == nil || s.pooled == 0 {
+		return errors.New("empty store: not a copy of the template from a InMemoryPool")
 	}
 	deletes, err := templateDeletes()
 	if err != nil {

@@ -40,10 +40,10 @@ func countRows(t *testing.T, s *Store) map[string]int {
 }
 
 // pooledStore returns a pool and a store it handed out.
-func pooledStore(t *testing.T) (*MemoryPool, *Store) {
+func pooledStore(t *testing.T) (*InMemoryPool, *Store) {
 	t.Helper()
 	sqliteOnly(t)
-	pool := &MemoryPool{}
+	pool := &InMemoryPool{}
 	s, err := pool.Get(t.Context(), Options{})
 	if err != nil {
 		t.Fatal(err)
