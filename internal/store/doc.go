@@ -1,8 +1,12 @@
-// Package store is the runtime's embedded database: one SQLite file (by
-// default db.sqlite under AGENT_HOME) holding what must survive a restart —
-// processed event keys for redelivery dedupe, thread engagement, one agent
-// session per thread with its conversation history and token usage, and the
-// persona cache.
+// Package store is the runtime's database: one SQLite file (by default
+// db.sqlite under AGENT_HOME), or Postgres (AGENT_DB_URL) so that replicas
+// share it, holding what must survive a restart — the durable inbox and the
+// processed event keys (inbox.go, events.go), thread engagement, modes and
+// /1on1 locks (threads.go), one agent session per thread with its history
+// and token usage (sessions.go, history.go), approvals and their audit
+// (approvals.go), feedback votes, ingest jobs, the persona cache, and, with
+// Postgres, the fleet's replica records and locks (fleet.go). It serves the
+// small interfaces of pkg/pipeline and pkg/session directly (serve.go).
 //
 // # Concurrency
 //

@@ -1,6 +1,7 @@
 // Package tools holds the tools the agent calls: the in-process tool servers
-// (agent_chat, and later agent_skills and agent_kb), the built-in file and
-// shell tools, and the mounted external tool servers, behind one Registry.
+// (agent_chat, agent_skills, agent_kb), the built-in file and shell tools,
+// and the mounted external tool servers of mcp.json, behind one Registry;
+// and the permission modes (permission.go) that decide which need a card.
 //
 // A tool's full name is the one the model sees: mcp__<server>__<tool> for
 // tool servers (mcp__agent_chat__reply), the bare name for built-ins (Read).
