@@ -1,5 +1,7 @@
 package pipeline
 
+import "errors"
+
 // Outbound messages in platform-neutral form. The gateway renders them to the
 // platform's wire format (Block Kit for cards); the simulator keeps them as
 // they are.
@@ -61,6 +63,20 @@ type Upload struct {
 	Title     string
 	Comment   string // initial comment, in the platform dialect
 	Content   []byte
+}
+
+// Check refuses what the platform refuses to upload: an empty file, a
+// file with no name, a file for no channel.
+func (u Upload) Check() error {
+	switch {
+	case len(u.Content) == 0:
+		return errors.New("upload: empty content (the platform refuses empty files)")
+	case u.Filename == "":
+		return errors.New("upload: no filename")
+	case u.ChannelID == "":
+		return errors.New("upload: no channel")
+	}
+	return nil
 }
 
 // Identity is who the bot is on the platform (from auth.test).

@@ -51,15 +51,11 @@ func (b *Builtins) read(ctx context.Context, input json.RawMessage) Result {
 	if limit == 0 {
 		limit = fsReadLines
 	}
-	t, res := b.threadPath(ctx, in.FilePath)
+	t, f, fi, res := b.openThreadFile(ctx, in.FilePath)
 	if res != nil {
 		return *res
 	}
 	real := t.path
-	f, fi, err := fsOpenRegular(t)
-	if err != nil {
-		return Errorf("%v", err)
-	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(fsSniffBytes); bytes.IndexByte(head, 0) >= 0 {
@@ -153,6 +149,20 @@ func fsCutLine(line []byte) (string, bool) {
 	return string(line), false
 }
 
+// openThreadFile resolves p for the turn in ctx and opens it for reading,
+// a regular file only; res is the refusal the model reads.
+func (b *Builtins) openThreadFile(ctx context.Context, p string) (t fsTarget, f *os.File, fi fs.FileInfo, res *Result) {
+	if t, res = b.threadPath(ctx, p); res != nil {
+		return t, nil, nil, res
+	}
+	f, fi, err := fsOpenRegular(t)
+	if err != nil {
+		r := Errorf("%v", err)
+		return t, nil, nil, &r
+	}
+	return t, f, fi, nil
+}
+
 // fsOpenRegular opens the checked path t for reading, through the root of
 // its folder, refusing what is not a regular file (a FIFO would block, a
 // device never ends) and a path that changed since the check.
@@ -227,15 +237,11 @@ func (b *Builtins) edit(ctx context.Context, input json.RawMessage) Result {
 	if *in.OldString == *in.NewString {
 		return Errorf("old_string and new_string are the same: nothing to change")
 	}
-	t, res := b.threadPath(ctx, in.FilePath)
+	t, f, fi, res := b.openThreadFile(ctx, in.FilePath)
 	if res != nil {
 		return *res
 	}
 	real := t.path
-	f, fi, err := fsOpenRegular(t)
-	if err != nil {
-		return Errorf("%v", err)
-	}
 	if fi.Size() > fsMaxEditBytes {
 		f.Close()
 		return Errorf("%s is %d bytes: Edit handles files up to %d bytes; use Bash (sed) instead", real, fi.Size(), fsMaxEditBytes)

@@ -290,6 +290,18 @@ func (s *SkillsServer) dir(slug string) (string, error) {
 	return filepath.Join(s.Skills.Dir, slug), nil
 }
 
+// slugInput decodes the input of read_skill and delete_skill: a valid slug.
+func slugInput(input json.RawMessage) (string, error) {
+	var in struct{ Slug string }
+	if err := decode(input, &in); err != nil {
+		return "", err
+	}
+	if !deps.ValidSlug(in.Slug) {
+		return "", fmt.Errorf("invalid slug %q", in.Slug)
+	}
+	return in.Slug, nil
+}
+
 func (s *SkillsServer) write(ctx context.Context, input json.RawMessage) (Result, error) {
 	var in struct{ Slug, Name, Description, Body string }
 	if err := decode(input, &in); err != nil {
@@ -345,56 +357,50 @@ func (s *SkillsServer) list(context.Context, json.RawMessage) (Result, error) {
 }
 
 func (s *SkillsServer) read(_ context.Context, input json.RawMessage) (Result, error) {
-	var in struct{ Slug string }
-	if err := decode(input, &in); err != nil {
-		return Errorf("%v", err), nil
-	}
-	if _, err := s.dir(in.Slug); err != nil {
+	slug, err := slugInput(input)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	files := s.Skills.files()
 	var data []byte
-	rel, err := files.Resolve(filepath.Join(in.Slug, "SKILL.md"))
+	rel, err := files.Resolve(filepath.Join(slug, "SKILL.md"))
 	if err == nil {
 		data, err = readConfined(files, rel, maxSkillBytes)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return Errorf("no skill %q", in.Slug), nil
+		return Errorf("no skill %q", slug), nil
 	}
 	if err != nil {
-		return Errorf("skill %q cannot be read: its SKILL.md %s", in.Slug, fsOpenReason(err)), nil
+		return Errorf("skill %q cannot be read: its SKILL.md %s", slug, fsOpenReason(err)), nil
 	}
 	// Who wrote it comes first, from the runtime's record, not the file.
-	head := "(skill " + in.Slug + ": author unknown; not a valid skill)\n\n"
+	head := "(skill " + slug + ": author unknown; not a valid skill)\n\n"
 	for _, sk := range s.Skills.List() {
-		if sk.Slug == in.Slug {
-			head = "(skill " + in.Slug + ": author " + sk.Author() + "; " + pipeline.EscapeEnvelopes(sk.Origin) + ")\n\n"
+		if sk.Slug == slug {
+			head = "(skill " + slug + ": author " + sk.Author() + "; " + pipeline.EscapeEnvelopes(sk.Origin) + ")\n\n"
 		}
 	}
 	return Result{Text: head + string(data)}, nil
 }
 
 func (s *SkillsServer) delete(_ context.Context, input json.RawMessage) (Result, error) {
-	var in struct{ Slug string }
-	if err := decode(input, &in); err != nil {
-		return Errorf("%v", err), nil
-	}
-	if _, err := s.dir(in.Slug); err != nil {
+	slug, err := slugInput(input)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	files := s.Skills.files()
-	if _, err := files.Lstat(in.Slug); errors.Is(err, fs.ErrNotExist) {
-		return Errorf("no skill %q", in.Slug), nil
+	if _, err := files.Lstat(slug); errors.Is(err, fs.ErrNotExist) {
+		return Errorf("no skill %q", slug), nil
 	}
 	// A symlink in the skill's place is removed itself, never what it
 	// points at.
-	if err := files.RemoveAll(in.Slug); err != nil {
-		return Errorf("skill %q cannot be deleted: %s", in.Slug, fsOpenReason(err)), nil
+	if err := files.RemoveAll(slug); err != nil {
+		return Errorf("skill %q cannot be deleted: %s", slug, fsOpenReason(err)), nil
 	}
-	if err := s.Skills.forget(in.Slug); err != nil {
+	if err := s.Skills.forget(slug); err != nil {
 		return Result{}, fmt.Errorf("delete skill: %w", err)
 	}
-	return Result{Text: "deleted skill " + in.Slug}, nil
+	return Result{Text: "deleted skill " + slug}, nil
 }
 
 func (s *SkillsServer) sync(ctx context.Context, _ json.RawMessage) (Result, error) {

@@ -346,15 +346,11 @@ func (m *Chat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, t
 // Upload records a file posted into its thread (a message with its own ts);
 // the file can then be downloaded. It refuses what the platform refuses.
 func (m *Chat) Upload(ctx context.Context, u pipeline.Upload) error {
-	switch {
-	case ctx.Err() != nil:
-		return fmt.Errorf("upload: %w", ctx.Err())
-	case len(u.Content) == 0:
-		return errors.New("upload: empty content (the platform refuses empty files)")
-	case u.Filename == "":
-		return errors.New("upload: no filename")
-	case u.ChannelID == "":
-		return errors.New("upload: no channel")
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("upload: %w", err)
+	}
+	if err := u.Check(); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	m.init()

@@ -130,13 +130,8 @@ func (c *Chat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, t
 // Upload uploads a file into its thread with the platform's three steps:
 // files.getUploadURLExternal, the upload itself, files.completeUploadExternal.
 func (c *Chat) Upload(ctx context.Context, u pipeline.Upload) error {
-	switch {
-	case len(u.Content) == 0:
-		return errors.New("upload: empty content (the platform refuses empty files)")
-	case u.Filename == "":
-		return errors.New("upload: no filename")
-	case u.ChannelID == "":
-		return errors.New("upload: no channel")
+	if err := u.Check(); err != nil {
+		return err
 	}
 	_, err := c.api.UploadFileContext(ctx, slack.UploadFileParameters{
 		Reader: bytes.NewReader(u.Content), FileSize: len(u.Content), Filename: u.Filename, Title: u.Title,
