@@ -168,6 +168,11 @@ func (f *Fleet) LockThread(ctx context.Context, threadKey string) (unlock func()
 	for {
 		ok, err := f.tryLock(ctx, "thread", threadKey)
 		if err != nil {
+			if ctx.Err() != nil {
+				// The caller's deadline cut the attempt short (the driver
+				// then reports its connection as bad): it is the answer.
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("fleet: lock thread %s: %w", threadKey, err)
 		}
 		if ok {
