@@ -89,6 +89,7 @@ type Slack struct {
 	changed    chan struct{} // closed and replaced whenever a record changes
 	seq        int           // ts, file ids, envelope ids and tickets
 	calls      []string
+	requests   []Request
 	posts      []Post
 	updates    []Post
 	ephemerals []Post
@@ -202,6 +203,17 @@ func (s *Slack) Calls() []string {
 	defer s.mu.Unlock()
 	return slices.Clone(s.calls)
 }
+
+// Request is a Web API call the fake received: its method and every
+// parameter but the token.
+type Request struct {
+	Method string
+	Params url.Values
+}
+
+// Requests returns the Web API calls so far, in order, with their
+// parameters (what a test checks a call was confined to).
+func (s *Slack) Requests() []Request { return slackCopy(s, &s.requests) }
 
 // Posts returns the chat.postMessage calls so far, in order.
 func (s *Slack) Posts() []Post { return slackCopy(s, &s.posts) }

@@ -56,6 +56,7 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 	token, params, err := slackParseRequest(r)
 	s.mu.Lock()
 	s.calls = append(s.calls, method)
+	s.requests = append(s.requests, Request{Method: method, Params: params})
 	c := &slackCall{method: method, token: token, params: params, base: slackBase(r), cfg: s.cfg()}
 	fault := ""
 	if err == nil && token == c.cfg.botToken {
