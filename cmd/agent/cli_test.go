@@ -177,7 +177,8 @@ func TestManifest(t *testing.T) {
 		}
 	}
 	has(m.OAuth.Scopes.Bot, "app_mentions:read", "chat:write", "im:history", "im:read", "im:write", "channels:history",
-		"groups:history", "files:write", "assistant:write", "users:read", "commands")
+		"groups:history", "files:write", "assistant:write", "users:read", "commands",
+		"channels:read", "groups:read", "mpim:read", "reactions:write") // the read tools and reactions
 	has(m.Settings.Events.BotEvents, "app_mention", "message.im", "message.channels", "message.groups", "assistant_thread_started")
 	var cmds []string
 	for _, c := range m.Features.SlashCommands {

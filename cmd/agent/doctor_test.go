@@ -43,6 +43,9 @@ func TestDoctorNamesWhatIsWrong(t *testing.T) {
 		{"missing scopes", func(_ map[string]string, slack *fake.Slack, _ *fake.Anthropic) {
 			slack.Scopes = without(botScopes, "chat:write", "im:history")
 		}, "FAIL  CHAT_BOT_TOKEN lacks the scopes chat:write, im:history: add them to the app (`agent manifest` prints its manifest) and reinstall it to the workspace"},
+		{"the read tools' scopes", func(_ map[string]string, slack *fake.Slack, _ *fake.Anthropic) {
+			slack.Scopes = without(botScopes, "channels:read", "reactions:write")
+		}, "FAIL  CHAT_BOT_TOKEN lacks the scopes channels:read, reactions:write: add them to the app (`agent manifest` prints its manifest) and reinstall it to the workspace"},
 		{"bot token refused", func(_ map[string]string, slack *fake.Slack, _ *fake.Anthropic) {
 			slack.BotToken = "xoxb-another-token"
 		}, "FAIL  CHAT_BOT_TOKEN is not accepted by the platform (auth.test: invalid_auth): copy the Bot User OAuth Token (xoxb-…) of OAuth & Permissions again, or reinstall the app"},

@@ -21,15 +21,19 @@ var botScopes = []string{
 	"app_mentions:read", // rule 2: @mentions in channels
 	"assistant:write",   // the assistant status indicator
 	"channels:history",  // thread replies in public channels
+	"channels:read",     // get_channel_info, list_channel_members in public channels
 	"chat:write",        // replies, edits, cards
 	"commands",          // slash commands
 	"files:read",        // files people attach
 	"files:write",       // mcp__agent_chat__upload
 	"groups:history",    // thread replies in private channels
+	"groups:read",       // get_channel_info, list_channel_members in private channels
 	"im:history",        // DMs
-	"im:read",
+	"im:read",           // a DM's info and members
 	"im:write",
-	"users:read",
+	"mpim:read",       // a group DM's info and members
+	"reactions:write", // mcp__agent_chat__react, unreact
+	"users:read",      // get_user
 }
 
 var botEvents = []string{"app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im"}

@@ -33,6 +33,8 @@ type chatAPI interface {
 	tools.Downloader
 	SetStatus(ctx context.Context, channelID, threadTS, status string) error
 	AuthTest(ctx context.Context) (pipeline.Identity, error)
+	// The reads and reactions of the agent's chat tools.
+	tools.ChatReader
 }
 
 // service is the running runtime: everything `agent start` builds.

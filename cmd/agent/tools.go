@@ -8,6 +8,7 @@ import (
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/publish"
 	"github.com/persona-runtime/agent/pkg/deps"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
 
@@ -30,7 +31,8 @@ func (s *service) newTools(ctx context.Context, d serviceDeps, mcpConf *tools.MC
 	registry := tools.NewRegistry()
 	registry.Add(s.builtins.Tools()...)
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: s.gate, Replied: agent.MarkReplied,
-		Uploader: chat, Open: s.builtins.OpenInWorkspace}
+		Uploader: chat, Open: s.builtins.OpenInWorkspace,
+		Reader: chat, Roles: s.persona, Self: func() pipeline.Identity { return s.self }}
 	registry.Add(chatTools.Tools()...)
 	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
 	if cfg.SkillsRepo != "" {

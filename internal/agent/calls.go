@@ -177,8 +177,8 @@ func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res
 			return refusal
 		}
 	}
-	if tools.KindOf(u.Name) != tools.KindChat {
-		e.status(ctx, t, activity(u.Name))
+	if a := activity(u.Name); a != "" {
+		e.status(ctx, t, a)
 	}
 	callCtx := ctx
 	if streams, _ := ctx.Value(streamsKey{}).(*replyStreams); streams != nil && u.Name == tools.ChatReply {
@@ -202,9 +202,23 @@ func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res
 }
 
 // activity is the status shown while a tool runs: what the agent does,
-// never the call's arguments (they could hold a secret).
+// never the call's arguments (they could hold a secret); "" for the tools
+// of the agent's voice, which show themselves (a reply, a card, a
+// reaction).
 func activity(tool string) string {
+	switch tool {
+	case tools.ChatThreadHistory:
+		return "is reading the thread…"
+	case tools.ChatChannelHistory:
+		return "is reading the channel…"
+	case tools.ChatGetUser:
+		return "is looking someone up…"
+	case tools.ChatChannelInfo, tools.ChatChannelMembers:
+		return "is looking at the channel…"
+	}
 	switch tools.KindOf(tool) {
+	case tools.KindChat:
+		return ""
 	case tools.KindRead:
 		return "is reading…"
 	case tools.KindEdit:

@@ -36,7 +36,7 @@ const (
 // users.info and conversations.replies (the bot's posts of a thread, with
 // their metadata); files registered with AddFile or uploaded are served at
 // their url_private_download (Bearer bot token required). Fail queues
-// one-time failures (error codes, HTTP statuses, hang-ups). Socket Mode is served at
+// one-time failures (error codes, HTTP statuses, rate limits, hang-ups). Socket Mode is served at
 // the address apps.connections.open returns: the fake sends hello, pings,
 // sends the envelopes of Send and records the acks.
 //
@@ -89,6 +89,7 @@ type Slack struct {
 	changed    chan struct{} // closed and replaced whenever a record changes
 	seq        int           // ts, file ids, envelope ids and tickets
 	calls      []string
+	requests   []Request
 	posts      []Post
 	updates    []Post
 	ephemerals []Post
@@ -98,6 +99,10 @@ type Slack struct {
 	pending    map[string]*slackPendingUpload // by file id
 	files      map[string][]byte              // file id → content served for download
 	messages   map[string]bool                // channel+"/"+ts of the bot's posts
+	history    map[string][]slackStored       // by channel: people's messages (slack_read.go)
+	people     map[string]Person              // by user id
+	convs      map[string]Conversation        // by conversation id
+	reactions  map[string][]string            // channel+"/"+ts → the bot's reactions
 	faults     map[string][]string            // by method: one-time failures of the next calls (Fail)
 	socket     slackSocket
 	wg         sync.WaitGroup // socket goroutines
@@ -198,6 +203,17 @@ func (s *Slack) Calls() []string {
 	defer s.mu.Unlock()
 	return slices.Clone(s.calls)
 }
+
+// Request is a Web API call the fake received: its method and every
+// parameter but the token.
+type Request struct {
+	Method string
+	Params url.Values
+}
+
+// Requests returns the Web API calls so far, in order, with their
+// parameters (what a test checks a call was confined to).
+func (s *Slack) Requests() []Request { return slackCopy(s, &s.requests) }
 
 // Posts returns the chat.postMessage calls so far, in order.
 func (s *Slack) Posts() []Post { return slackCopy(s, &s.posts) }
@@ -360,7 +376,8 @@ func (s *Slack) cfg() slackConfig {
 // Fail queues faults for the next calls of a Web API method, one per
 // call, in order: an error code ("not_in_channel") is answered as
 // {"ok":false,"error":code}; "http:503" answers that HTTP status without
-// doing the call; "http:503:landed" does the call and then answers the
+// doing the call; "ratelimited:30" answers 429 with Retry-After: 30 (and
+// the platform's body) without doing the call; "http:503:landed" does the call and then answers the
 // status (the platform failed after posting); "hangup" closes the
 // connection without an answer.
 func (s *Slack) Fail(method string, faults ...string) {
@@ -445,6 +462,15 @@ func slackWriteStatus(w http.ResponseWriter, status int) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(http.StatusText(status)))
+}
+
+// slackWriteRateLimited answers a rate limit as the platform does: 429,
+// Retry-After in seconds, {"ok":false,"error":"ratelimited"}.
+func slackWriteRateLimited(w http.ResponseWriter, retryAfter string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Retry-After", retryAfter)
+	w.WriteHeader(http.StatusTooManyRequests)
+	_ = json.NewEncoder(w).Encode(map[string]any{"ok": false, "error": "ratelimited"})
 }
 
 func slackWriteError(w http.ResponseWriter, code string) {

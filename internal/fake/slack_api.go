@@ -42,6 +42,11 @@ var slackMethods = map[string]slackMethod{
 	"files.completeUploadExternal": (*Slack).completeUpload,
 	"users.info":                   (*Slack).usersInfo,
 	"conversations.replies":        (*Slack).conversationsReplies,
+	"conversations.history":        (*Slack).conversationsHistory,
+	"conversations.info":           (*Slack).conversationsInfo,
+	"conversations.members":        (*Slack).conversationsMembers,
+	"reactions.add":                (*Slack).reactionsAdd,
+	"reactions.remove":             (*Slack).reactionsRemove,
 	"chat.startStream":             (*Slack).startStream,
 	"chat.appendStream":            (*Slack).appendStream,
 	"chat.stopStream":              (*Slack).stopStream,
@@ -51,6 +56,7 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 	token, params, err := slackParseRequest(r)
 	s.mu.Lock()
 	s.calls = append(s.calls, method)
+	s.requests = append(s.requests, Request{Method: method, Params: params})
 	c := &slackCall{method: method, token: token, params: params, base: slackBase(r), cfg: s.cfg()}
 	fault := ""
 	if err == nil && token == c.cfg.botToken {
@@ -79,7 +85,7 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 		return
 	}
 	if code := c.cfg.errors[method]; code != "" {
-		slackWriteError(w, code)
+		slackWriteMethodError(w, c, code)
 		return
 	}
 	status, landed := 0, false
@@ -94,6 +100,9 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 		}
 		http.Error(w, "hangup", http.StatusBadGateway)
 		return
+	case strings.HasPrefix(fault, "ratelimited:"):
+		slackWriteRateLimited(w, strings.TrimPrefix(fault, "ratelimited:"))
+		return
 	case strings.HasPrefix(fault, "http:"):
 		code, rest, _ := strings.Cut(strings.TrimPrefix(fault, "http:"), ":")
 		status, _ = strconv.Atoi(code)
@@ -106,7 +115,7 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 			return
 		}
 	default:
-		slackWriteError(w, fault)
+		slackWriteMethodError(w, c, fault)
 		return
 	}
 	answer, code, after := handler(s, c)
@@ -447,53 +456,6 @@ func (s *Slack) completeUpload(c *slackCall) (map[string]any, string, func()) {
 	}
 	s.notify()
 	return map[string]any{"files": out}, "", nil
-}
-
-// conversationsReplies answers the bot's posts in a thread (the root
-// first when the bot posted it), oldest first, with their metadata when
-// include_all_metadata is set. The fake keeps no user messages: only the
-// bot's posts are in its threads.
-func (s *Slack) conversationsReplies(c *slackCall) (map[string]any, string, func()) {
-	channel, root := c.params.Get("channel"), c.params.Get("ts")
-	if channel == "" {
-		return nil, "channel_not_found", nil
-	}
-	if root == "" {
-		return nil, "thread_not_found", nil
-	}
-	meta := c.params.Get("include_all_metadata") == "1" || c.params.Get("include_all_metadata") == "true"
-	s.mu.Lock()
-	var msgs []map[string]any
-	for _, p := range s.posts {
-		if p.Channel != channel || (p.ThreadTS != root && p.TS != root) {
-			continue
-		}
-		m := map[string]any{"type": "message", "text": p.Text, "user": c.cfg.botUserID, "bot_id": c.cfg.botID,
-			"ts": p.TS, "thread_ts": root}
-		if md := p.Params.Get("metadata"); meta && md != "" {
-			m["metadata"] = json.RawMessage(md)
-		}
-		msgs = append(msgs, m)
-	}
-	s.mu.Unlock()
-	if msgs == nil {
-		msgs = []map[string]any{}
-	}
-	return map[string]any{"messages": msgs, "has_more": false,
-		"response_metadata": map[string]any{"next_cursor": ""}}, "", nil
-}
-
-func (s *Slack) usersInfo(c *slackCall) (map[string]any, string, func()) {
-	id := c.params.Get("user")
-	if id == "" {
-		return nil, "user_not_found", nil
-	}
-	name := strings.ToLower(id)
-	return map[string]any{"user": map[string]any{
-		"id": id, "team_id": c.cfg.teamID, "name": name, "real_name": "User " + id,
-		"is_bot": id == c.cfg.botUserID, "deleted": false, "tz": "UTC",
-		"profile": map[string]any{"real_name": "User " + id, "display_name": name},
-	}}, "", nil
 }
 
 // serveDownload serves files-pri/<team>-<id>/download/<name> to the bot

@@ -275,6 +275,9 @@ func (s *Slack) envelope(caller, typ string, payload any, retryAttempt int) (id 
 		s.failf("fake slack: %s %s: %v", caller, typ, err)
 		return "", nil, nil, false
 	}
+	if typ == EnvelopeEventsAPI {
+		s.recordDelivered(raw)
+	}
 	s.mu.Lock()
 	s.seq++
 	id = fmt.Sprintf("%08x-fake-4000-8000-%012d", s.seq, s.seq)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -42,8 +43,9 @@ type Uploader interface {
 // a chat file larger than this is rarely what a person wants).
 const maxUpload = 50 << 20
 
-// ChatServer is the agent_chat tool server: the agent's voice. Its tools
-// are never gated.
+// ChatServer is the agent_chat tool server: the agent's voice, and its
+// eyes on the conversation it is in (chat_read.go). Its tools are never
+// gated.
 type ChatServer struct {
 	Redactor  Redactor
 	Approvals Approvals
@@ -55,11 +57,24 @@ type ChatServer struct {
 	// Replied is called after every successful reply (the stop guard
 	// counts them).
 	Replied func(ctx context.Context)
+
+	// Reader serves the read tools and the reactions (chat_read.go); nil:
+	// they answer that there is no platform to read.
+	Reader ChatReader
+	// Roles gives the envelope role of the authors of the messages read
+	// and of the members listed; nil: member.
+	Roles Roles
+	// Self is the bot's identity: its own messages are marked as such.
+	Self func() pipeline.Identity
+	// Now is the profile cache's clock; nil means time.Now.
+	Now func() time.Time
+
+	profiles profileCache
 }
 
 // Tools returns the tools of the server.
 func (c *ChatServer) Tools() []Tool {
-	return []Tool{
+	return append([]Tool{
 		{
 			Name:        ChatReply,
 			Description: "Post a reply in the current chat thread. This is the only way anyone sees what you say. Write markdown; it is converted to the chat's format. Returns the ts of the posted message.",
@@ -85,7 +100,7 @@ func (c *ChatServer) Tools() []Tool {
 			Schema: json.RawMessage(`{"type":"object","properties":{"category":{"type":"string","description":"What kind of decision this is (e.g. deploy, skills, spend); approvers are authorised per category."},"summary":{"type":"string","description":"One line saying exactly what will be done."},"details":{"type":"string","description":"Optional details."}},"required":["category","summary"],"additionalProperties":false}`),
 			Call:   c.requestApproval,
 		},
-	}
+	}, c.readTools()...)
 }
 
 func (c *ChatServer) upload(ctx context.Context, input json.RawMessage) (Result, error) {

@@ -11,7 +11,9 @@ type Kind uint8
 
 const (
 	// KindChat tools are the agent's voice (reply, edit, upload,
-	// request_approval): never gated, in every mode and layer.
+	// request_approval, react, unreact) and its eyes on its own
+	// conversation (the read tools of chat_read.go): never gated, in
+	// every mode and layer.
 	KindChat Kind = iota + 1
 	// KindRead tools only read (Read, Grep, Glob, LS, list/read skills,
 	// list/open KBs).
@@ -55,6 +57,8 @@ const (
 
 var kinds = map[string]Kind{
 	ChatReply: KindChat, ChatEdit: KindChat, ChatUpload: KindChat, ChatRequestApproval: KindChat,
+	ChatThreadHistory: KindChat, ChatChannelHistory: KindChat, ChatGetUser: KindChat, ChatChannelInfo: KindChat,
+	ChatChannelMembers: KindChat, ChatReact: KindChat, ChatUnreact: KindChat,
 	"Read": KindRead, "Grep": KindRead, "Glob": KindRead, "LS": KindRead,
 	SkillsList: KindRead, SkillsRead: KindRead, KBList: KindRead, KBOpen: KindRead,
 	"Write": KindEdit, "Edit": KindEdit, SkillsWrite: KindEdit, SkillsDelete: KindEdit,

@@ -108,3 +108,25 @@ func TestPermissionSkillChanges(t *testing.T) {
 		t.Error("SkillChange names the wrong tools")
 	}
 }
+
+// TestChatReadToolsNeverGated: the read tools and reactions are the
+// agent's eyes and voice on its own conversation (interfaces.md, "Eyes"):
+// never a card, never refused, in every layer and mode, whatever the
+// auto-allow list says.
+func TestChatReadToolsNeverGated(t *testing.T) {
+	layers := []pipeline.Layer{pipeline.LayerTrusted, pipeline.LayerAllowed, pipeline.LayerRestricted, pipeline.LayerDM}
+	modes := []pipeline.Mode{pipeline.ModeAsk, pipeline.ModeAcceptEdits, pipeline.ModeBypass, pipeline.ModePlan, pipeline.ModeDontAsk}
+	for _, tool := range []string{ChatThreadHistory, ChatChannelHistory, ChatGetUser, ChatChannelInfo, ChatChannelMembers, ChatReact, ChatUnreact} {
+		if k := KindOf(tool); k != KindChat {
+			t.Errorf("KindOf(%s) = %s, want chat", tool, k)
+		}
+		for _, layer := range layers {
+			for _, mode := range modes {
+				p := Permission{Mode: pipeline.EffectiveMode(layer, mode), AutoAllow: map[string]bool{}}
+				if got := p.Decide(tool); got != Allow {
+					t.Errorf("Decide(%s) in %s/%s = %s, want allow", tool, layer, mode, got)
+				}
+			}
+		}
+	}
+}

@@ -36,7 +36,9 @@ func TestRegistryOrder(t *testing.T) {
 	r.Add(tool("mcp__b", "b"), tool("Read", "r"))
 	r.Add(tool("mcp__a", "a"))
 	r.Add((&tools.ChatServer{}).Tools()...)
-	want := []string{"Read", "mcp__a", "mcp__agent_chat__edit", "mcp__agent_chat__reply", "mcp__agent_chat__request_approval", "mcp__agent_chat__upload", "mcp__b"}
+	want := []string{"Read", "mcp__a", "mcp__agent_chat__edit", "mcp__agent_chat__get_channel_history", "mcp__agent_chat__get_channel_info",
+		"mcp__agent_chat__get_thread_history", "mcp__agent_chat__get_user", "mcp__agent_chat__list_channel_members", "mcp__agent_chat__react",
+		"mcp__agent_chat__reply", "mcp__agent_chat__request_approval", "mcp__agent_chat__unreact", "mcp__agent_chat__upload", "mcp__b"}
 	for i := range 3 {
 		if got := names(r.List()); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Fatalf("List #%d = %q, want %q", i, got, want)

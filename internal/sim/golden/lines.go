@@ -89,6 +89,8 @@ func outboundLine(n *renamer, m platform.Entry) string {
 		return fmt.Sprintf("< %s only <@%s> sees: %s", thread, m.To, indentText(m.Text))
 	case platform.OpStatus:
 		return fmt.Sprintf("< %s status: %s", thread, cmp.Or(m.Text, "(cleared)"))
+	case platform.OpReaction:
+		return fmt.Sprintf("< %s %s reaction %s", thread, n.msg(m.TS), m.Text)
 	case platform.OpUpload:
 		line := fmt.Sprintf("< %s %s upload", thread, n.msg(m.TS))
 		for _, f := range m.Files {

@@ -15,7 +15,10 @@ type ToolCall struct {
 
 // ToolLine renders a tool call: the tool, its input (redacted, on one
 // line, cut at 160 characters) and its outcome with the first line of its
-// result.
+// result. The result of a history read is what the model read of the
+// conversation: its messages follow, one a line ("    | …", each cut at
+// 160 characters, at most historyLines), so that a change in what the
+// model is shown (an author's role, an escape) changes the transcript.
 func ToolLine(name, input, result, outcome string) string {
 	// The model's JSON as a person writes it: no \u003c for "<".
 	var v any
@@ -28,11 +31,32 @@ func ToolLine(name, input, result, outcome string) string {
 		}
 	}
 	line := "tool " + name + " " + OneLine(input, 160) + " → " + outcome
+	if historyReads[name] && outcome == "ok" {
+		first, rest, _ := strings.Cut(result, "\n")
+		line += ": " + OneLine(first, 100)
+		for i, l := range strings.Split(rest, "\n") {
+			if i == historyLines {
+				line += "\n    | …"
+				break
+			}
+			line += "\n    | " + OneLine(l, 160)
+		}
+		return line
+	}
 	if r := OneLine(result, 100); r != "" {
 		line += ": " + r
 	}
 	return line
 }
+
+// historyReads are the tools whose results ToolLine shows whole.
+var historyReads = map[string]bool{
+	"mcp__agent_chat__get_thread_history":  true,
+	"mcp__agent_chat__get_channel_history": true,
+}
+
+// historyLines is how many lines of a history read ToolLine shows.
+const historyLines = 12
 
 // OneLine is s on one line (newlines and tabs as spaces), cut to n
 // characters with "…".

@@ -29,8 +29,8 @@ const epoch = 1700000000_000000
 
 // Chat is the simulator's chat platform, in memory: a gateway.Transport that
 // delivers the events the simulator injects, and the chat API the service
-// posts through, with the method set of the Slack adapter's Web API
-// client. Everything the bot does is kept in a transcript. The zero value
+// posts and reads through (read.go), with the method set of the Slack
+// adapter's Web API client. Everything the bot does is kept in a transcript. The zero value
 // is ready; set Bot and Observer before first use. Methods are safe for
 // concurrent use.
 type Chat struct {
@@ -52,9 +52,10 @@ type Chat struct {
 	closed    bool
 	delivered int
 	log       []Entry
-	state     map[string]*Entry // ts -> latest state of a post or upload
-	order     []string          // ts of posts and uploads, in post order
-	files     map[string]File   // URL -> file, for Download
+	state     map[string]*Entry   // ts -> latest state of a post or upload
+	order     []string            // ts of posts and uploads, in post order
+	files     map[string]File     // URL -> file, for Download
+	reactions map[string][]string // channel+"/"+ts -> the bot's reactions (read.go)
 
 	unseen   []Entry // entries the Observer has yet to see
 	flushing bool    // a goroutine is feeding the Observer
@@ -442,6 +443,7 @@ func (m *Chat) init() {
 		m.wake = make(chan struct{}, 1)
 		m.state = make(map[string]*Entry)
 		m.files = make(map[string]File)
+		m.reactions = make(map[string][]string)
 	}
 }
 

@@ -18,6 +18,7 @@ const (
 	OpEphemeral Op = "ephemeral" // chat.postEphemeral
 	OpUpload    Op = "upload"    // a file upload
 	OpStatus    Op = "status"    // assistant.threads.setStatus ("" clears)
+	OpReaction  Op = "reaction"  // reactions.add ("+name") or .remove ("-name")
 )
 
 // Entry is one transcript entry.
@@ -31,16 +32,17 @@ type Entry struct {
 	ChannelID string
 	ThreadTS  string
 	// TS is the message's own ts (post, upload, inbound message), the ts of
-	// the message edited (update) or of the card clicked (action); "" for
-	// ephemerals, statuses and commands.
+	// the message edited (update), reacted to (reaction) or of the card
+	// clicked (action); "" for ephemerals, statuses and commands.
 	TS string
 	// UserID is the author: the person for inbound entries, the bot's user
 	// id for everything else.
 	UserID string
 	// To is the only person who sees an ephemeral.
 	To string
-	// Text is the message text, the upload's comment, the status line, or
-	// a command's "/name args".
+	// Text is the message text, the upload's comment, the status line, a
+	// command's "/name args", or a reaction ("+eyes" added, "-eyes"
+	// removed).
 	Text string
 	Card *pipeline.Card // a card posted or updated
 	// Feedback is set on a post or edit that carries the feedback buttons.

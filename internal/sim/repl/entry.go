@@ -42,6 +42,8 @@ func (m *model) entry(e platform.Entry) {
 			name = e.Files[0].Name
 		}
 		m.add(fmt.Sprintf("%s bot uploaded %s: %s", at, name, text))
+	case platform.OpReaction:
+		m.add(fmt.Sprintf("%s bot reacts %s", at, e.Text))
 	case platform.OpStatus:
 		if e.Text != "" { // a cleared status is no news
 			m.note(fmt.Sprintf("%s status: %s", at, e.Text))

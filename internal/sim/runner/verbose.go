@@ -55,6 +55,8 @@ func entryLine(m platform.Entry) string {
 		return fmt.Sprintf("%s bot uploaded %s: %s", where, name, m.Text)
 	case platform.OpStatus:
 		return fmt.Sprintf("%s status: %s", where, cmp.Or(m.Text, "(cleared)"))
+	case platform.OpReaction:
+		return fmt.Sprintf("%s bot reaction %s on %s", where, m.Text, m.TS)
 	}
 	return fmt.Sprintf("%s %s: %s", where, m.Op, m.Text)
 }

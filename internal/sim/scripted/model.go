@@ -17,7 +17,7 @@ import (
 )
 
 // Behaviours are the scripts the model plays, in the order interfaces.md lists them.
-var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit"}
+var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read"}
 
 // Valid reports whether name is a behaviour.
 func Valid(name string) bool {
@@ -133,8 +133,32 @@ func script(behaviour string) []step {
 				return map[string]string{"ts": postedTS(r[0]), "text": "final: done"}
 			}},
 		}
+	case "read":
+		return []step{
+			{tool: "mcp__agent_chat__react", input: func(string, []string) any { return map[string]string{"name": "eyes"} }},
+			{tool: "mcp__agent_chat__get_thread_history", input: func(string, []string) any { return map[string]any{} }},
+			reply(func(_ string, r []string) string {
+				if n := messagesRead(r[1]); n != 1 {
+					return fmt.Sprintf("ack: read %d messages", n)
+				}
+				return "ack: read 1 message"
+			}),
+			{tool: "mcp__agent_chat__unreact", input: func(string, []string) any { return map[string]string{"name": "eyes"} }},
+		}
 	}
 	return nil // silent
+}
+
+// messagesRead counts the messages of a history read's result: one a
+// line, each starting with its ts in brackets.
+func messagesRead(result string) int {
+	n := 0
+	for line := range strings.SplitSeq(result, "\n") {
+		if strings.HasPrefix(line, "[") {
+			n++
+		}
+	}
+	return n
 }
 
 // postedTS finds the ts in the reply tool's result ("posted (ts 1.2)").

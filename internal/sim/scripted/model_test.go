@@ -51,6 +51,10 @@ func TestScriptedScripts(t *testing.T) {
 			"mcp__agent_chat__reply", `{"text":"approved by <@U0APP>"}`},
 		{"edit", []anthropic.MessageParam{hello, used("a", "x"), result("a", "posted (ts 17.5)")},
 			"mcp__agent_chat__edit", `{"text":"final: done","ts":"17.5"}`},
+		{"read", []anthropic.MessageParam{hello}, "mcp__agent_chat__react", `{"name":"eyes"}`},
+		{"read", []anthropic.MessageParam{hello, used("a", "x"), result("a", "reacted :eyes: to 1.1"), used("b", "y"),
+			result("b", "thread 1.1 of this conversation, oldest first:\n[1.1] <message…>\n[1.2] (you) <message…>\nend of the thread.")},
+			"mcp__agent_chat__reply", `{"text":"ack: read 2 messages"}`},
 		// A previous turn's tool results do not count for this one.
 		{"reply", []anthropic.MessageParam{user(pipeline.Envelope("U1", "member", "first")), used("a", "x"), result("a", "posted (ts 1)"), hello},
 			"mcp__agent_chat__reply", `{"text":"ack: done"}`},

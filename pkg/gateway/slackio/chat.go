@@ -12,13 +12,15 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // Chat makes the bot's calls on the chat platform's Web API: posts,
-// edits, ephemeral messages, uploads, the assistant status, file downloads
-// and auth.test. Its errors name the Web API method and the platform's
+// edits, ephemeral messages, uploads, the assistant status, file
+// downloads, auth.test, and the reads and reactions of the agent's chat
+// tools (read.go). Its errors name the Web API method and the platform's
 // error code ("chat.postMessage: channel_not_found") and never contain the
 // token.
 type Chat struct {
@@ -28,6 +30,7 @@ type Chat struct {
 	onFailure func(DeliveryFailure)
 	backoff   time.Duration // first wait between tries; 0 means deliveryBackoff
 	streams   noStream      // where the platform refused streaming
+	clock     clock.Clock   // what the reads' rate-limit waits run on; nil means clock.System
 }
 
 var _ pipeline.Poster = (*Chat)(nil)

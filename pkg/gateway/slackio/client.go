@@ -22,7 +22,8 @@ const (
 // calls share. apiURL is the Web API base (CHAT_API_URL; "" means the
 // platform's own); a missing final "/" is added, as slack-go needs it.
 // httpClient nil means a client with a 60 s timeout. Calls answered 429 are
-// retried after the platform's Retry-After. opts are applied last.
+// retried after the platform's Retry-After, except the reads of the chat
+// tools, which wait on their own terms (read.go). opts are applied last.
 func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
 	if apiURL == "" {
 		apiURL = slack.APIURL
@@ -38,6 +39,26 @@ func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts 
 		slack.OptionAPIURL(apiURL),
 		slack.OptionHTTPClient(httpClient),
 		// After OptionHTTPClient: it wraps the client set there.
-		slack.OptionRetry(slackRetries),
+		slack.OptionRetryConfig(retryConfig()),
 	}, opts...)...)
+}
+
+// retryConfig is slack-go's OptionRetry(slackRetries): 429s retried after
+// Retry-After, but not those of a call whose caller waits itself.
+func retryConfig() slack.RetryConfig {
+	cfg := slack.DefaultRetryConfig()
+	cfg.MaxRetries = slackRetries
+	cfg.Handlers = []slack.RetryHandler{unlessWaitsItself{slack.NewRateLimitErrorRetryHandler(cfg)}}
+	return cfg
+}
+
+// unlessWaitsItself is next, except for the requests whose caller waits
+// out the rate limit itself (waitsItself): their 429 goes back at once.
+type unlessWaitsItself struct{ next slack.RetryHandler }
+
+func (h unlessWaitsItself) ShouldRetry(s *slack.RetryState, req *http.Request, resp *http.Response, err error) (bool, time.Duration) {
+	if waitsItself(req) {
+		return false, 0
+	}
+	return h.next.ShouldRetry(s, req, resp, err)
 }
