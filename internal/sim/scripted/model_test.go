@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -51,6 +52,16 @@ func TestScriptedScripts(t *testing.T) {
 			"mcp__agent_chat__reply", `{"text":"approved by <@U0APP>"}`},
 		{"edit", []anthropic.MessageParam{hello, used("a", "x"), result("a", "posted (ts 17.5)")},
 			"mcp__agent_chat__edit", `{"text":"final: done","ts":"17.5"}`},
+		{"attachments", []anthropic.MessageParam{hello}, "mcp__agent_chat__reply", `{"text":"seen: nothing"}`},
+		// The files of a message passed on as stored JSON are seen too.
+		{"attachments", []anthropic.MessageParam{param.Override[anthropic.MessageParam](json.RawMessage(
+			`{"content":[{"text":"x","type":"text"},{"text":"Attachment attachments/a.png (image/png, 3 bytes, sha256 00):","type":"text"},` +
+				`{"source":{"data":"iVBO","media_type":"image/png","type":"base64"},"type":"image"}],"role":"user"}`)),
+			used("a", "x"), result("a", "posted"),
+			anthropic.NewUserMessage(anthropic.NewTextBlock(pipeline.Envelope("U1", "member", "and?")),
+				anthropic.NewTextBlock("Attachment attachments/b.pdf (application/pdf, 9 bytes, sha256 00):"),
+				anthropic.NewTextBlock("(not shown: changed)"))},
+			"mcp__agent_chat__reply", `{"text":"seen: attachments/a.png: image/png, 3 bytes; attachments/b.pdf: (not shown: changed)"}`},
 		// A previous turn's tool results do not count for this one.
 		{"reply", []anthropic.MessageParam{user(pipeline.Envelope("U1", "member", "first")), used("a", "x"), result("a", "posted (ts 1)"), hello},
 			"mcp__agent_chat__reply", `{"text":"ack: done"}`},
