@@ -498,12 +498,20 @@ func (s *Slack) usersInfo(c *slackCall) (map[string]any, string, func()) {
 }
 
 // serveDownload serves files-pri/<team>-<id>/download/<name> to the bot
-// token.
+// token. A fetch of the file's url_private (files-pri/<team>-<id>/<name>)
+// fails the test: the platform serves that address too, but the runtime
+// downloads by url_private_download (issue 25), which this checks.
 func (s *Slack) serveDownload(w http.ResponseWriter, r *http.Request, rest string) {
 	s.mu.Lock()
 	s.calls = append(s.calls, "(download)")
 	cfg := s.cfg()
-	dir, _, _ := strings.Cut(rest, "/")
+	dir, file, _ := strings.Cut(rest, "/")
+	if !strings.HasPrefix(file, "download/") {
+		s.mu.Unlock()
+		s.failf("fake slack: %s fetched by its url_private, not its url_private_download", r.URL.Path)
+		http.NotFound(w, r)
+		return
+	}
 	id := strings.TrimPrefix(dir, cfg.teamID+"-")
 	content, ok := s.files[id]
 	s.mu.Unlock()
