@@ -74,8 +74,10 @@ func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *
 }
 
 // attachments saves the files of a message in the thread's workspace,
-// streamed from the platform through the workspace's root.
+// streamed from the platform through the workspace's root, and reads the
+// ones the model sees back from there.
 func (s *service) attachments(chat chatAPI) *tools.Attachments {
 	return &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
+		SignIn: gateway.ErrFileSignIn, Log: s.log,
 		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20}
 }

@@ -157,8 +157,10 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		o.OnDeliveryFailure(func(f slackio.DeliveryFailure) { s.metrics.DeliveryFailures.WithLabelValues(f.Error).Inc() })
 	}
 
+	attach := s.attachments(chat)
 	engine, err := agent.New(agent.Options{
-		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus, Attach: s.attachments(chat).Save,
+		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
+		Attach: attach.Save, Load: attach.Load,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
 			InSkills: s.builtins.InSkills},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,

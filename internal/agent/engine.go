@@ -72,9 +72,14 @@ type Options struct {
 	// Status, when set, shows the agent's activity in DM threads.
 	Status Status
 	// Attach, when set, saves the files attached to the turn's message
-	// into the thread's workspace and returns a note naming them, which is
-	// added to the user's words.
-	Attach func(ctx context.Context, t *pipeline.Turn) (string, error)
+	// into the thread's workspace (tools.Attachments.Save): its note is
+	// added to the user's words, and the files it shows (images, PDFs)
+	// follow them as content blocks (attachments.go).
+	Attach func(ctx context.Context, t *pipeline.Turn) (tools.Attached, error)
+	// Load reads a shown file back from the thread's workspace, for each
+	// request that carries it (tools.Attachments.Load); its error is why
+	// the file is not shown. Nil: shown files are named, not shown.
+	Load func(threadKey string, s tools.Shown) ([]byte, error)
 	// CompactAt is the prompt size (tokens) past which the history is
 	// compacted after the turn; 0 means 150,000.
 	CompactAt int64
@@ -316,17 +321,7 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	if t.Event.Resumed && hasEventMessage(stored, t.Event.ID) {
 		return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 	}
-	var note string
-	if e.o.Attach != nil && len(t.Event.Files) > 0 {
-		n, err := e.o.Attach(ctx, t)
-		if err != nil {
-			e.o.Log.WarnContext(ctx, "save attachments", "err", err)
-			n = "(The files attached to this message could not be saved.)"
-		}
-		note = e.o.Redact(n)
-	}
-	text := e.userText(t, note)
-	user := anthropic.NewUserMessage(anthropic.NewTextBlock(text))
+	user := e.userMessage(t, e.attachments(ctx, t))
 	if err := e.persistEvent(ctx, sid, t.Event.ID, user); err != nil {
 		return err
 	}
@@ -394,6 +389,10 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		}
 	}()
 	static, thread := e.o.Prompt(t)
+	// The messages as stored; the requests carry the files their labels
+	// name (attachments.go).
+	stored := msgs
+	msgs, shown := e.showAttachments(ctx, t, msgs, "")
 	guarded := false
 	for step := 0; ; step++ {
 		if step >= e.o.MaxSteps {
@@ -416,6 +415,14 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			toolCtx = context.WithValue(ctx, streamsKey{}, streams)
 		}
 		resp, err := e.send(sendCtx, static, thread, msgs)
+		if why, refused := refusedReason(err); refused && shown > 0 && ctx.Err() == nil {
+			e.o.Log.WarnContext(ctx, "the model refused a request carrying attachments; asking again without them",
+				"session_id", sid, "attachments", shown, "err", err)
+			var hidden []anthropic.MessageParam
+			hidden, shown = e.showAttachments(ctx, t, stored, why)
+			msgs = append(hidden, msgs[len(stored):]...)
+			resp, err = e.send(sendCtx, static, thread, msgs)
+		}
 		thinking()
 		if err != nil {
 			if streams != nil {

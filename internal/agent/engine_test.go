@@ -62,6 +62,7 @@ type config struct {
 	prompt             func(*pipeline.Turn) (static, thread string) // nil: staticPrompt and thread
 	history            func(agent.History) agent.History            // wraps the store as the engine's history
 	gate               func(*store.Store) agent.Gate                // nil: every call runs
+	attach             *tools.Attachments                           // saves and reads back attachments; nil: none
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -124,7 +125,7 @@ func newEnv(t *testing.T, c config) *env {
 	if c.gate != nil {
 		gate = c.gate(st)
 	}
-	e.engine, err = agent.New(agent.Options{
+	o := agent.Options{
 		Model:    model,
 		History:  history,
 		Tools:    reg,
@@ -144,7 +145,11 @@ func newEnv(t *testing.T, c config) *env {
 		Now:    c.now,
 		Status: c.status,
 		Gate:   gate,
-	})
+	}
+	if c.attach != nil {
+		o.Attach, o.Load = c.attach.Save, c.attach.Load
+	}
+	e.engine, err = agent.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -88,6 +89,37 @@ type AnthropicContent struct {
 	IsError bool `json:"is_error"`
 	// CacheControl is the block's cache_control as sent; nil when absent.
 	CacheControl json.RawMessage `json:"cache_control"`
+	// Source is the source of an image or document block as sent.
+	// [AnthropicContent.Data] decodes a base64 one.
+	Source json.RawMessage `json:"source"`
+}
+
+// AnthropicSource is the source of an image or document block.
+type AnthropicSource struct {
+	Type      string `json:"type"`       // base64, url, file, text, ...
+	MediaType string `json:"media_type"` // image/png, application/pdf, ...
+	Data      string `json:"data"`       // the base64 data of a base64 source
+}
+
+// ParsedSource decodes the block's source; the zero value when it has none.
+func (c AnthropicContent) ParsedSource() AnthropicSource {
+	var s AnthropicSource
+	_ = json.Unmarshal(c.Source, &s)
+	return s
+}
+
+// Data returns the bytes of an image or document block's base64 source,
+// or nil.
+func (c AnthropicContent) Data() []byte {
+	s := c.ParsedSource()
+	if s.Type != "base64" {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s.Data)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // ResultText returns the text of a tool_result block's content.

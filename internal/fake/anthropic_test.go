@@ -383,6 +383,13 @@ func TestAnthropicWaitAndGate(t *testing.T) {
 
 // TestAnthropicRejects checks that what the real API refuses is answered with
 // its status and reported to T.
+// pngBlock and pdfBlock are image and document blocks whose data starts as
+// a PNG and a PDF do.
+const (
+	pngBlock = `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgoAAAANSUhEUg=="}}`
+	pdfBlock = `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQK"}}`
+)
+
 func TestAnthropicRejects(t *testing.T) {
 	const user = `{"role":"user","content":"run it"}`
 	const asstToolUse = `{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]}`
@@ -428,6 +435,16 @@ func TestAnthropicRejects(t *testing.T) {
 			body: msgs(user), headers: []string{"x-api-key", "", "Authorization", "Bearer sk-ant-oat01-x", "anthropic-beta", "oauth-2025-04-20"}},
 		{name: "no version", path: "/v1/messages", status: 400, report: "anthropic-version",
 			body: msgs(user), headers: []string{"anthropic-version", ""}},
+		{name: "image and document", path: "/v1/messages", status: 200,
+			body: msgs(`{"role":"user","content":[{"type":"text","text":"see"},` + pngBlock + `,` + pdfBlock + `]}`)},
+		{name: "image not of its type", path: "/v1/messages", status: 400, report: "does not match the provided media type image/jpeg",
+			body: msgs(`{"role":"user","content":[` + strings.Replace(pngBlock, "image/png", "image/jpeg", 1) + `]}`)},
+		{name: "image of an unknown type", path: "/v1/messages", status: 400, report: "media_type",
+			body: msgs(`{"role":"user","content":[` + strings.Replace(pngBlock, "image/png", "image/bmp", 1) + `]}`)},
+		{name: "image from the assistant", path: "/v1/messages", status: 400, report: "only allowed in user messages",
+			body: msgs(user, `{"role":"assistant","content":[`+pngBlock+`]}`)},
+		{name: "document not a PDF", path: "/v1/messages", status: 400, report: "PDF specified was not valid",
+			body: msgs(`{"role":"user","content":[` + strings.Replace(pdfBlock, "JVBERi0", "aGVsbG8", 1) + `]}`)},
 		{name: "count_tokens without max_tokens", path: "/v1/messages/count_tokens", status: 200,
 			body: `{"model":"m","messages":[` + user + `]}`},
 	}

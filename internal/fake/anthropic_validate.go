@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -169,6 +170,10 @@ func anthCheckMessages(msgs []AnthropicMessage) (int, string) {
 					return 0, fmt.Sprintf("messages.%d.content.%d: `tool_use` ids must be unique", i, j)
 				}
 				toolUseIDs[c.ID] = true
+			case "image", "document":
+				if msg := anthCheckSource(i, j, m.Role, c); msg != "" {
+					return 0, msg
+				}
 			case "tool_result":
 				if m.Role != "user" {
 					return 0, fmt.Sprintf("messages.%d.content.%d: tool_result blocks are only allowed in user messages", i, j)
@@ -248,4 +253,49 @@ func anthUnanswered(m AnthropicMessage, rest []AnthropicMessage) []string {
 // anthPresent reports whether a raw JSON field was sent with a non-null value.
 func anthPresent(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
+}
+
+// anthImageMaxEncoded is the real API's limit on an image's base64 data
+// (it counts the encoded form).
+const anthImageMaxEncoded = 5 << 20
+
+// anthImageTypes are the media types the real API takes for an image.
+var anthImageTypes = map[string]string{"image/jpeg": "\xff\xd8\xff", "image/png": "\x89PNG\r\n\x1a\n", "image/gif": "GIF8", "image/webp": "RIFF"}
+
+// anthCheckSource validates the base64 source of an image or document block
+// c (messages.i.content.j) as the real API does: in a user message, a known
+// media type, data that decodes, an image within its size and of the type it
+// claims, a document that is a PDF.
+func anthCheckSource(i, j int, role string, c AnthropicContent) string {
+	at := fmt.Sprintf("messages.%d.content.%d", i, j)
+	if role != "user" {
+		return fmt.Sprintf("%s: %s blocks are only allowed in user messages", at, c.Type)
+	}
+	s := c.ParsedSource()
+	if s.Type != "base64" {
+		return "" // url, file, text sources: not checked here
+	}
+	data, err := base64.StdEncoding.DecodeString(s.Data)
+	if err != nil {
+		return fmt.Sprintf("%s.%s.source.base64.data: invalid base64 data", at, c.Type)
+	}
+	if c.Type == "document" {
+		if s.MediaType != "application/pdf" {
+			return fmt.Sprintf("%s.document.source.base64.media_type: Input should be 'application/pdf'", at)
+		}
+		if !strings.HasPrefix(string(data), "%PDF-") {
+			return fmt.Sprintf("%s.document.source.base64.data: The PDF specified was not valid.", at)
+		}
+		return ""
+	}
+	magic, ok := anthImageTypes[s.MediaType]
+	switch {
+	case !ok:
+		return fmt.Sprintf("%s.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'", at)
+	case len(s.Data) > anthImageMaxEncoded:
+		return fmt.Sprintf("%s.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", at, len(s.Data), anthImageMaxEncoded)
+	case !strings.HasPrefix(string(data), magic):
+		return fmt.Sprintf("%s.image.source.base64.data: Image does not match the provided media type %s", at, s.MediaType)
+	}
+	return ""
 }

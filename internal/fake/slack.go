@@ -72,7 +72,10 @@ type Slack struct {
 	// ({"ok":false,"error":code}) instead of succeeding.
 	Errors map[string]string
 	// Scopes, when set, are the bot token's granted scopes: every Web API
-	// answer carries them in X-OAuth-Scopes, as the platform's do.
+	// answer carries them in X-OAuth-Scopes, as the platform's do. Set
+	// without files:read, a file download answers the platform's HTML
+	// sign-in page (status 200, text/html) instead of the file, as the
+	// platform does.
 	Scopes []string
 	// PingInterval is how often the fake pings each socket; default 5 s,
 	// well inside slack-go's 30 s dead-connection interval.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -459,12 +460,20 @@ func (s *Slack) completeUpload(c *slackCall) (map[string]any, string, func()) {
 }
 
 // serveDownload serves files-pri/<team>-<id>/download/<name> to the bot
-// token.
+// token. A fetch of the file's url_private (files-pri/<team>-<id>/<name>)
+// fails the test: the platform serves that address too, but the runtime
+// downloads by url_private_download (issue 25), which this checks.
 func (s *Slack) serveDownload(w http.ResponseWriter, r *http.Request, rest string) {
 	s.mu.Lock()
 	s.calls = append(s.calls, "(download)")
 	cfg := s.cfg()
-	dir, _, _ := strings.Cut(rest, "/")
+	dir, file, _ := strings.Cut(rest, "/")
+	if !strings.HasPrefix(file, "download/") {
+		s.mu.Unlock()
+		s.failf("fake slack: %s fetched by its url_private, not its url_private_download", r.URL.Path)
+		http.NotFound(w, r)
+		return
+	}
 	id := strings.TrimPrefix(dir, cfg.teamID+"-")
 	content, ok := s.files[id]
 	s.mu.Unlock()
@@ -478,10 +487,21 @@ func (s *Slack) serveDownload(w http.ResponseWriter, r *http.Request, rest strin
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
+	if cfg.scopes != nil && !slices.Contains(cfg.scopes, "files:read") {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, SlackSignInPage)
+		return
+	}
 	w.Header().Set("Content-Type", slackMimeType(path.Base(r.URL.Path)))
 	w.Header().Set("Content-Length", strconv.Itoa(len(content)))
 	_, _ = w.Write(content)
 }
+
+// SlackSignInPage is what the fake serves for a file download when the
+// bot token lacks files:read (Slack.Scopes): like the platform, an HTML
+// sign-in page with status 200.
+const SlackSignInPage = "<!DOCTYPE html>\n<html lang=\"en-US\">\n<head><meta charset=\"utf-8\"><title>Slack</title></head>\n" +
+	"<body><form id=\"signin_form\" action=\"/\" method=\"post\">Sign in to your workspace</form></body>\n</html>\n"
 
 // slackMimeType guesses a file's type from its name, as the platform does.
 func slackMimeType(name string) string {

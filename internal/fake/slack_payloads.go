@@ -83,8 +83,15 @@ func (f File) wire() map[string]any {
 		"id": f.ID, "created": 1600000000, "timestamp": 1600000000, "name": f.Name, "title": slackOr(f.Title, f.Name),
 		"mimetype": f.MimeType, "filetype": strings.TrimPrefix(path.Ext(f.Name), "."),
 		"user": DefaultBotUserID, "size": f.Size, "mode": "hosted", "is_external": false, "is_public": false,
-		"url_private": f.URLPrivateDownload, "url_private_download": f.URLPrivateDownload,
+		"url_private": slackViewURL(f.URLPrivateDownload), "url_private_download": f.URLPrivateDownload,
 	}
+}
+
+// slackViewURL is the url_private of a file whose url_private_download is
+// download: the same address without its "download/" element, as the
+// platform's (files-pri/T-F/name beside files-pri/T-F/download/name).
+func slackViewURL(download string) string {
+	return strings.Replace(download, "/download/", "/", 1)
 }
 
 // Message is a message event: in a channel (C…), a private channel (G…) or

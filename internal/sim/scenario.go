@@ -59,6 +59,9 @@ type Step struct {
 	CardKind string // expect_card (default approval)
 	Reason   string // expect_drop: one of pipeline.DropReasons or "ignored"
 	Action   string // click: approve, deny, always
+	// Files are send's attachments, by name: each is made from its
+	// extension (SampleFile).
+	Files []string
 }
 
 // The step kinds.
@@ -82,7 +85,7 @@ var (
 
 // stepFields are the fields of each step kind, in the order messages list them.
 var stepFields = map[string][]string{
-	StepSend:          {"text", "as", "channel", "thread", "dm"},
+	StepSend:          {"text", "as", "channel", "thread", "dm", "files"},
 	StepExpectReply:   {"contains"},
 	StepExpectCard:    {"kind", "contains"},
 	StepExpectPending: {},
@@ -234,6 +237,8 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 			st.Reason, err = p.oneOf(fk, fv, where, "drop reason", dropReasons)
 		case "action":
 			st.Action, err = p.oneOf(fk, fv, where, "action", Actions)
+		case "files":
+			st.Files, err = p.fileNames(fk, fv, where)
 		}
 		return err
 	})
@@ -353,6 +358,25 @@ func (p *parser) oneOf(k, v *yaml.Node, where, what string, values []string) (st
 		return "", p.fail(v, "unknown %s %q%s (want %s)", what, s, where, orList(values))
 	}
 	return s, nil
+}
+
+// fileNames reads send's files: a list of plain file names.
+func (p *parser) fileNames(k, v *yaml.Node, where string) ([]string, error) {
+	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+		return nil, p.fail(v, "files%s is a list of file names, like [chart.png, spec.pdf]", where)
+	}
+	var names []string
+	for _, n := range v.Content {
+		n = resolve(n)
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || n.Value == "" {
+			return nil, p.fail(n, "files%s: each file is a name, like chart.png", where)
+		}
+		if strings.ContainsAny(n.Value, "/\\\n") {
+			return nil, p.fail(n, "files%s: %q is a path; give a file name", where, n.Value)
+		}
+		names = append(names, n.Value)
+	}
+	return names, nil
 }
 
 func (p *parser) actor(k, v *yaml.Node, where string) (string, error) {

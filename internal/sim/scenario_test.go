@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"bytes"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -60,7 +63,7 @@ steps:
 		{Line: 24, Kind: StepExpectDrop, Reason: "whitelist"},
 		{Line: 25, Kind: StepExpectCard, CardKind: "approval"},
 	}
-	if !slices.Equal(sc.Steps, want) {
+	if !slices.EqualFunc(sc.Steps, want, func(a, b Step) bool { return reflect.DeepEqual(a, b) }) {
 		for i := range max(len(want), len(sc.Steps)) {
 			var got, exp Step
 			if i < len(sc.Steps) {
@@ -69,8 +72,49 @@ steps:
 			if i < len(want) {
 				exp = want[i]
 			}
-			if got != exp {
+			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("step %d = %+v, want %+v", i+1, got, exp)
+			}
+		}
+	}
+}
+
+// A send attaches files by name.
+func TestParseScenarioFiles(t *testing.T) {
+	sc, err := ParseScenario("x.yaml", []byte("steps:\n  - send: {text: see, files: [chart.png, spec.pdf, notes.txt]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Steps[0].Files; !slices.Equal(got, []string{"chart.png", "spec.pdf", "notes.txt"}) {
+		t.Errorf("files = %q", got)
+	}
+	for src, want := range map[string]string{
+		"steps:\n  - send: {text: see, files: chart.png}\n":     "x.yaml:2: files in step 1 (send) is a list of file names",
+		"steps:\n  - send: {text: see, files: []}\n":            "x.yaml:2: files in step 1 (send) is a list of file names",
+		"steps:\n  - send: {text: see, files: [a/b.png]}\n":     `x.yaml:2: files in step 1 (send): "a/b.png" is a path`,
+		"steps:\n  - send: {text: see, files: [{n: 1}]}\n":      "x.yaml:2: files in step 1 (send): each file is a name",
+		"steps:\n  - expect_reply: {contains: x, files: [a]}\n": `x.yaml:2: unknown key "files" in step 1 (expect_reply)`,
+	} {
+		if _, err := ParseScenario("x.yaml", []byte(src)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}
+
+// Sample files are what their names say, the same bytes every time.
+func TestSampleFile(t *testing.T) {
+	for name, want := range map[string]string{"a.png": "image/png", "b.JPG": "image/jpeg", "c.gif": "image/gif",
+		"d.webp": "image/webp", "e.pdf": "application/pdf", "f.txt": "text/plain", "g": "text/plain"} {
+		typ, content := SampleFile(name)
+		if typ != want || len(content) == 0 {
+			t.Errorf("SampleFile(%s) = %s, %d bytes; want %s", name, typ, len(content), want)
+		}
+		if _, again := SampleFile(name); !bytes.Equal(content, again) {
+			t.Errorf("SampleFile(%s) changed between calls", name)
+		}
+		if got := http.DetectContentType(content); strings.HasPrefix(want, "image/") || want == "application/pdf" {
+			if got != want {
+				t.Errorf("SampleFile(%s)'s bytes are %s, want %s", name, got, want)
 			}
 		}
 	}

@@ -14,6 +14,12 @@ import (
 // Download for a file over the caller's limit.
 var ErrFileTooLarge = errors.New("file too large")
 
+// ErrFileSignIn is matched by the error of a platform's download that
+// answered an HTML page for a file that is not one: the platform's
+// sign-in page, which it serves (with status 200) when the bot token
+// lacks the files:read scope. Such an answer is never the file.
+var ErrFileSignIn = errors.New("the platform answered its sign-in page, not the file: the app lacks the files:read scope")
+
 // ChannelType derives a conversation's type from its id, for the payloads
 // that carry no channel_type: D… is a DM, G… a private channel (or an old
 // group DM), anything else a public channel.

@@ -118,6 +118,20 @@ type File struct {
 	URL      string // private download address; needs the bot token
 }
 
+// IsHTML reports whether the platform describes f as an HTML page (by its
+// type or its name's extension): only then may its download answer HTML.
+// A download that answers HTML for any other file is the platform's
+// sign-in page, not the file.
+func (f File) IsHTML() bool {
+	mt, _, _ := strings.Cut(f.MimeType, ";")
+	switch strings.ToLower(strings.TrimSpace(mt)) {
+	case "text/html", "application/xhtml+xml":
+		return true
+	}
+	name := strings.ToLower(f.Name)
+	return strings.HasSuffix(name, ".html") || strings.HasSuffix(name, ".htm") || strings.HasSuffix(name, ".xhtml")
+}
+
 // Action is a button click.
 type Action struct {
 	ActionID    string // "approve", "deny", "always"

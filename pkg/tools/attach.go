@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path"
 	"path/filepath"
 	"strings"
@@ -30,21 +31,24 @@ const attachMaxName = 200
 
 // Downloader streams a file attached to a message.
 type Downloader interface {
-	// DownloadTo writes the file at url (the platform's download address)
-	// to w as it arrives and returns the bytes written; a file over
-	// maxBytes fails (Attachments.TooLarge names that error) with at most
-	// maxBytes written.
-	DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error)
+	// DownloadTo writes the file f (from f.URL, the platform's download
+	// address) to w as it arrives and returns the bytes written; a file
+	// over maxBytes fails (Attachments.TooLarge names that error) with at
+	// most maxBytes written, and an HTML page answered for a file that is
+	// not HTML fails (Attachments.SignIn).
+	DownloadTo(ctx context.Context, f pipeline.File, w io.Writer, maxBytes int64) (int64, error)
 }
 
 // Attachments saves the files attached to a message in the thread's
-// workspace, under attachments/, and says what became of each in the
-// turn's input. Every file is streamed to disk through the workspace's
-// root (Confined): a symlink planted at attachments/ or at a file's name
-// (a sandboxed command can make one) is refused or replaced, never written
-// through, and no name or id a message carries leads out. At most MaxFiles
-// files of a message are saved, each at most MaxBytes; the others are
-// named as skipped.
+// workspace, under attachments/, says what became of each in the turn's
+// input, and picks the ones the model also sees (images and PDFs, Shown).
+// Every file is streamed to disk through the workspace's root (Confined): a
+// symlink planted at attachments/ or at a file's name (a sandboxed command
+// can make one) is refused or replaced, never written through, and no name
+// or id a message carries leads out. At most MaxFiles files of a message
+// are saved, each at most MaxBytes; the others are named as skipped. A
+// download that answers an HTML page for a file that is not HTML (the
+// platform's sign-in page) is not saved: the note names the missing scope.
 type Attachments struct {
 	// Workspace is the thread's workspace (Builtins.Workspace).
 	Workspace func(threadKey string) (string, error)
@@ -52,15 +56,40 @@ type Attachments struct {
 	// TooLarge is the error Download's over-the-limit failures match
 	// (errors.Is); such a file is named as skipped.
 	TooLarge error
+	// SignIn is the error Download's sign-in page failures match
+	// (errors.Is); such a file is named as not saved, for want of the
+	// files:read scope.
+	SignIn error
 	// MaxFiles and MaxBytes are the caps; zero means the defaults.
 	MaxFiles int
 	MaxBytes int64
+	// Log, when set, is told of a sign-in page met: the operator has to
+	// add the scope, and the person only sees the model's answer.
+	Log *slog.Logger
 }
 
-// Save saves the files of t's message and returns the note for the turn's
-// input; it is agent.Options.Attach. Its error means no file could be
-// saved at all (no workspace); a file that fails is a line of the note.
-func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (string, error) {
+// Attached is what became of a message's files.
+type Attached struct {
+	// Note says what became of each file, for the person's message in the
+	// turn's input ("" when the message had none).
+	Note string
+	// Shown are the files saved that the model also sees, as image or
+	// document content blocks, in the message's order.
+	Shown []Shown
+}
+
+// errSignInPage is Save's own finding of a sign-in page: the bytes of an
+// HTML page for a file that is not HTML, whatever the answer's type said.
+var errSignInPage = errors.New("an HTML page answered for a file that is not HTML")
+
+// signInReason is the note's reason for a file the platform answered with
+// its sign-in page.
+const signInReason = "the platform answered its sign-in page, not the file: the app lacks the files:read scope"
+
+// Save saves the files of t's message and returns what became of them; it
+// is agent.Options.Attach. Its error means no file could be saved at all
+// (no workspace); a file that fails is a line of the note.
+func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (Attached, error) {
 	maxFiles, maxBytes := a.MaxFiles, a.MaxBytes
 	if maxFiles <= 0 {
 		maxFiles = DefaultMaxAttachments
@@ -70,10 +99,11 @@ func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (string, error
 	}
 	ws, err := a.Workspace(t.Event.ThreadKey())
 	if err != nil {
-		return "", fmt.Errorf("attachments: %w", err)
+		return Attached{}, fmt.Errorf("attachments: %w", err)
 	}
 	files := Confined{Dir: ws}
 	dirErr := files.MkdirAll(attachDir, 0o700)
+	var out Attached
 	var b strings.Builder
 	b.WriteString("Files attached to this message, saved in your workspace:\n")
 	used := map[string]bool{}
@@ -91,20 +121,44 @@ func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (string, error
 			continue
 		}
 		name = attachUnique(name, used)
-		size, err := files.Save(path.Join(attachDir, name), 0o600, func(w io.Writer) error {
-			_, err := a.Download.DownloadTo(ctx, f.URL, w, maxBytes)
-			return err
+		rel := path.Join(attachDir, name)
+		seen := newAttachSeen()
+		size, err := files.Save(rel, 0o600, func(w io.Writer) error {
+			if _, err := a.Download.DownloadTo(ctx, f, io.MultiWriter(w, seen), maxBytes); err != nil {
+				return err
+			}
+			if seen.html() && !f.IsHTML() && !attachTextual(f.MimeType) {
+				return errSignInPage
+			}
+			return nil
 		})
 		switch {
 		case err != nil && a.TooLarge != nil && errors.Is(err, a.TooLarge):
 			fmt.Fprintf(&b, "- %s: skipped (over the limit of %s per file)\n", name, attachSize(maxBytes))
+		case err != nil && (errors.Is(err, errSignInPage) || a.SignIn != nil && errors.Is(err, a.SignIn)):
+			fmt.Fprintf(&b, "- %s: not saved (%s)\n", name, signInReason)
+			if a.Log != nil {
+				a.Log.WarnContext(ctx, "an attachment's download answered the sign-in page: add the files:read scope to the app",
+					"file_id", f.ID, "channel_id", t.Event.ChannelID)
+			}
 		case err != nil:
 			fmt.Fprintf(&b, "- %s: not saved (%s)\n", name, fsOpenReason(err))
 		default:
-			fmt.Fprintf(&b, "- %s/%s (%d bytes, %s)\n", attachDir, name, size, attachLine(f.MimeType))
+			typ := attachType(f.MimeType, seen.sniffed())
+			shown, why := attachShow(files, rel, typ, size)
+			switch {
+			case shown:
+				out.Shown = append(out.Shown, Shown{Path: rel, Type: typ, Size: size, SHA256: seen.digest()})
+				fmt.Fprintf(&b, "- %s (%d bytes, %s; shown to you below)\n", rel, size, typ)
+			case why != "":
+				fmt.Fprintf(&b, "- %s (%d bytes, %s; not shown to you: %s)\n", rel, size, typ, why)
+			default:
+				fmt.Fprintf(&b, "- %s (%d bytes, %s)\n", rel, size, typ)
+			}
 		}
 	}
-	return strings.TrimRight(b.String(), "\n"), nil
+	out.Note = strings.TrimRight(b.String(), "\n")
+	return out, nil
 }
 
 // attachDirReason says why attachments/ could not be used.
@@ -115,7 +169,7 @@ func attachDirReason(err error) string {
 	return attachDir + "/ in your workspace " + fsOpenReason(err)
 }
 
-// attachSize shows a byte count, in MB from 1 MB on.
+// attachSize shows a byte count, in MB from 1 MB on (to two decimals).
 func attachSize(n int64) string {
 	switch {
 	case n < 1<<20:
@@ -123,7 +177,8 @@ func attachSize(n int64) string {
 	case n%(1<<20) == 0:
 		return fmt.Sprintf("%d MB", n>>20)
 	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	mb := strings.TrimRight(fmt.Sprintf("%.2f", float64(n)/(1<<20)), "0")
+	return strings.TrimSuffix(mb, ".") + " MB"
 }
 
 // attachName is the name an attachment is saved under: its own name
@@ -153,6 +208,9 @@ func attachClean(s string) string {
 		return r
 	}, s)
 	s = strings.TrimLeft(s, ". ")
+	// The name is shown to the model outside the person's envelope too
+	// (beside an image): it cannot open an envelope there either.
+	s = pipeline.EscapeEnvelopes(s)
 	if len(s) > attachMaxName {
 		ext := path.Ext(s)
 		if len(ext) > attachMaxName/4 {

@@ -34,11 +34,18 @@ func newAttachEnv(t *testing.T) *attachEnv {
 // save sends files as one message's attachments and returns the note.
 func (ae *attachEnv) save(t *testing.T, files ...pipeline.File) string {
 	t.Helper()
-	note, err := ae.a.Save(t.Context(), &pipeline.Turn{Event: &pipeline.Event{ChannelID: btChannel, TS: btTS, Files: files}})
+	return ae.attach(t, files...).Note
+}
+
+// attach sends files as one message's attachments and returns what
+// became of them.
+func (ae *attachEnv) attach(t *testing.T, files ...pipeline.File) tools.Attached {
+	t.Helper()
+	got, err := ae.a.Save(t.Context(), &pipeline.Turn{Event: &pipeline.Event{ChannelID: btChannel, TS: btTS, Files: files}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return note
+	return got
 }
 
 func (ae *attachEnv) file(name, content string) pipeline.File {

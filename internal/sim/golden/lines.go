@@ -55,7 +55,7 @@ func inboundLine(n *renamer, world sim.World, bot string, m platform.Entry, ev E
 	}
 	line := fmt.Sprintf("> %s %s · %s: %s", t, n.msg(m.TS), where, indentText(m.Text))
 	for _, f := range m.Files {
-		line += "\n  + file " + f.Name
+		line += fmt.Sprintf("\n  + file %s (%s, %d bytes)", f.Name, cmp.Or(f.MimeType, "no type"), len(f.Content))
 	}
 	return line
 }

@@ -377,25 +377,25 @@ func (m *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string
 
 // Download returns a file added with AddFile or uploaded by the bot. A file
 // over maxBytes fails with gateway.ErrFileTooLarge, as on the platform.
-func (m *Chat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
-	f, err := m.file(ctx, url, maxBytes)
+func (m *Chat) Download(ctx context.Context, f pipeline.File, maxBytes int64) ([]byte, error) {
+	sf, err := m.file(ctx, f.URL, maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(f.Content), nil
+	return slices.Clone(sf.Content), nil
 }
 
 // DownloadTo writes a file added with AddFile or uploaded by the bot to w,
 // as the Web API client streams one, and returns the bytes written. A
 // file over maxBytes fails with gateway.ErrFileTooLarge before anything is written.
-func (m *Chat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
-	f, err := m.file(ctx, url, maxBytes)
+func (m *Chat) DownloadTo(ctx context.Context, f pipeline.File, w io.Writer, maxBytes int64) (int64, error) {
+	sf, err := m.file(ctx, f.URL, maxBytes)
 	if err != nil {
 		return 0, err
 	}
 	// The stored content is never changed in place (addFileLocked keeps
 	// a copy), so it is written without holding the lock.
-	n, err := w.Write(f.Content)
+	n, err := w.Write(sf.Content)
 	if err != nil {
 		return int64(n), fmt.Errorf("download: %w", err)
 	}

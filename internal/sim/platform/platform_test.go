@@ -229,25 +229,25 @@ func TestChatRecordsOutput(t *testing.T) {
 	if cur, ok := m.Message(ts); !ok || cur.Text != "second" || cur.Op != OpPost {
 		t.Errorf("Message(%s) = %+v, %v", ts, cur, ok)
 	}
-	if b, err := m.Download(ctx, up.Files[0].URL, 100); err != nil || string(b) != "hello" {
+	if b, err := m.Download(ctx, pipeline.File{URL: up.Files[0].URL}, 100); err != nil || string(b) != "hello" {
 		t.Errorf("Download of the upload = %q, %v", b, err)
 	}
-	if _, err := m.Download(ctx, up.Files[0].URL, 2); !errors.Is(err, gateway.ErrFileTooLarge) {
+	if _, err := m.Download(ctx, pipeline.File{URL: up.Files[0].URL}, 2); !errors.Is(err, gateway.ErrFileTooLarge) {
 		t.Errorf("Download over the limit = %v, want ErrFileTooLarge", err)
 	}
 	f := m.AddFile("b.csv", "text/csv", []byte("x,y"))
-	if b, err := m.Download(ctx, f.URL, 100); err != nil || string(b) != "x,y" || f.Size != 3 {
+	if b, err := m.Download(ctx, f, 100); err != nil || string(b) != "x,y" || f.Size != 3 {
 		t.Errorf("Download of an added file = %q, %v (%+v)", b, err, f)
 	}
-	if _, err := m.Download(ctx, "sim://files/nope", 100); err == nil {
+	if _, err := m.Download(ctx, pipeline.File{URL: "sim://files/nope"}, 100); err == nil {
 		t.Error("Download of an unknown file succeeded")
 	}
 	var buf bytes.Buffer
-	if n, err := m.DownloadTo(ctx, f.URL, &buf, 3); err != nil || n != 3 || buf.String() != "x,y" {
+	if n, err := m.DownloadTo(ctx, f, &buf, 3); err != nil || n != 3 || buf.String() != "x,y" {
 		t.Errorf("DownloadTo = %d, %v, %q", n, err, buf.String())
 	}
 	buf.Reset()
-	if _, err := m.DownloadTo(ctx, f.URL, &buf, 2); !errors.Is(err, gateway.ErrFileTooLarge) || buf.Len() != 0 {
+	if _, err := m.DownloadTo(ctx, f, &buf, 2); !errors.Is(err, gateway.ErrFileTooLarge) || buf.Len() != 0 {
 		t.Errorf("DownloadTo over the limit = %v with %d bytes written", err, buf.Len())
 	}
 

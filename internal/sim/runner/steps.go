@@ -3,6 +3,7 @@ package runner
 import (
 	"strings"
 
+	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -24,13 +25,21 @@ type Injected struct {
 // thread, or as a new thread's root when thread is "". As on the platform,
 // a thread's root in a channel (not a DM) mentions the bot and arrives
 // twice, as message and as app_mention, with the same channel and ts.
-func (s *Sim) Send(user, channel, thread, text string) (Injected, error) {
+// files are attached by name, each made from its extension (sim.SampleFile).
+func (s *Sim) Send(user, channel, thread, text string, files ...string) (Injected, error) {
 	in := Injected{CardsBefore: unresolved(s.chat.Cards())}
-	ev := &pipeline.Event{Kind: pipeline.KindMessage, Type: "message", UserID: user, ChannelID: channel, ThreadTS: thread, Text: text}
+	var attached []pipeline.File
+	for _, name := range files {
+		mimeType, content := sim.SampleFile(name)
+		attached = append(attached, s.chat.AddFile(name, mimeType, content))
+	}
+	ev := &pipeline.Event{Kind: pipeline.KindMessage, Type: "message", UserID: user, ChannelID: channel, ThreadTS: thread, Text: text,
+		Files: attached}
 	var err error
 	if thread == "" && !isDM(channel) {
 		ev.Text = "<@" + bot.UserID + "> " + text
-		twin := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, ChannelID: channel, Text: ev.Text}
+		twin := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, ChannelID: channel, Text: ev.Text,
+			Files: attached}
 		err = s.injectMention(ev, twin)
 		in.IDs = []string{ev.ID, twin.ID}
 	} else {

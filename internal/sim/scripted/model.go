@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +18,7 @@ import (
 )
 
 // Behaviours are the scripts the model plays, in the order interfaces.md lists them.
-var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read"}
+var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments"}
 
 // Valid reports whether name is a behaviour.
 func Valid(name string) bool {
@@ -87,6 +88,9 @@ func RunsCommands(behaviour string) bool {
 type step struct {
 	tool  string
 	input func(words string, results []string) any
+	// seen, when set, gives the input instead, from the files the person's
+	// message showed the model (Seen).
+	seen func(files []string) any
 }
 
 func reply(f func(words string, results []string) string) step {
@@ -126,6 +130,14 @@ func script(behaviour string) []step {
 				return map[string]string{"path": "sim-report.txt", "title": "Simulation report", "comment": "here is the report"}
 			}},
 		}
+	case "attachments":
+		return []step{{tool: "mcp__agent_chat__reply", seen: func(files []string) any {
+			text := "seen: nothing"
+			if len(files) > 0 {
+				text = "seen: " + strings.Join(files, "; ")
+			}
+			return map[string]string{"text": text}
+		}}}
 	case "edit":
 		return []step{
 			reply(fixed("draft: working on it")),
@@ -202,7 +214,13 @@ func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (msg *an
 		return &anthropic.Message{Role: "assistant", StopReason: anthropic.StopReasonEndTurn, Model: "stub"}, nil
 	}
 	s := steps[len(results)]
-	input, err := json.Marshal(s.input(words, results))
+	var in any
+	if s.seen != nil {
+		in = s.seen(Seen(p.Messages))
+	} else {
+		in = s.input(words, results)
+	}
+	input, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
@@ -262,4 +280,52 @@ func resultText(r *anthropic.ToolResultBlockParam) string {
 		}
 	}
 	return b.String()
+}
+
+// Seen lists the files the request shows the model, oldest first: for each
+// image or document block, the label before it (up to its first " (") and
+// what the block carries ("attachments/chart.png: image/png, 68 bytes"),
+// and for a label followed by a line instead, that line. Messages the
+// engine passes on as their stored JSON are read from it.
+func Seen(msgs []anthropic.MessageParam) []string {
+	var seen []string
+	for _, m := range msgs {
+		if _, raw := m.Overrides(); raw {
+			b, err := json.Marshal(m)
+			if err != nil || json.Unmarshal(b, &m) != nil {
+				continue
+			}
+		}
+		if m.Role != anthropic.MessageParamRoleUser {
+			continue
+		}
+		label := ""
+		for _, b := range m.Content {
+			switch {
+			case b.OfText != nil && label != "":
+				seen = append(seen, label+": "+b.OfText.Text)
+				label = ""
+			case b.OfText != nil:
+				if rest, ok := strings.CutPrefix(b.OfText.Text, "Attachment "); ok {
+					label, _, _ = strings.Cut(rest, " (")
+				}
+			case b.OfImage != nil && b.OfImage.Source.OfBase64 != nil:
+				src := b.OfImage.Source.OfBase64
+				seen = append(seen, fmt.Sprintf("%s: %s, %d bytes", label, src.MediaType, decodedLen(src.Data)))
+				label = ""
+			case b.OfDocument != nil && b.OfDocument.Source.OfBase64 != nil:
+				seen = append(seen, fmt.Sprintf("%s: application/pdf, %d bytes", label, decodedLen(b.OfDocument.Source.OfBase64.Data)))
+				label = ""
+			}
+		}
+	}
+	return seen
+}
+
+func decodedLen(b64 string) int {
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return -1
+	}
+	return len(b)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -55,6 +56,16 @@ func TestScriptedScripts(t *testing.T) {
 		{"read", []anthropic.MessageParam{hello, used("a", "x"), result("a", "reacted :eyes: to 1.1"), used("b", "y"),
 			result("b", "thread 1.1 of this conversation, oldest first:\n[1.1] <message…>\n[1.2] (you) <message…>\nend of the thread.")},
 			"mcp__agent_chat__reply", `{"text":"ack: read 2 messages"}`},
+		{"attachments", []anthropic.MessageParam{hello}, "mcp__agent_chat__reply", `{"text":"seen: nothing"}`},
+		// The files of a message passed on as stored JSON are seen too.
+		{"attachments", []anthropic.MessageParam{param.Override[anthropic.MessageParam](json.RawMessage(
+			`{"content":[{"text":"x","type":"text"},{"text":"Attachment attachments/a.png (image/png, 3 bytes, sha256 00):","type":"text"},` +
+				`{"source":{"data":"iVBO","media_type":"image/png","type":"base64"},"type":"image"}],"role":"user"}`)),
+			used("a", "x"), result("a", "posted"),
+			anthropic.NewUserMessage(anthropic.NewTextBlock(pipeline.Envelope("U1", "member", "and?")),
+				anthropic.NewTextBlock("Attachment attachments/b.pdf (application/pdf, 9 bytes, sha256 00):"),
+				anthropic.NewTextBlock("(not shown: changed)"))},
+			"mcp__agent_chat__reply", `{"text":"seen: attachments/a.png: image/png, 3 bytes; attachments/b.pdf: (not shown: changed)"}`},
 		// A previous turn's tool results do not count for this one.
 		{"reply", []anthropic.MessageParam{user(pipeline.Envelope("U1", "member", "first")), used("a", "x"), result("a", "posted (ts 1)"), hello},
 			"mcp__agent_chat__reply", `{"text":"ack: done"}`},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -179,9 +180,9 @@ func (c *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string
 // with the bot token, into memory. A file over maxBytes fails with
 // gateway.ErrFileTooLarge, and is not read further than that. DownloadTo
 // streams instead.
-func (c *Chat) Download(ctx context.Context, url string, maxBytes int64) ([]byte, error) {
+func (c *Chat) Download(ctx context.Context, f pipeline.File, maxBytes int64) ([]byte, error) {
 	var buf bytes.Buffer
-	if _, err := c.DownloadTo(ctx, url, &buf, maxBytes); err != nil {
+	if _, err := c.DownloadTo(ctx, f, &buf, maxBytes); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -190,19 +191,41 @@ func (c *Chat) Download(ctx context.Context, url string, maxBytes int64) ([]byte
 // DownloadTo fetches a file as Download does, streaming it to w as it
 // arrives (nothing of it is held in memory), and returns the bytes
 // written. A file over maxBytes fails with gateway.ErrFileTooLarge once
-// maxBytes have been written: the caller discards what w received.
-func (c *Chat) DownloadTo(ctx context.Context, url string, w io.Writer, maxBytes int64) (int64, error) {
+// maxBytes have been written: the caller discards what w received. An
+// answer of type text/html for a file that is not HTML (pipeline.File.IsHTML)
+// is the platform's sign-in page, served when the token lacks files:read:
+// it fails with gateway.ErrFileSignIn before anything is written.
+func (c *Chat) DownloadTo(ctx context.Context, f pipeline.File, w io.Writer, maxBytes int64) (int64, error) {
 	if maxBytes <= 0 {
 		return 0, errors.New("download: the limit must be positive")
 	}
+	if !f.IsHTML() {
+		ctx = withAnswerCheck(ctx, refuseHTML)
+	}
 	lw := &limitedWriter{w: w, max: maxBytes}
-	if err := c.api.GetFileContext(ctx, url, lw); err != nil {
-		if errors.Is(err, gateway.ErrFileTooLarge) {
+	if err := c.api.GetFileContext(ctx, f.URL, lw); err != nil {
+		switch {
+		case errors.Is(err, gateway.ErrFileTooLarge):
 			return lw.n, fmt.Errorf("download: %w (limit %d bytes)", gateway.ErrFileTooLarge, maxBytes)
+		case errors.Is(err, gateway.ErrFileSignIn):
+			c.log.WarnContext(ctx, "a file download answered the sign-in page: add the files:read scope to the app",
+				"file_id", f.ID)
+			return lw.n, fmt.Errorf("download: %w", gateway.ErrFileSignIn)
 		}
 		return lw.n, c.wrap("download", err)
 	}
 	return lw.n, nil
+}
+
+// refuseHTML refuses an answer of type text/html: the platform's sign-in
+// page, where a file that is not HTML was asked for. (slack-go itself
+// catches the sign-in page only when it comes by a redirect.)
+func refuseHTML(h http.Header) error {
+	mt, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	if strings.EqualFold(strings.TrimSpace(mt), "text/html") {
+		return gateway.ErrFileSignIn
+	}
+	return nil
 }
 
 // limitedWriter passes at most max bytes to w and refuses the write that

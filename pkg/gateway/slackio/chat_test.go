@@ -178,19 +178,52 @@ func TestChatUploadsInThreeSteps(t *testing.T) {
 	}
 }
 
+// attached is f as a message event carries it.
+func attached(f fake.File) pipeline.File {
+	return pipeline.File{ID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: f.Size, URL: f.URLPrivateDownload}
+}
+
 func TestChatDownloadRespectsLimit(t *testing.T) {
 	chat, s := newTestChat(t)
-	f := s.AddFile("data.csv", []byte("0123456789"))
-	got, err := chat.Download(t.Context(), f.URLPrivateDownload, 10)
+	f := attached(s.AddFile("data.csv", []byte("0123456789")))
+	got, err := chat.Download(t.Context(), f, 10)
 	if err != nil || string(got) != "0123456789" {
 		t.Fatalf("Download at the limit = %q, %v", got, err)
 	}
-	if _, err := chat.Download(t.Context(), f.URLPrivateDownload, 9); !errors.Is(err, gateway.ErrFileTooLarge) {
+	if _, err := chat.Download(t.Context(), f, 9); !errors.Is(err, gateway.ErrFileTooLarge) {
 		t.Errorf("Download over the limit = %v, want gateway.ErrFileTooLarge", err)
 	}
 	// The token goes only to the platform or the Web API's host.
-	if _, err := chat.Download(t.Context(), "http://elsewhere.invalid/file", 10); err == nil {
+	f.URL = "http://elsewhere.invalid/file"
+	if _, err := chat.Download(t.Context(), f, 10); err == nil {
 		t.Error("Download from a foreign host succeeded")
+	}
+}
+
+// Without files:read the platform answers a download with its HTML sign-in
+// page: for a file that is not HTML, that is an error naming the scope,
+// and nothing of the page reaches the writer. An HTML file is HTML.
+func TestChatDownloadSignInPage(t *testing.T) {
+	chat, s := newTestChat(t)
+	png := attached(s.AddFile("chart.png", []byte("\x89PNG\r\n\x1a\nrest")))
+	page := attached(s.AddFile("page.html", []byte("<!DOCTYPE html><p>mine</p>")))
+	var buf bytes.Buffer
+	if n, err := chat.DownloadTo(t.Context(), png, &buf, 1<<20); err != nil || n != 12 {
+		t.Fatalf("DownloadTo with files:read = %d, %v", n, err)
+	}
+	s.Script(func(s *fake.Slack) { s.Scopes = []string{"chat:write", "files:write"} })
+	buf.Reset()
+	n, err := chat.DownloadTo(t.Context(), png, &buf, 1<<20)
+	if !errors.Is(err, gateway.ErrFileSignIn) || !strings.Contains(err.Error(), "files:read") {
+		t.Errorf("DownloadTo of the sign-in page = %v, want gateway.ErrFileSignIn naming files:read", err)
+	}
+	if n != 0 || buf.Len() != 0 {
+		t.Errorf("the sign-in page reached the writer: %d bytes, %q", n, buf.String())
+	}
+	// The platform cannot be told from a real HTML file here: an HTML file
+	// is downloaded as it is answered.
+	if got, err := chat.Download(t.Context(), page, 1<<20); err != nil || !strings.Contains(string(got), "Sign in") {
+		t.Errorf("Download of an HTML file = %q, %v", got, err)
 	}
 }
 
@@ -210,9 +243,9 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 func TestChatDownloadToStreams(t *testing.T) {
 	chat, s := newTestChat(t)
 	const size = 1 << 20
-	f := s.AddFile("big.bin", bytes.Repeat([]byte{'x'}, size))
+	f := attached(s.AddFile("big.bin", bytes.Repeat([]byte{'x'}, size)))
 	w := &chunkWriter{}
-	n, err := chat.DownloadTo(t.Context(), f.URLPrivateDownload, w, size)
+	n, err := chat.DownloadTo(t.Context(), f, w, size)
 	if err != nil || n != size || w.n != size {
 		t.Fatalf("DownloadTo = %d, %v (%d written)", n, err, w.n)
 	}
@@ -220,7 +253,7 @@ func TestChatDownloadToStreams(t *testing.T) {
 		t.Errorf("the file came in a piece of %d bytes: not streamed", w.biggest)
 	}
 	w = &chunkWriter{}
-	if _, err := chat.DownloadTo(t.Context(), f.URLPrivateDownload, w, size/2); !errors.Is(err, gateway.ErrFileTooLarge) || w.n > size/2 {
+	if _, err := chat.DownloadTo(t.Context(), f, w, size/2); !errors.Is(err, gateway.ErrFileTooLarge) || w.n > size/2 {
 		t.Errorf("DownloadTo over the limit = %v with %d bytes written, want gateway.ErrFileTooLarge within %d", err, w.n, size/2)
 	}
 }

@@ -1,6 +1,7 @@
 package slackio
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -23,7 +24,9 @@ const (
 // platform's own); a missing final "/" is added, as slack-go needs it.
 // httpClient nil means a client with a 60 s timeout. Calls answered 429 are
 // retried after the platform's Retry-After, except the reads of the chat
-// tools, which wait on their own terms (read.go). opts are applied last.
+// tools, which wait on their own terms (read.go). A call whose context
+// carries an answer check (withAnswerCheck: a file download) has the
+// answer's headers checked before its body is read. opts are applied last.
 func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
 	if apiURL == "" {
 		apiURL = slack.APIURL
@@ -37,7 +40,7 @@ func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts 
 	return slack.New(botToken, append([]slack.Option{
 		slack.OptionAppLevelToken(appToken),
 		slack.OptionAPIURL(apiURL),
-		slack.OptionHTTPClient(httpClient),
+		slack.OptionHTTPClient(answerChecks{next: httpClient}),
 		// After OptionHTTPClient: it wraps the client set there.
 		slack.OptionRetryConfig(retryConfig()),
 	}, opts...)...)
@@ -61,4 +64,43 @@ func (h unlessWaitsItself) ShouldRetry(s *slack.RetryState, req *http.Request, r
 		return false, 0
 	}
 	return h.next.ShouldRetry(s, req, resp, err)
+}
+
+// doer is what slack-go calls to send a request (its httpClient).
+type doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// answerCheck judges the headers of a successful answer; an error refuses
+// the answer, whose body is then never read.
+type answerCheck func(h http.Header) error
+
+type answerCheckKey struct{}
+
+// withAnswerCheck returns ctx carrying check for the calls made with it.
+// slack-go's file download hands its caller nothing but the body, and
+// copies that to the caller's writer at once: the answer's type can only
+// be seen on the way, here.
+func withAnswerCheck(ctx context.Context, check answerCheck) context.Context {
+	return context.WithValue(ctx, answerCheckKey{}, check)
+}
+
+// answerChecks runs the answer check of a request's context (if any) on
+// its final answer (after redirects). A refused answer is closed and its
+// error returned as the call's: not a connection error, so slack-go's
+// retries leave it alone.
+type answerChecks struct{ next doer }
+
+func (c answerChecks) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	if check, ok := req.Context().Value(answerCheckKey{}).(answerCheck); ok {
+		if err := check(resp.Header); err != nil {
+			_ = resp.Body.Close()
+			return nil, err
+		}
+	}
+	return resp, nil
 }
