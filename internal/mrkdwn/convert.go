@@ -17,9 +17,16 @@ import (
 // instance serves concurrent callers.
 var md = goldmark.New(
 	goldmark.WithExtensions(extension.GFM),
-	// 250: ahead of goldmark's autolink (300) and raw HTML (400) parsers,
-	// which share the '<' trigger.
-	goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(tokenParser{}, 250))),
+	goldmark.WithParserOptions(
+		parser.WithInlineParsers(
+			// 250: ahead of goldmark's autolink (300) and raw HTML (400)
+			// parsers, which share the '<' trigger.
+			util.Prioritized(tokenParser{}, 250),
+			// 450: ahead of goldmark's emphasis parser (500).
+			util.Prioritized(emphasisParser{}, 450),
+		),
+		parser.WithASTTransformers(util.Prioritized(listJoiner{}, 100)),
+	),
 )
 
 // thematicBreak stands in for a horizontal rule, which mrkdwn lacks.
@@ -31,8 +38,9 @@ const thematicBreak = "──────────"
 // or trailing newline. Convert never panics and returns "" for blank input.
 func Convert(markdown string) string {
 	src := []byte(normalize(markdown))
-	doc := md.Parser().Parse(text.NewReader(src))
-	r := renderer{src: src}
+	pc := parser.NewContext()
+	doc := md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	r := renderer{src: src, drop: strays(pc)}
 	return join(r.blocks(doc, "\n\n", 0))
 }
 
@@ -79,7 +87,8 @@ func join(lines []line) string {
 
 // renderer walks one parsed document.
 type renderer struct {
-	src []byte
+	src  []byte
+	drop []text.Segment // bytes of src left out of text (see strays), sorted
 }
 
 // blocks renders the block children of n, separated by sep ("\n\n" for a
