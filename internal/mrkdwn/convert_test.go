@@ -137,6 +137,8 @@ func TestConvert(t *testing.T) {
 		{"marker change keeps one list", "- a\n* b", "• a\n• b"},
 		{"operator stays", "2 ** 10 * 3", "2 ** 10 * 3"},
 		{"kwargs stay", "f(**kwargs)", "f(**kwargs)"},
+		{"bare url gets its host", "see https://example.com/a/b", "see <https://example.com/a/b|example.com>"},
+		{"bare url hides credentials", "https://u:p@example.com/", "<https://u:p@example.com/|example.com>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -259,11 +259,41 @@ func (r *renderer) autoLink(b *strings.Builder, n *ast.AutoLink, st style) {
 		return
 	}
 	u := escape(string(util.URLEscape([]byte(url), false)))
-	if label == url {
+	if n.AutoLinkType == ast.AutoLinkURL && r.bare(n) {
+		// A bare URL reads as its site, as a person would link it; the
+		// host is what the link leads to, so the label cannot mislead.
+		label = host(url)
+	}
+	if label == url || label == "" {
 		b.WriteString("<" + u + ">")
 		return
 	}
 	b.WriteString("<" + u + "|" + escape(label) + ">")
+}
+
+// bare reports whether an autolink was written without angle brackets
+// (linkified), as "see https://example.com/x".
+func (r *renderer) bare(n *ast.AutoLink) bool {
+	// The parser puts an autolink at its trigger: the '<' of "<ftp://…>",
+	// the URL itself or a blank before it when linkified.
+	p := n.Pos()
+	return p < 0 || p >= len(r.src) || r.src[p] != '<'
+}
+
+// host returns rawURL's host (with its port) as written, or "" if it has
+// none. As written: decoding its %XX could make it invalid UTF-8.
+func host(rawURL string) string {
+	_, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:] // never show credentials
+	}
+	return rest
 }
 
 // hasScheme reports whether url starts with an RFC 3986 scheme and ':'.
