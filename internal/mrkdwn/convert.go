@@ -209,10 +209,15 @@ func defuseFences(s string) string {
 }
 
 // quote prefixes every line with "> " (">" alone on blank lines, to leave no
-// trailing space).
+// trailing space). A quote inside a quote gets no second prefix: the
+// platform quotes one level only and would show the second '>' as text.
 func quote(ls []line) []line {
 	out := make([]line, len(ls))
 	for i, l := range ls {
+		if l.quoted {
+			out[i] = l
+			continue
+		}
 		l.quoted = true
 		if l.s == "" {
 			l.s = ">"
@@ -231,6 +236,11 @@ var bullets = []string{"•", "◦", "▪"}
 // lists. Four spaces read as one level in the platform's proportional font;
 // two barely show.
 const listIndent = "    "
+
+// maxIndent is as deep as nesting indents: deeper lists keep their bullets
+// but not their own indentation, which would otherwise cost every line of
+// a deeply nested item as much as its depth.
+var maxIndent = strings.Repeat(listIndent, 3)
 
 func (r *renderer) list(n *ast.List, depth int) []line {
 	sep := "\n"
@@ -269,7 +279,7 @@ func listItem(marker string, body []line) []line {
 		body = body[1:]
 	}
 	for _, l := range body {
-		if !l.code && !l.quoted && l.s != "" {
+		if !l.code && !l.quoted && l.s != "" && !strings.HasPrefix(l.s, maxIndent) {
 			l.s = listIndent + l.s
 		}
 		out = append(out, l)

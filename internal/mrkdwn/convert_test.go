@@ -115,6 +115,7 @@ func TestConvert(t *testing.T) {
 		{"task", "- [x] a", "• ☑ a"},
 		{"empty item", "-", "•"},
 		{"third level bullet", "- a\n  - b\n    - c\n      - d", "• a\n    ◦ b\n        ▪ c\n            • d"},
+		{"deep nesting indents no deeper", "- a\n  - b\n    - c\n      - d\n        - e", "• a\n    ◦ b\n        ▪ c\n            • d\n            ◦ e"},
 		{"ordered start", "7. a\n8. b", "7. a\n8. b"},
 		{"quote blank line", "> a\n>\n> b", "> a\n>\n> b"},
 		{"html inline", "a <b>c</b>", "a &lt;b&gt;c&lt;/b&gt;"},
@@ -139,6 +140,7 @@ func TestConvert(t *testing.T) {
 		{"kwargs stay", "f(**kwargs)", "f(**kwargs)"},
 		{"bare url gets its host", "see https://example.com/a/b", "see <https://example.com/a/b|example.com>"},
 		{"bare url hides credentials", "https://u:p@example.com/", "<https://u:p@example.com/|example.com>"},
+		{"nested quote one level", "> a\n> > b", "> a\n>\n> b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
