@@ -17,9 +17,16 @@ import (
 // instance serves concurrent callers.
 var md = goldmark.New(
 	goldmark.WithExtensions(extension.GFM),
-	// 250: ahead of goldmark's autolink (300) and raw HTML (400) parsers,
-	// which share the '<' trigger.
-	goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(tokenParser{}, 250))),
+	goldmark.WithParserOptions(
+		parser.WithInlineParsers(
+			// 250: ahead of goldmark's autolink (300) and raw HTML (400)
+			// parsers, which share the '<' trigger.
+			util.Prioritized(tokenParser{}, 250),
+			// 450: ahead of goldmark's emphasis parser (500).
+			util.Prioritized(emphasisParser{}, 450),
+		),
+		parser.WithASTTransformers(util.Prioritized(listJoiner{}, 100)),
+	),
 )
 
 // thematicBreak stands in for a horizontal rule, which mrkdwn lacks.
@@ -31,8 +38,9 @@ const thematicBreak = "──────────"
 // or trailing newline. Convert never panics and returns "" for blank input.
 func Convert(markdown string) string {
 	src := []byte(normalize(markdown))
-	doc := md.Parser().Parse(text.NewReader(src))
-	r := renderer{src: src}
+	pc := parser.NewContext()
+	doc := md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	r := renderer{src: src, drop: strays(pc)}
 	return join(r.blocks(doc, "\n\n", 0))
 }
 
@@ -79,7 +87,8 @@ func join(lines []line) string {
 
 // renderer walks one parsed document.
 type renderer struct {
-	src []byte
+	src  []byte
+	drop []text.Segment // bytes of src left out of text (see strays), sorted
 }
 
 // blocks renders the block children of n, separated by sep ("\n\n" for a
@@ -200,10 +209,15 @@ func defuseFences(s string) string {
 }
 
 // quote prefixes every line with "> " (">" alone on blank lines, to leave no
-// trailing space).
+// trailing space). A quote inside a quote gets no second prefix: the
+// platform quotes one level only and would show the second '>' as text.
 func quote(ls []line) []line {
 	out := make([]line, len(ls))
 	for i, l := range ls {
+		if l.quoted {
+			out[i] = l
+			continue
+		}
 		l.quoted = true
 		if l.s == "" {
 			l.s = ">"
@@ -222,6 +236,11 @@ var bullets = []string{"•", "◦", "▪"}
 // lists. Four spaces read as one level in the platform's proportional font;
 // two barely show.
 const listIndent = "    "
+
+// maxIndent is as deep as nesting indents: deeper lists keep their bullets
+// but not their own indentation, which would otherwise cost every line of
+// a deeply nested item as much as its depth.
+var maxIndent = strings.Repeat(listIndent, 3)
 
 func (r *renderer) list(n *ast.List, depth int) []line {
 	sep := "\n"
@@ -260,7 +279,7 @@ func listItem(marker string, body []line) []line {
 		body = body[1:]
 	}
 	for _, l := range body {
-		if !l.code && !l.quoted && l.s != "" {
+		if !l.code && !l.quoted && l.s != "" && !strings.HasPrefix(l.s, maxIndent) {
 			l.s = listIndent + l.s
 		}
 		out = append(out, l)

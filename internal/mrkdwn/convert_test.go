@@ -34,6 +34,19 @@ func TestConvertGolden(t *testing.T) {
 	}
 }
 
+// TestConvertSloppy checks that none of the sloppy markup in sloppy.md
+// leaves doubled stars in the message, which the platform shows as they
+// are.
+func TestConvertSloppy(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "sloppy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Convert(string(src)); strings.Contains(got, "**") {
+		t.Errorf("Convert(sloppy.md) leaves doubled stars:\n%s", got)
+	}
+}
+
 // TestConvertPassthrough checks that text needing no conversion comes out
 // byte for byte.
 func TestConvertPassthrough(t *testing.T) {
@@ -102,6 +115,7 @@ func TestConvert(t *testing.T) {
 		{"task", "- [x] a", "• ☑ a"},
 		{"empty item", "-", "•"},
 		{"third level bullet", "- a\n  - b\n    - c\n      - d", "• a\n    ◦ b\n        ▪ c\n            • d"},
+		{"deep nesting indents no deeper", "- a\n  - b\n    - c\n      - d\n        - e", "• a\n    ◦ b\n        ▪ c\n            • d\n            ◦ e"},
 		{"ordered start", "7. a\n8. b", "7. a\n8. b"},
 		{"quote blank line", "> a\n>\n> b", "> a\n>\n> b"},
 		{"html inline", "a <b>c</b>", "a &lt;b&gt;c&lt;/b&gt;"},
@@ -114,6 +128,19 @@ func TestConvert(t *testing.T) {
 		{"emphasis over lines", "*a\nb*", "_a_\n_b_"},
 		{"nested strong", "**a **b** c**", "*a b c*"},
 		{"table cell escapes raw", "| a |\n|---|\n| <&> |", "```\na\n---\n<&>\n```"},
+		// Markdown a model writes sloppily renders as meant (sloppy.md has more).
+		{"spaced bold", "** spaced bold **", "*spaced bold*"},
+		{"spaced emphasis", "a * em * b", "a _em_ b"},
+		{"stray triple star", "Done ***", "Done"},
+		{"underscore bold by punctuation", "__Note:__text", "*Note:*\u200btext"},
+		{"bold before a word", "**Note:**text", "*Note:*\u200btext"},
+		{"glob stays", "src/**/*.go and *.md", "src/**/*.go and *.md"},
+		{"marker change keeps one list", "- a\n* b", "• a\n• b"},
+		{"operator stays", "2 ** 10 * 3", "2 ** 10 * 3"},
+		{"kwargs stay", "f(**kwargs)", "f(**kwargs)"},
+		{"bare url gets its host", "see https://example.com/a/b", "see <https://example.com/a/b|example.com>"},
+		{"bare url hides credentials", "https://u:p@example.com/", "<https://u:p@example.com/|example.com>"},
+		{"nested quote one level", "> a\n> > b", "> a\n>\n> b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -53,6 +53,10 @@ func FuzzConvert(f *testing.F) {
 		if openFence(out) {
 			t.Fatalf("Convert(%q) = %q: unbalanced code fences", in, out)
 		}
+		if n, bound := utf8.RuneCountInString(out), sizeBound(in, out); n > bound {
+			t.Fatalf("Convert(%q) = %q: %d characters, more than %d", in, out, n, bound)
+		}
+		checkIndent(t, in, out)
 		if again := Convert(in); again != out {
 			t.Fatalf("Convert(%q) is not deterministic", in)
 		}
@@ -72,4 +76,47 @@ func FuzzSplit(f *testing.F) {
 		limit = minLimit + int(uint(limit)%500)
 		checkParts(t, text, limit, Split(text, limit))
 	})
+}
+
+// sizeBound is the most characters Convert may write for in (the platform
+// counts a message's length in characters): twice in's with the
+// platform's escapes (&amp; &lt; &gt;; twice, since an email's address is
+// written as both the link and its label), plus %XX in a link's URL for
+// each byte of a space or a character a URL cannot hold, and the fixed
+// forms for what the platform lacks: the brackets, bar and scheme of each link it writes
+// (<mailto:…|…>, <http://www.…|…>; every '<' in the output opens a link or
+// a token, since a literal one is escaped), the line that stands for a
+// horizontal rule, the fence lines around a table or an indented code
+// block, and the indentation that stands for nesting (at most maxIndent a
+// line, which checkIndent holds).
+func sizeBound(in, out string) int {
+	in = normalize(in)
+	indent := 0
+	for _, l := range strings.Split(out, "\n") {
+		indent += len(l) - len(strings.TrimLeft(l, " "))
+	}
+	return 2*(utf8.RuneCountInString(in)+
+		4*strings.Count(in, "&")+3*strings.Count(in, "<")+3*strings.Count(in, ">")) +
+		3*strings.Count(out, "%") +
+		len("<mailto:|>")*strings.Count(out, "<") +
+		utf8.RuneCountInString(thematicBreak)*strings.Count(out, thematicBreak) +
+		len("```\n")*strings.Count(out, "```") +
+		indent
+}
+
+// checkIndent fails if a line of out outside code is indented deeper than
+// maxIndent.
+func checkIndent(t *testing.T, in, out string) {
+	t.Helper()
+	inCode := false
+	for _, l := range strings.Split(out, "\n") {
+		prefix, fence := fencePrefix(l)
+		if fence && strings.Count(l[len(prefix):], fenceMark)%2 == 1 {
+			inCode = !inCode
+			continue
+		}
+		if !inCode && strings.HasPrefix(l, maxIndent+" ") {
+			t.Fatalf("Convert(%q) = %q: line %q indented deeper than %d", in, out, l, len(maxIndent))
+		}
+	}
 }

@@ -1,11 +1,14 @@
 package mrkdwn
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -44,7 +47,7 @@ func (r *renderer) inlines(parent ast.Node, st style) string {
 func (r *renderer) inline(b *strings.Builder, n ast.Node, st style) {
 	switch n := n.(type) {
 	case *ast.Text:
-		v := n.Segment.Value(r.src)
+		v := r.text(n.Segment)
 		if n.IsRaw() {
 			b.WriteString(st.esc(string(v)))
 		} else {
@@ -78,19 +81,23 @@ func (r *renderer) inline(b *strings.Builder, n ast.Node, st style) {
 			inner, marker, already = st, "*", st.strong
 			inner.strong = true
 		}
-		s := r.inlines(n, inner)
-		if !st.plain && !already {
-			s = wrap(s, marker)
+		// Blanks inside come only from forgiven "** spaced **" markup,
+		// and the run's outer side is blank already.
+		s := strings.Trim(r.inlines(n, inner), " \t")
+		if st.plain || already {
+			b.WriteString(s)
+		} else {
+			r.marked(b, n, wrap(s, marker))
 		}
-		b.WriteString(s)
 	case *east.Strikethrough:
 		inner := st
 		inner.strike = true
 		s := r.inlines(n, inner)
-		if !st.plain && !st.strike {
-			s = wrap(s, "~")
+		if st.plain || st.strike {
+			b.WriteString(s)
+		} else {
+			r.marked(b, n, wrap(s, "~"))
 		}
-		b.WriteString(s)
 	case *ast.Link:
 		r.link(b, n, n.Destination, st)
 	case *ast.Image:
@@ -122,6 +129,58 @@ func (r *renderer) inline(b *strings.Builder, n ast.Node, st style) {
 		b.WriteString(defuseFences(v))
 	default:
 		b.WriteString(r.inlines(n, st))
+	}
+}
+
+// text returns seg's bytes without those strays dropped.
+func (r *renderer) text(seg text.Segment) []byte {
+	v := seg.Value(r.src)
+	if seg.Padding > 0 {
+		// Tab padding comes with indented code, where no run is parsed.
+		return v
+	}
+	i, _ := slices.BinarySearchFunc(r.drop, seg.Start, func(d text.Segment, start int) int {
+		if d.Stop <= start {
+			return -1
+		}
+		return 1
+	})
+	if i == len(r.drop) || r.drop[i].Start >= seg.Stop {
+		return v
+	}
+	out := make([]byte, 0, len(v))
+	pos := seg.Start
+	for ; i < len(r.drop) && r.drop[i].Start < seg.Stop; i++ {
+		d := r.drop[i]
+		if d.Start > pos {
+			out = append(out, r.src[pos:d.Start]...)
+		}
+		pos = max(pos, d.Stop)
+	}
+	if pos < seg.Stop {
+		out = append(out, r.src[pos:seg.Stop]...)
+	}
+	return out
+}
+
+// zws (zero-width space) parts a marker from a letter or digit outside it:
+// the platform reads "word*bold*" and "*bold*text" as plain text.
+const zws = "\u200b"
+
+// marked writes s, the text of n between its markers, with a zero-width
+// space on each side where a word would touch a marker.
+func (r *renderer) marked(b *strings.Builder, n ast.Node, s string) {
+	if s == "" {
+		return
+	}
+	if last, _ := utf8.DecodeLastRuneInString(b.String()); isWord(last) {
+		b.WriteString(zws)
+	}
+	b.WriteString(s)
+	if next, ok := n.NextSibling().(*ast.Text); ok {
+		if first, _ := utf8.DecodeRune(r.text(next.Segment)); isWord(first) {
+			b.WriteString(zws)
+		}
 	}
 }
 
@@ -200,11 +259,41 @@ func (r *renderer) autoLink(b *strings.Builder, n *ast.AutoLink, st style) {
 		return
 	}
 	u := escape(string(util.URLEscape([]byte(url), false)))
-	if label == url {
+	if n.AutoLinkType == ast.AutoLinkURL && r.bare(n) {
+		// A bare URL reads as its site, as a person would link it; the
+		// host is what the link leads to, so the label cannot mislead.
+		label = host(url)
+	}
+	if label == url || label == "" {
 		b.WriteString("<" + u + ">")
 		return
 	}
 	b.WriteString("<" + u + "|" + escape(label) + ">")
+}
+
+// bare reports whether an autolink was written without angle brackets
+// (linkified), as "see https://example.com/x".
+func (r *renderer) bare(n *ast.AutoLink) bool {
+	// The parser puts an autolink at its trigger: the '<' of "<ftp://…>",
+	// the URL itself or a blank before it when linkified.
+	p := n.Pos()
+	return p < 0 || p >= len(r.src) || r.src[p] != '<'
+}
+
+// host returns rawURL's host (with its port) as written, or "" if it has
+// none. As written: decoding its %XX could make it invalid UTF-8.
+func host(rawURL string) string {
+	_, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:] // never show credentials
+	}
+	return rest
 }
 
 // hasScheme reports whether url starts with an RFC 3986 scheme and ':'.

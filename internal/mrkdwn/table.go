@@ -1,7 +1,9 @@
 package mrkdwn
 
 import (
+	"bytes"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/clipperhouse/displaywidth"
 	"github.com/yuin/goldmark/ast"
@@ -45,12 +47,23 @@ func (r *renderer) table(t *east.Table) []line {
 			widths[i] = max(widths[i], displaywidth.String(c))
 		}
 	}
+	aligned := alignedRows(rows, header, widths, t.Alignments)
+	if size := r.sourceSize(t); size > 0 && utf8.RuneCountInString(aligned) > 2*size {
+		// One wide cell pads every row of its column: past twice the
+		// table's own text, the padding is not worth its room.
+		return fence(plainRows(rows, header))
+	}
+	return fence(aligned)
+}
+
+// alignedRows writes rows padded to widths, with a rule under the header.
+func alignedRows(rows [][]string, header int, widths []int, aligns []east.Alignment) string {
 	var b strings.Builder
 	for i, row := range rows {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(strings.TrimRight(formatRow(row, widths, t.Alignments), " "))
+		b.WriteString(strings.TrimRight(formatRow(trimRow(row), widths, aligns), " "))
 		if i == header {
 			b.WriteByte('\n')
 			for j, w := range widths {
@@ -61,7 +74,62 @@ func (r *renderer) table(t *east.Table) []line {
 			}
 		}
 	}
-	return fence(b.String())
+	return b.String()
+}
+
+// plainRows writes rows unpadded, " | " between cells ("|" beside an
+// empty one), with a short rule under the header.
+func plainRows(rows [][]string, header int) string {
+	var b strings.Builder
+	for i, row := range rows {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for j, c := range trimRow(row) {
+			if j > 0 {
+				if row[j-1] != "" {
+					b.WriteByte(' ')
+				}
+				b.WriteByte('|')
+				if c != "" {
+					b.WriteByte(' ')
+				}
+			}
+			b.WriteString(c)
+		}
+		if i == header {
+			b.WriteString("\n---")
+		}
+	}
+	return b.String()
+}
+
+// trimRow drops a row's empty cells at its end: they would only add
+// separators and padding.
+func trimRow(row []string) []string {
+	for len(row) > 0 && row[len(row)-1] == "" {
+		row = row[:len(row)-1]
+	}
+	return row
+}
+
+// sourceSize returns how many characters the table takes in the markdown,
+// from its header row to the end of its last row, or 0 if unknown.
+func (r *renderer) sourceSize(t *east.Table) int {
+	first, last := t.FirstChild(), t.LastChild()
+	if first == nil || last == nil {
+		return 0
+	}
+	start, end := first.Pos(), last.Pos()
+	if start < 0 || end < start || end > len(r.src) {
+		return 0
+	}
+	if i := bytes.IndexByte(r.src[end:], '\n'); i >= 0 {
+		end += i
+	} else {
+		end = len(r.src)
+	}
+	return utf8.RuneCount(r.src[start:end])
 }
 
 // cell renders a table cell as plain text: markup would show literally
@@ -73,14 +141,11 @@ func (r *renderer) cell(n ast.Node) string {
 
 func formatRow(row []string, widths []int, aligns []east.Alignment) string {
 	var b strings.Builder
-	for i, w := range widths {
+	for i, c := range row {
 		if i > 0 {
 			b.WriteString(" | ")
 		}
-		c := ""
-		if i < len(row) {
-			c = row[i]
-		}
+		w := widths[i]
 		pad := max(w-displaywidth.String(c), 0)
 		align := east.AlignNone
 		if i < len(aligns) {
