@@ -75,6 +75,10 @@ type Options struct {
 	// into the thread's workspace and returns a note naming them, which is
 	// added to the user's words.
 	Attach func(ctx context.Context, t *pipeline.Turn) (string, error)
+	// Unseen, when set, gives a turn whose event carries an unseen mark
+	// (pipeline.Event.Unseen) the thread's messages the bot had not seen:
+	// they go before the person's message, in the same write.
+	Unseen ThreadContext
 	// CompactAt is the prompt size (tokens) past which the history is
 	// compacted after the turn; 0 means 150,000.
 	CompactAt int64
@@ -314,6 +318,7 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	// A resumed event whose message was stored before the crash goes on
 	// from the history as it is.
 	if t.Event.Resumed && hasEventMessage(stored, t.Event.ID) {
+		e.markSeen(ctx, t)
 		return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 	}
 	var note string
@@ -325,12 +330,12 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		}
 		note = e.o.Redact(n)
 	}
-	text := e.userText(t, note)
-	user := anthropic.NewUserMessage(anthropic.NewTextBlock(text))
-	if err := e.persistEvent(ctx, sid, t.Event.ID, user); err != nil {
+	input := e.turnInput(ctx, t, e.userText(t, note))
+	if err := e.persistEvent(ctx, sid, t.Event.ID, input...); err != nil {
 		return err
 	}
-	msgs = append(msgs, user)
+	e.markSeen(ctx, t)
+	msgs = append(msgs, input...)
 	return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 }
 

@@ -62,6 +62,7 @@ type config struct {
 	prompt             func(*pipeline.Turn) (static, thread string) // nil: staticPrompt and thread
 	history            func(agent.History) agent.History            // wraps the store as the engine's history
 	gate               func(*store.Store) agent.Gate                // nil: every call runs
+	unseen             func(*store.Store) agent.ThreadContext       // nil: no thread context
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -124,6 +125,10 @@ func newEnv(t *testing.T, c config) *env {
 	if c.gate != nil {
 		gate = c.gate(st)
 	}
+	var unseen agent.ThreadContext
+	if c.unseen != nil {
+		unseen = c.unseen(st)
+	}
 	e.engine, err = agent.New(agent.Options{
 		Model:    model,
 		History:  history,
@@ -144,6 +149,7 @@ func newEnv(t *testing.T, c config) *env {
 		Now:    c.now,
 		Status: c.status,
 		Gate:   gate,
+		Unseen: unseen,
 	})
 	if err != nil {
 		t.Fatal(err)
