@@ -449,40 +449,6 @@ func (s *Slack) completeUpload(c *slackCall) (map[string]any, string, func()) {
 	return map[string]any{"files": out}, "", nil
 }
 
-// conversationsReplies answers the bot's posts in a thread (the root
-// first when the bot posted it), oldest first, with their metadata when
-// include_all_metadata is set. The fake keeps no user messages: only the
-// bot's posts are in its threads.
-func (s *Slack) conversationsReplies(c *slackCall) (map[string]any, string, func()) {
-	channel, root := c.params.Get("channel"), c.params.Get("ts")
-	if channel == "" {
-		return nil, "channel_not_found", nil
-	}
-	if root == "" {
-		return nil, "thread_not_found", nil
-	}
-	meta := c.params.Get("include_all_metadata") == "1" || c.params.Get("include_all_metadata") == "true"
-	s.mu.Lock()
-	var msgs []map[string]any
-	for _, p := range s.posts {
-		if p.Channel != channel || (p.ThreadTS != root && p.TS != root) {
-			continue
-		}
-		m := map[string]any{"type": "message", "text": p.Text, "user": c.cfg.botUserID, "bot_id": c.cfg.botID,
-			"ts": p.TS, "thread_ts": root}
-		if md := p.Params.Get("metadata"); meta && md != "" {
-			m["metadata"] = json.RawMessage(md)
-		}
-		msgs = append(msgs, m)
-	}
-	s.mu.Unlock()
-	if msgs == nil {
-		msgs = []map[string]any{}
-	}
-	return map[string]any{"messages": msgs, "has_more": false,
-		"response_metadata": map[string]any{"next_cursor": ""}}, "", nil
-}
-
 func (s *Slack) usersInfo(c *slackCall) (map[string]any, string, func()) {
 	id := c.params.Get("user")
 	if id == "" {

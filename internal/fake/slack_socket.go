@@ -276,6 +276,9 @@ func (s *Slack) envelope(caller, typ string, payload any, retryAttempt int) (id 
 		return "", nil, nil, false
 	}
 	s.mu.Lock()
+	if typ == EnvelopeEventsAPI {
+		s.keepMessageLocked(raw) // the platform has what it delivers
+	}
 	s.seq++
 	id = fmt.Sprintf("%08x-fake-4000-8000-%012d", s.seq, s.seq)
 	if s.socket.sent == nil {
