@@ -33,6 +33,7 @@ type chatAPI interface {
 	tools.Downloader
 	SetStatus(ctx context.Context, channelID, threadTS, status string) error
 	AuthTest(ctx context.Context) (pipeline.Identity, error)
+	pipeline.ThreadReader // a thread's messages the bot has not seen (unseen.go)
 }
 
 // service is the running runtime: everything `agent start` builds.

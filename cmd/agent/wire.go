@@ -159,6 +159,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 
 	engine, err := agent.New(agent.Options{
 		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus, Attach: s.attachments(chat).Save,
+		Unseen: s.threadContext(chat),
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
 			InSkills: s.builtins.InSkills},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,

@@ -141,10 +141,12 @@ func (s *Slack) threadMessages(c *slackCall, channel, root string) []map[string]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var msgs []map[string]any
+	posted := map[string]bool{} // an echoed post (EchoPosts) is the post itself
 	for _, p := range s.posts {
 		if p.Channel != channel || (p.ThreadTS != root && p.TS != root) {
 			continue
 		}
+		posted[p.TS] = true
 		m := map[string]any{"type": "message", "text": p.Text, "user": c.cfg.botUserID, "bot_id": c.cfg.botID,
 			"ts": p.TS, "thread_ts": root}
 		if md := p.Params.Get("metadata"); meta && md != "" {
@@ -154,7 +156,7 @@ func (s *Slack) threadMessages(c *slackCall, channel, root string) []map[string]
 	}
 	for _, m := range s.said {
 		ts, _ := m["ts"].(string)
-		if thread, _ := m["thread_ts"].(string); m["channel"] == channel && (ts == root || thread == root) {
+		if thread, _ := m["thread_ts"].(string); m["channel"] == channel && (ts == root || thread == root) && !posted[ts] {
 			m = maps.Clone(m)
 			if ts == root {
 				m["thread_ts"] = root // the root of a thread says so when read back
