@@ -55,6 +55,12 @@ type Step struct {
 	Channel  string
 	Thread   string // send: a label; sends with one label share a thread
 	DM       bool   // send: in the DM
+	// Mention is send's choice of the bot's mention: nil is the default
+	// (a channel thread's root mentions the bot, a later send does not);
+	// false posts a root without it (people talk, the bot is not called
+	// in), true prefixes it to a reply (calling the bot into the thread).
+	Mention *bool
+	Bot     bool // send: another app posts it (a bot message: it carries a bot id)
 	Contains string // expect_reply, expect_card
 	CardKind string // expect_card (default approval)
 	Reason   string // expect_drop: one of pipeline.DropReasons or "ignored"
@@ -82,7 +88,7 @@ var (
 
 // stepFields are the fields of each step kind, in the order messages list them.
 var stepFields = map[string][]string{
-	StepSend:          {"text", "as", "channel", "thread", "dm"},
+	StepSend:          {"text", "as", "channel", "thread", "dm", "mention", "bot"},
 	StepExpectReply:   {"contains"},
 	StepExpectCard:    {"kind", "contains"},
 	StepExpectPending: {},
@@ -225,6 +231,16 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 		case "dm":
 			if fv.Kind != yaml.ScalarNode || fv.Decode(&st.DM) != nil {
 				err = p.fail(fv, "dm%s is true or false", where)
+			}
+		case "mention":
+			var m bool
+			if fv.Kind != yaml.ScalarNode || fv.Decode(&m) != nil {
+				err = p.fail(fv, "mention%s is true or false", where)
+			}
+			st.Mention = &m
+		case "bot":
+			if fv.Kind != yaml.ScalarNode || fv.Decode(&st.Bot) != nil {
+				err = p.fail(fv, "bot%s is true or false", where)
 			}
 		case "contains":
 			st.Contains, err = p.str(fk, fv, where)
