@@ -55,16 +55,17 @@ type Step struct {
 	Channel  string
 	Thread   string // send: a label; sends with one label share a thread
 	DM       bool   // send: in the DM
+	Contains string // expect_reply, expect_card
+	CardKind string // expect_card (default approval)
+	Reason   string // expect_drop: one of pipeline.DropReasons or "ignored"
+	Action   string // click: approve, deny, always
+
 	// Mention is send's choice of the bot's mention: nil is the default
 	// (a channel thread's root mentions the bot, a later send does not);
 	// false posts a root without it (people talk, the bot is not called
 	// in), true prefixes it to a reply (calling the bot into the thread).
 	Mention *bool
 	Bot     bool // send: another app posts it (a bot message: it carries a bot id)
-	Contains string // expect_reply, expect_card
-	CardKind string // expect_card (default approval)
-	Reason   string // expect_drop: one of pipeline.DropReasons or "ignored"
-	Action   string // click: approve, deny, always
 }
 
 // The step kinds.
