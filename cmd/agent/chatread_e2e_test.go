@@ -109,8 +109,8 @@ func TestToolThreadHistory(t *testing.T) {
 	if strings.Contains(first+second, "ACME-123456") {
 		t.Error("a redaction pattern's match reached the model")
 	}
-	if got := h.reads("conversations.replies"); len(got) != 3 || slices.ContainsFunc(got, func(r string) bool { return r != "conversations.replies C0TEAM" }) {
-		t.Errorf("reads = %q, want three of C0TEAM (one rate limited)", got)
+	if got := h.reads("conversations.replies"); len(got) != 4 || slices.ContainsFunc(got, func(r string) bool { return r != "conversations.replies C0TEAM" }) {
+		t.Errorf("reads = %q, want four of C0TEAM (the context read on engagement, three by the tool, one rate limited)", got)
 	}
 	h.noCards()
 }

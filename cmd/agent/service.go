@@ -35,6 +35,7 @@ type chatAPI interface {
 	AuthTest(ctx context.Context) (pipeline.Identity, error)
 	// The reads and reactions of the agent's chat tools.
 	tools.ChatReader
+	pipeline.ThreadReader // a thread's messages the bot has not seen (unseen.go)
 }
 
 // service is the running runtime: everything `agent start` builds.

@@ -91,11 +91,21 @@ func (t retryThreads) Engaged(ctx context.Context, key string) (engaged, known b
 	return engaged, known, err
 }
 
-// SetEngaged sets a value: a second try after a first that landed sets
-// the same.
-func (t retryThreads) SetEngaged(ctx context.Context, key, channelID, rootTS string, engaged bool) error {
-	return t.r.do(ctx, "set_engaged", func() error {
-		return t.threads.SetEngaged(ctx, key, channelID, rootTS, engaged)
+// Engage sets a value and keeps a mark it finds: a second try after a
+// first that landed sets the same and returns the same mark.
+func (t retryThreads) Engage(ctx context.Context, key, channelID, rootTS, ts string) (unseen string, err error) {
+	err = t.r.do(ctx, "engage", func() (err error) {
+		unseen, err = t.threads.Engage(ctx, key, channelID, rootTS, ts)
+		return err
+	})
+	return unseen, err
+}
+
+// Disengage sets a value and keeps the first mark: a second try sets the
+// same.
+func (t retryThreads) Disengage(ctx context.Context, key, ts string) error {
+	return t.r.do(ctx, "disengage", func() error {
+		return t.threads.Disengage(ctx, key, ts)
 	})
 }
 

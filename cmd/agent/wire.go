@@ -160,7 +160,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	attach := s.attachments(chat)
 	engine, err := agent.New(agent.Options{
 		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
-		Attach: attach.Save, Load: attach.Load,
+		Attach: attach.Save, Load: attach.Load, Unseen: s.threadContext(chat),
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
 			InSkills: s.builtins.InSkills},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,

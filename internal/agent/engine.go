@@ -80,6 +80,10 @@ type Options struct {
 	// request that carries it (tools.Attachments.Load); its error is why
 	// the file is not shown. Nil: shown files are named, not shown.
 	Load func(threadKey string, s tools.Shown) ([]byte, error)
+	// Unseen, when set, gives a turn whose event carries an unseen mark
+	// (pipeline.Event.Unseen) the thread's messages the bot had not seen:
+	// they go before the person's message, in the same write.
+	Unseen ThreadContext
 	// CompactAt is the prompt size (tokens) past which the history is
 	// compacted after the turn; 0 means 150,000.
 	CompactAt int64
@@ -319,13 +323,15 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	// A resumed event whose message was stored before the crash goes on
 	// from the history as it is.
 	if t.Event.Resumed && hasEventMessage(stored, t.Event.ID) {
+		e.markSeen(ctx, t)
 		return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 	}
-	user := e.userMessage(t, e.attachments(ctx, t))
-	if err := e.persistEvent(ctx, sid, t.Event.ID, user); err != nil {
+	input := e.turnInput(ctx, t, e.userMessage(t, e.attachments(ctx, t)))
+	if err := e.persistEvent(ctx, sid, t.Event.ID, input...); err != nil {
 		return err
 	}
-	msgs = append(msgs, user)
+	e.markSeen(ctx, t)
+	msgs = append(msgs, input...)
 	return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 }
 

@@ -63,6 +63,7 @@ type config struct {
 	history            func(agent.History) agent.History            // wraps the store as the engine's history
 	gate               func(*store.Store) agent.Gate                // nil: every call runs
 	attach             *tools.Attachments                           // saves and reads back attachments; nil: none
+	unseen             func(*store.Store) agent.ThreadContext       // nil: no thread context
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -148,6 +149,9 @@ func newEnv(t *testing.T, c config) *env {
 	}
 	if c.attach != nil {
 		o.Attach, o.Load = c.attach.Save, c.attach.Load
+	}
+	if c.unseen != nil {
+		o.Unseen = c.unseen(st)
 	}
 	e.engine, err = agent.New(o)
 	if err != nil {

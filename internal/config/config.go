@@ -63,6 +63,10 @@ type Config struct {
 
 	MaxAttachments  int // AGENT_MAX_ATTACHMENTS: files saved per message
 	MaxAttachmentMB int // AGENT_MAX_ATTACHMENT_MB: size cap of each
+
+	// ContextMessages (AGENT_CONTEXT_MESSAGES) caps the messages of a
+	// thread the bot had not seen that a turn carries (the newest).
+	ContextMessages int
 }
 
 // Defaults.
@@ -80,6 +84,10 @@ const (
 	// DefaultMaxAttachments and DefaultMaxAttachmentMB are interfaces.md's.
 	DefaultMaxAttachments  = 20
 	DefaultMaxAttachmentMB = 20
+	// DefaultContextMessages is interfaces.md's; MaxContextMessages keeps
+	// one turn's input (and a thread read) within reason.
+	DefaultContextMessages = 50
+	MaxContextMessages     = 1000
 )
 
 // setting binds one variable to its flag.
@@ -128,6 +136,7 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_METRICS_PORT", usage: "port of /metrics and /debug/pprof/ (default: the health port, 9090 when the HTTP ingress shares it)", integer: &c.MetricsPort, def: "0"},
 		{env: "AGENT_MAX_ATTACHMENTS", usage: "files of one message saved in the workspace; the rest are skipped", integer: &c.MaxAttachments, def: strconv.Itoa(DefaultMaxAttachments)},
 		{env: "AGENT_MAX_ATTACHMENT_MB", usage: "size cap of each file saved from a message, in MB", integer: &c.MaxAttachmentMB, def: strconv.Itoa(DefaultMaxAttachmentMB)},
+		{env: "AGENT_CONTEXT_MESSAGES", usage: "earlier messages of a thread a turn carries when the bot is called into it (the newest)", integer: &c.ContextMessages, def: strconv.Itoa(DefaultContextMessages)},
 	}
 }
 
@@ -308,7 +317,18 @@ func (c *Config) ValidateSettings() error {
 	if err := c.validateShutdownAndMetrics(); err != nil {
 		return err
 	}
+	if err := c.validateContext(); err != nil {
+		return err
+	}
 	return c.validateAttachments()
+}
+
+// validateContext checks AGENT_CONTEXT_MESSAGES.
+func (c *Config) validateContext() error {
+	if c.ContextMessages < 1 || c.ContextMessages > MaxContextMessages {
+		return fmt.Errorf("AGENT_CONTEXT_MESSAGES: must be between 1 and %d, got %d", MaxContextMessages, c.ContextMessages)
+	}
+	return nil
 }
 
 // validateAttachments checks the attachment caps.

@@ -35,7 +35,7 @@ func TestDefaults(t *testing.T) {
 	c := parse(t, nil)
 	if c.DefaultMode != "ask" || c.AutoAllowTools != "Read,Grep,Glob,LS" || c.IdleMinutes != 15 ||
 		c.HealthPort != 8080 || c.MaxTurns != 8 || c.PackageRunner != "npx" || c.ChatAPIURL != DefaultChatAPIURL ||
-		c.MaxAttachments != 20 || c.MaxAttachmentMB != 20 {
+		c.MaxAttachments != 20 || c.MaxAttachmentMB != 20 || c.ContextMessages != 50 {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if c.Home != "/home/u/.agent" || c.DBPath != "/home/u/.agent/db.sqlite" || c.Workspaces != "/home/u/.agent/workspaces" {
@@ -99,6 +99,8 @@ func TestStartupErrors(t *testing.T) {
 		{"bad mode", nil, map[string]string{"AGENT_DEFAULT_MODE": "yolo"}, `AGENT_DEFAULT_MODE: unknown permission mode "yolo"`},
 		{"bad pprof", nil, map[string]string{"AGENT_PPROF": "yes"}, `AGENT_PPROF: unknown value "yes" (want 1 or 0)`},
 		{"no attachments", nil, map[string]string{"AGENT_MAX_ATTACHMENTS": "0"}, "AGENT_MAX_ATTACHMENTS: must be at least 1, got 0"},
+		{"no thread context", nil, map[string]string{"AGENT_CONTEXT_MESSAGES": "0"}, "AGENT_CONTEXT_MESSAGES: must be between 1 and 1000, got 0"},
+		{"thread context cap", nil, map[string]string{"AGENT_CONTEXT_MESSAGES": "1001"}, "AGENT_CONTEXT_MESSAGES: must be between 1 and 1000, got 1001"},
 		{"attachment cap", nil, map[string]string{"AGENT_MAX_ATTACHMENT_MB": "0"}, "AGENT_MAX_ATTACHMENT_MB: must be between 1 and 1024, got 0"},
 		{"bad database address", nil, map[string]string{"AGENT_DB_URL": "mysql://db/agent"}, "AGENT_DB_URL: want a postgres://user:password@host:port/database address"},
 		{"database password with a bad escape", nil, map[string]string{"AGENT_DB_URL": "postgres://agent:s3cr%zzet@db:5432/agent"},

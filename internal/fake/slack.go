@@ -33,8 +33,10 @@ const (
 // auth.test, apps.connections.open, chat.postMessage, chat.update,
 // chat.postEphemeral, assistant.threads.setStatus, files.getUploadURLExternal
 // (its upload URL lives on the fake) and files.completeUploadExternal,
-// users.info and conversations.replies (the bot's posts of a thread, with
-// their metadata); files registered with AddFile or uploaded are served at
+// users.info and conversations.replies (a thread's messages, oldest first,
+// paged: the bot's posts with their metadata, and the messages of people
+// and other bots that the fake sent over the socket or was given with
+// AddMessage); files registered with AddFile or uploaded are served at
 // their url_private_download (Bearer bot token required). Fail queues
 // one-time failures (error codes, HTTP statuses, rate limits, hang-ups). Socket Mode is served at
 // the address apps.connections.open returns: the fake sends hello, pings,

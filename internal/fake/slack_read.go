@@ -119,6 +119,18 @@ func (s *Slack) AddHistory(ms ...Message) []string {
 	return out
 }
 
+// AddMessage records m in its channel as if it had been posted, without
+// sending its event: a thread's earlier messages, said where the bot was
+// not listening. Messages sent with Send (SendEvent, SendOn) are recorded
+// already.
+func (s *Slack) AddMessage(m Message) {
+	s.AddHistory(m)
+}
+
+// hiddenSubtypes are message events that say something about another
+// message (an edit, a deletion, a reply count) rather than being one.
+var hiddenSubtypes = map[string]bool{"message_changed": true, "message_deleted": true, "message_replied": true}
+
 // Reactions returns the names of the bot's reactions on the message at ts
 // in channel, in the order they were added.
 func (s *Slack) Reactions(channel, ts string) []string {
@@ -140,7 +152,7 @@ func (s *Slack) recordDelivered(raw json.RawMessage) {
 	typ, _ := ev["type"].(string)
 	sub, _ := ev["subtype"].(string)
 	channel, _ := ev["channel"].(string)
-	if (typ != "message" && typ != "app_mention") || sub == "message_changed" || sub == "message_deleted" || channel == "" {
+	if (typ != "message" && typ != "app_mention") || hiddenSubtypes[sub] || channel == "" {
 		return
 	}
 	s.mu.Lock()
@@ -175,7 +187,18 @@ func (s *Slack) storeMessage(channel string, ev map[string]any) {
 // conversation is every message of channel, people's and the bot's, oldest
 // first; s.mu must be held.
 func (s *Slack) conversation(c *slackCall, channel string, meta bool) []slackStored {
-	out := slices.Clone(s.history[channel])
+	posted := map[string]bool{}
+	for _, p := range s.posts {
+		if p.Channel == channel {
+			posted[p.TS] = true
+		}
+	}
+	var out []slackStored
+	for _, m := range s.history[channel] {
+		if !posted[m.ts] { // an echoed post (EchoPosts) is the post itself
+			out = append(out, m)
+		}
+	}
 	for _, p := range s.posts {
 		if p.Channel != channel {
 			continue
@@ -269,7 +292,9 @@ func slackPage(msgs []slackStored, cursor string, limit int) ([]map[string]any, 
 }
 
 // conversationsReplies answers a thread, oldest first, in pages: the
-// first starts with the root; later pages do not repeat it.
+// first starts with the root whatever the bounds (which it always says
+// is one), then the replies between oldest and latest (both included
+// with inclusive, else excluded); later pages do not repeat the root.
 func (s *Slack) conversationsReplies(c *slackCall) (map[string]any, string, func()) {
 	channel, root := c.params.Get("channel"), c.params.Get("ts")
 	if channel == "" {
@@ -279,11 +304,24 @@ func (s *Slack) conversationsReplies(c *slackCall) (map[string]any, string, func
 		return nil, "thread_not_found", nil
 	}
 	meta := c.params.Get("include_all_metadata") == "1" || c.params.Get("include_all_metadata") == "true"
+	inclusive := c.params.Get("inclusive") == "1" || c.params.Get("inclusive") == "true"
+	oldest, latest := c.params.Get("oldest"), c.params.Get("latest")
+	within := func(ts string) bool {
+		lo, hi := slackCompareTS(ts, oldest), slackCompareTS(ts, latest)
+		return (oldest == "" || lo > 0 || inclusive && lo == 0) && (latest == "" || hi < 0 || inclusive && hi == 0)
+	}
 	cursor := c.params.Get("cursor")
 	s.mu.Lock()
 	var thread []slackStored
 	for _, m := range s.conversation(c, channel, meta) {
-		if m.ts == root && cursor == "" || m.ts != root && m.thread == root {
+		switch {
+		case m.ts == root && cursor == "":
+			if m.wire["thread_ts"] == nil {
+				m.wire = maps.Clone(m.wire)
+				m.wire["thread_ts"] = root // the root of a thread says so when read back
+			}
+			thread = append(thread, m)
+		case m.ts != root && m.thread == root && within(m.ts):
 			thread = append(thread, m)
 		}
 	}

@@ -276,7 +276,7 @@ func (s *Slack) envelope(caller, typ string, payload any, retryAttempt int) (id 
 		return "", nil, nil, false
 	}
 	if typ == EnvelopeEventsAPI {
-		s.recordDelivered(raw)
+		s.recordDelivered(raw) // the platform has what it delivers
 	}
 	s.mu.Lock()
 	s.seq++

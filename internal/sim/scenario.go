@@ -62,6 +62,13 @@ type Step struct {
 	// Files are send's attachments, by name: each is made from its
 	// extension (SampleFile).
 	Files []string
+
+	// Mention is send's choice of the bot's mention: nil is the default
+	// (a channel thread's root mentions the bot, a later send does not);
+	// false posts a root without it (people talk, the bot is not called
+	// in), true prefixes it to a reply (calling the bot into the thread).
+	Mention *bool
+	Bot     bool // send: another app posts it (a bot message: it carries a bot id)
 }
 
 // The step kinds.
@@ -85,7 +92,7 @@ var (
 
 // stepFields are the fields of each step kind, in the order messages list them.
 var stepFields = map[string][]string{
-	StepSend:          {"text", "as", "channel", "thread", "dm", "files"},
+	StepSend:          {"text", "as", "channel", "thread", "dm", "files", "mention", "bot"},
 	StepExpectReply:   {"contains"},
 	StepExpectCard:    {"kind", "contains"},
 	StepExpectPending: {},
@@ -228,6 +235,16 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 		case "dm":
 			if fv.Kind != yaml.ScalarNode || fv.Decode(&st.DM) != nil {
 				err = p.fail(fv, "dm%s is true or false", where)
+			}
+		case "mention":
+			var m bool
+			if fv.Kind != yaml.ScalarNode || fv.Decode(&m) != nil {
+				err = p.fail(fv, "mention%s is true or false", where)
+			}
+			st.Mention = &m
+		case "bot":
+			if fv.Kind != yaml.ScalarNode || fv.Decode(&st.Bot) != nil {
+				err = p.fail(fv, "bot%s is true or false", where)
 			}
 		case "contains":
 			st.Contains, err = p.str(fk, fv, where)

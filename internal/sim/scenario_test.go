@@ -153,6 +153,8 @@ func TestParseScenarioErrorLines(t *testing.T) {
 		{"bad channel", "steps:\n  - send: {text: hi, channel: general}\n", f + `:2: channel "general" in step 1 (send) is neither`},
 		{"dm and channel", "steps:\n  - send: {text: hi, channel: C0PUB, dm: true}\n", f + ":2: channel in step 1 (send): a send goes to a channel or to the DM"},
 		{"dm not a bool", "steps:\n  - send: {text: hi, dm: sometimes}\n", f + ":2: dm in step 1 (send) is true or false"},
+		{"mention not a bool", "steps:\n  - send: {text: hi, mention: maybe}\n", f + ":2: mention in step 1 (send) is true or false"},
+		{"bot not a bool", "steps:\n  - send: {text: hi, bot: [x]}\n", f + ":2: bot in step 1 (send) is true or false"},
 		{"text not a string", "steps:\n  - send: {text: [a, b]}\n", f + ":2: text in step 1 (send) must be a string"},
 		{"send without text", "steps:\n  - send: {as: member}\n", f + ":2: step 1 (send) needs text"},
 		{"expect_reply without contains", "steps:\n  - expect_reply: {}\n", f + ":2: step 1 (expect_reply) needs contains"},
@@ -273,5 +275,25 @@ func TestDiscoverGlobs(t *testing.T) {
 	}
 	if _, err := Discover(dir, []string{"[bad"}); err == nil {
 		t.Error("malformed pattern accepted")
+	}
+}
+
+// A thread people talk in before the bot is called in: a root without the
+// bot's mention, another app's post, a reply that mentions the bot.
+func TestParseScenarioThreadContext(t *testing.T) {
+	src := `layer: trusted
+steps:
+  - send: {text: the build is red, thread: t1, mention: false}
+  - send: {text: "CI: failed", thread: t1, as: U0CI, bot: true}
+  - send: {text: "what do we know?", thread: t1, mention: true}
+`
+	sc, err := ParseScenario("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sc.Steps
+	if len(st) != 3 || st[0].Mention == nil || *st[0].Mention || st[1].Mention != nil || !st[1].Bot || st[1].As != "U0CI" ||
+		st[2].Mention == nil || !*st[2].Mention || st[2].Bot {
+		t.Fatalf("steps = %+v", st)
 	}
 }

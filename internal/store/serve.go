@@ -17,6 +17,7 @@ var (
 	_ pipeline.ThreadModes = (*Store)(nil)
 	_ pipeline.ThreadLocks = (*Store)(nil)
 	_ pipeline.SeenStore   = (*Store)(nil)
+	_ pipeline.UnseenMarks = (*Store)(nil)
 	_ session.Store        = Sessions{}
 	_ session.Deferrer     = Sessions{}
 )

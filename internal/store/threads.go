@@ -17,7 +17,10 @@ type Thread struct {
 	Engaged   bool   // whether the bot handles plain replies in the thread
 	Mode      string // permission mode; "" means the service default
 	LockedBy  string // user holding the thread's 1:1 lock; "" means unlocked
-	UpdatedAt time.Time
+	// UnseenFrom is the ts where the thread's messages the bot has not
+	// seen begin ("" none): see Engage.
+	UnseenFrom string
+	UpdatedAt  time.Time
 }
 
 type threadRow struct {
@@ -27,6 +30,7 @@ type threadRow struct {
 	Engaged   bool   `bun:"engaged"`
 	Mode      string `bun:"mode"`
 	LockedBy  string `bun:"locked_by"`
+	Unseen    string `bun:"unseen_from"`
 	UpdatedAt int64  `bun:"updated_at"`
 }
 
@@ -34,9 +38,9 @@ type threadRow struct {
 // ErrNotFound.
 func (s *Store) GetThread(ctx context.Context, key string) (Thread, error) {
 	var r threadRow
-	err := s.queryRow(ctx, `SELECT thread_key, channel_id, root_ts, engaged, mode, locked_by, updated_at
+	err := s.queryRow(ctx, `SELECT thread_key, channel_id, root_ts, engaged, mode, locked_by, unseen_from, updated_at
 		FROM threads WHERE thread_key = ?`, key).
-		Scan(&r.ThreadKey, &r.ChannelID, &r.RootTS, &r.Engaged, &r.Mode, &r.LockedBy, &r.UpdatedAt)
+		Scan(&r.ThreadKey, &r.ChannelID, &r.RootTS, &r.Engaged, &r.Mode, &r.LockedBy, &r.Unseen, &r.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
@@ -44,13 +48,14 @@ func (s *Store) GetThread(ctx context.Context, key string) (Thread, error) {
 		return Thread{}, fmt.Errorf("get thread %q: %w", key, err)
 	}
 	return Thread{
-		Key:       r.ThreadKey,
-		ChannelID: r.ChannelID,
-		RootTS:    r.RootTS,
-		Engaged:   r.Engaged,
-		Mode:      r.Mode,
-		LockedBy:  r.LockedBy,
-		UpdatedAt: fromUnixMilli(r.UpdatedAt),
+		Key:        r.ThreadKey,
+		ChannelID:  r.ChannelID,
+		RootTS:     r.RootTS,
+		Engaged:    r.Engaged,
+		Mode:       r.Mode,
+		LockedBy:   r.LockedBy,
+		UnseenFrom: r.Unseen,
+		UpdatedAt:  fromUnixMilli(r.UpdatedAt),
 	}, nil
 }
 

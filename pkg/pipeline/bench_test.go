@@ -23,8 +23,8 @@ func benchChain(b *testing.B) (pipeline.Handler, *fakeAgent) {
 	}
 	// MarkEvent records its keys in the fake; the benchmark must not grow it.
 	threads := &fakeEngagements{
-		EngagedFn:    func(_ context.Context, k string) (bool, bool, error) { return k == engagedThread, true, nil },
-		SetEngagedFn: func(context.Context, string, string, string, bool) error { return nil },
+		EngagedFn: func(_ context.Context, k string) (bool, bool, error) { return k == engagedThread, true, nil },
+		SetFn:     func(context.Context, string, string, string, string, bool) (string, error) { return "", nil },
 	}
 	sess := fakeSession{id: "S1", key: engagedThread}
 	sessions := &fakeSessions{AcquireFn: func(context.Context, *pipeline.Event) (pipeline.Session, func(), error) {
@@ -60,8 +60,13 @@ type benchEngagements struct{ f *fakeEngagements }
 func (e benchEngagements) Engaged(ctx context.Context, k string) (bool, bool, error) {
 	return e.f.EngagedFn(ctx, k)
 }
-func (e benchEngagements) SetEngaged(ctx context.Context, k, c, r string, v bool) error {
-	return e.f.SetEngagedFn(ctx, k, c, r, v)
+func (e benchEngagements) Engage(ctx context.Context, k, c, r, ts string) (string, error) {
+	return e.f.SetFn(ctx, k, c, r, ts, true)
+}
+
+func (e benchEngagements) Disengage(ctx context.Context, k, ts string) error {
+	_, err := e.f.SetFn(ctx, k, "", "", ts, false)
+	return err
 }
 
 // BenchmarkDropPath: a stranger in a restricted channel; only drop runs.

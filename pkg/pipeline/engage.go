@@ -8,14 +8,24 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Engagements remembers which threads the bot is engaged in. Both
-// engagement and disengagement persist across restarts.
+// Engagements remembers which threads the bot is engaged in, and where a
+// thread's messages the bot has not seen begin. Both persist across
+// restarts.
 type Engagements interface {
 	// Engaged reports whether the bot is engaged in the thread; known is
 	// false when the thread was never seen.
 	Engaged(ctx context.Context, threadKey string) (engaged, known bool, err error)
-	// SetEngaged records the thread's engagement.
-	SetEngaged(ctx context.Context, threadKey, channelID, rootTS string, engaged bool) error
+	// Engage engages the thread for the message at ts, which mentions the
+	// bot, and returns the ts of the first message of the thread before
+	// ts that the bot has not seen ("" when there is none): the thread's
+	// root when the bot was never engaged in it (and ts is a reply), the
+	// message that disengaged it, or the mark an earlier Engage returned
+	// while its turn has not stored those messages yet (UnseenMarks).
+	Engage(ctx context.Context, threadKey, channelID, rootTS, ts string) (unseen string, err error)
+	// Disengage records that the bot stops following the thread at the
+	// message at ts: it sees neither that message nor the ones after it
+	// until it is mentioned again. An earlier unseen mark is kept.
+	Disengage(ctx context.Context, threadKey, ts string) error
 }
 
 // Engagement decisions: the reason attribute of the engage span.
@@ -30,6 +40,8 @@ const (
 // NewEngage returns the engagement stage, the rules of the spec:
 //  1. a direct message is always engaged;
 //  2. an @mention of the bot engages the thread (the bot answers in-thread);
+//     in a thread holding messages the bot has not seen, the event's Unseen
+//     says where they begin;
 //  3. a plain reply in an engaged thread is handled;
 //  4. a message in an engaged thread that mentions another user (and not the
 //     bot) disengages the thread and is itself not answered.
@@ -77,9 +89,11 @@ func engage(ctx context.Context, threads Engagements, botUserID string, ev *Even
 	}
 	key := ev.ThreadKey()
 	if mentionsBot {
-		if err := threads.SetEngaged(ctx, key, ev.ChannelID, ev.RootTS(), true); err != nil {
+		unseen, err := threads.Engage(ctx, key, ev.ChannelID, ev.RootTS(), ev.TS)
+		if err != nil {
 			return "", err
 		}
+		ev.Unseen = unseen
 		return engageMention, nil
 	}
 	if ev.ThreadTS == "" {
@@ -93,7 +107,7 @@ func engage(ctx context.Context, threads Engagements, botUserID string, ev *Even
 		return engageNotEngaged, nil
 	}
 	if mentionsOther {
-		if err := threads.SetEngaged(ctx, key, ev.ChannelID, ev.RootTS(), false); err != nil {
+		if err := threads.Disengage(ctx, key, ev.TS); err != nil {
 			return "", err
 		}
 		return engageDisengaged, nil

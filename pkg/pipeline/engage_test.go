@@ -12,10 +12,15 @@ import (
 )
 
 // fakeEngagements is a pipeline.Engagements scripted by its fields; it
-// records the SetEngaged calls as "key channel root engaged".
+// records Engage as "key channel root ts true" and Disengage as
+// "key ts false".
 type fakeEngagements struct {
-	EngagedFn    func(ctx context.Context, threadKey string) (engaged, known bool, err error)
-	SetEngagedFn func(ctx context.Context, threadKey, channelID, rootTS string, engaged bool) error
+	EngagedFn func(ctx context.Context, threadKey string) (engaged, known bool, err error)
+	// SetFn backs Engage (engaged true) and Disengage (engaged false,
+	// channel and root "") and returns Engage's unseen mark.
+	SetFn func(ctx context.Context, threadKey, channelID, rootTS, ts string, engaged bool) (string, error)
+	// MarkSeenFn backs MarkSeen (pipeline.UnseenMarks).
+	MarkSeenFn func(ctx context.Context, threadKey, from string) error
 
 	mu      sync.Mutex
 	lookups []string
@@ -29,31 +34,71 @@ func (f *fakeEngagements) Engaged(ctx context.Context, threadKey string) (bool, 
 	return f.EngagedFn(ctx, threadKey)
 }
 
-func (f *fakeEngagements) SetEngaged(ctx context.Context, threadKey, channelID, rootTS string, engaged bool) error {
+func (f *fakeEngagements) Engage(ctx context.Context, threadKey, channelID, rootTS, ts string) (string, error) {
 	f.mu.Lock()
-	f.sets = append(f.sets, fmt.Sprintf("%s %s %s %v", threadKey, channelID, rootTS, engaged))
+	f.sets = append(f.sets, fmt.Sprintf("%s %s %s %s true", threadKey, channelID, rootTS, ts))
 	f.mu.Unlock()
-	return f.SetEngagedFn(ctx, threadKey, channelID, rootTS, engaged)
+	return f.SetFn(ctx, threadKey, channelID, rootTS, ts, true)
 }
 
-// memEngagements behaves like the store, starting from the engaged threads.
+func (f *fakeEngagements) Disengage(ctx context.Context, threadKey, ts string) error {
+	f.mu.Lock()
+	f.sets = append(f.sets, fmt.Sprintf("%s %s false", threadKey, ts))
+	f.mu.Unlock()
+	_, err := f.SetFn(ctx, threadKey, "", "", ts, false)
+	return err
+}
+
+func (f *fakeEngagements) MarkSeen(ctx context.Context, threadKey, from string) error {
+	return f.MarkSeenFn(ctx, threadKey, from)
+}
+
+// threadState is a thread as memEngagements keeps it.
+type threadState struct {
+	engaged bool
+	unseen  string
+}
+
+// memEngagements behaves like the store, starting from the engaged threads:
+// the unseen mark begins at the root of a thread never engaged (for a
+// reply's mention) or at the message that disengaged it, and an earlier
+// mark is kept.
 func memEngagements(engaged ...string) *fakeEngagements {
 	var mu sync.Mutex
-	state := map[string]bool{}
+	state := map[string]*threadState{}
 	for _, k := range engaged {
-		state[k] = true
+		state[k] = &threadState{engaged: true}
 	}
 	return &fakeEngagements{
 		EngagedFn: func(_ context.Context, k string) (bool, bool, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			e, ok := state[k]
-			return e, ok, nil
+			st, ok := state[k]
+			return ok && st.engaged, ok, nil
 		},
-		SetEngagedFn: func(_ context.Context, k, _, _ string, e bool) error {
+		SetFn: func(_ context.Context, k, _, root, ts string, e bool) (string, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			state[k] = e
+			st, ok := state[k]
+			if !ok {
+				st = &threadState{}
+				state[k] = st
+			}
+			switch {
+			case !e && st.unseen == "":
+				st.unseen = ts
+			case e && !st.engaged && st.unseen == "" && ts != root:
+				st.unseen = root
+			}
+			st.engaged = e
+			return st.unseen, nil
+		},
+		MarkSeenFn: func(_ context.Context, k, from string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if st, ok := state[k]; ok && from != "" && st.unseen == from {
+				st.unseen = ""
+			}
 			return nil
 		},
 	}
@@ -73,10 +118,11 @@ func TestEngage(t *testing.T) {
 	tests := []struct {
 		name     string
 		ev       *pipeline.Event
-		engaged  []string // threads engaged before
-		known    map[string]bool
+		engaged  []string        // threads engaged before
+		known    map[string]bool // threads disengaged at 1.5 (false) or engaged (true) before
 		wantNext bool
-		wantSets string // SetEngaged calls, ";"-separated
+		wantSets string // Engage and Disengage calls, ";"-separated
+		unseen   string // the event's Unseen mark after the stage
 		reason   string // the engage span's reason
 	}{
 		// Rule 1: a DM is always engaged.
@@ -87,19 +133,19 @@ func TestEngage(t *testing.T) {
 
 		// Rule 2: a mention of the bot engages the thread.
 		{name: "app_mention at top level", ev: with(reply("<@U0BOT> hi", ""), func(e *pipeline.Event) { e.Type = "app_mention" }),
-			wantNext: true, wantSets: "C0TEAM:2.0 C0TEAM 2.0 true", reason: "mention"},
+			wantNext: true, wantSets: "C0TEAM:2.0 C0TEAM 2.0 2.0 true", reason: "mention"},
 		{name: "app_mention in a thread", ev: with(reply("<@U0BOT> hi", "1.0"), func(e *pipeline.Event) { e.Type = "app_mention" }),
-			wantNext: true, wantSets: "C0TEAM:1.0 C0TEAM 1.0 true", reason: "mention"},
+			wantNext: true, wantSets: "C0TEAM:1.0 C0TEAM 1.0 2.0 true", unseen: "1.0", reason: "mention"},
 		{name: "app_mention without the mention in text", ev: with(reply("hi", ""), func(e *pipeline.Event) { e.Type = "app_mention" }),
-			wantNext: true, wantSets: "C0TEAM:2.0 C0TEAM 2.0 true", reason: "mention"},
+			wantNext: true, wantSets: "C0TEAM:2.0 C0TEAM 2.0 2.0 true", reason: "mention"},
 		{name: "message text mentioning the bot", ev: reply("hey <@U0BOT> look", ""),
-			wantNext: true, wantSets: "C0TEAM:2.0 C0TEAM 2.0 true", reason: "mention"},
+			wantNext: true, wantSets: "C0TEAM:2.0 C0TEAM 2.0 2.0 true", reason: "mention"},
 		{name: "mention with a label", ev: reply("<@U0BOT|persona> look", "1.0"),
-			wantNext: true, wantSets: "C0TEAM:1.0 C0TEAM 1.0 true", reason: "mention"},
+			wantNext: true, wantSets: "C0TEAM:1.0 C0TEAM 1.0 2.0 true", unseen: "1.0", reason: "mention"},
 		{name: "mention re-engages a disengaged thread", ev: reply("<@U0BOT> back", "1.0"), known: map[string]bool{engagedThread: false},
-			wantNext: true, wantSets: "C0TEAM:1.0 C0TEAM 1.0 true", reason: "mention"},
+			wantNext: true, wantSets: "C0TEAM:1.0 C0TEAM 1.0 2.0 true", unseen: "1.5", reason: "mention"},
 		{name: "mentioning the bot and another user engages", ev: reply("<@U0BOT> ask <@U0BOB>", "1.0"), engaged: []string{engagedThread},
-			wantNext: true, wantSets: "C0TEAM:1.0 C0TEAM 1.0 true", reason: "mention"},
+			wantNext: true, wantSets: "C0TEAM:1.0 C0TEAM 1.0 2.0 true", reason: "mention"},
 
 		// Rule 3: a plain reply in an engaged thread is handled.
 		{name: "plain reply in engaged thread", ev: reply("and then?", "1.0"), engaged: []string{engagedThread},
@@ -113,11 +159,11 @@ func TestEngage(t *testing.T) {
 
 		// Rule 4: mentioning another user disengages; that message is not answered.
 		{name: "other user in engaged thread", ev: reply("<@U0BOB> can you take this?", "1.0"), engaged: []string{engagedThread},
-			wantSets: "C0TEAM:1.0 C0TEAM 1.0 false", reason: "disengaged"},
+			wantSets: "C0TEAM:1.0 2.0 false", reason: "disengaged"},
 		{name: "other user with label in engaged thread", ev: reply("cc <@U0BOB|bob>", "1.0"), engaged: []string{engagedThread},
-			wantSets: "C0TEAM:1.0 C0TEAM 1.0 false", reason: "disengaged"},
+			wantSets: "C0TEAM:1.0 2.0 false", reason: "disengaged"},
 		{name: "user whose id starts with the bot's", ev: reply("<@U0BOT2> yours", "1.0"), engaged: []string{engagedThread},
-			wantSets: "C0TEAM:1.0 C0TEAM 1.0 false", reason: "disengaged"},
+			wantSets: "C0TEAM:1.0 2.0 false", reason: "disengaged"},
 		{name: "other user in thread not engaged", ev: reply("<@U0BOB> hi", "1.0"), reason: "not_engaged"},
 		{name: "other user at top level", ev: reply("<@U0BOB> hi", ""), reason: "not_engaged"},
 		{name: "channel and special mentions are not users", ev: reply("<#C0PUB|pub> <!here> see", "1.0"), engaged: []string{engagedThread},
@@ -127,7 +173,7 @@ func TestEngage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			threads := memEngagements(tt.engaged...)
 			for k, e := range tt.known {
-				_ = threads.SetEngagedFn(context.Background(), k, "", "", e)
+				_, _ = threads.SetFn(context.Background(), k, "C0TEAM", "1.0", "1.5", e)
 			}
 			tracer, sr := newTracer()
 			m := newStageMetrics()
@@ -140,7 +186,10 @@ func TestEngage(t *testing.T) {
 				t.Errorf("next ran = %v, want %v", next.ran(), tt.wantNext)
 			}
 			if got := strings.Join(threads.sets, ";"); got != tt.wantSets {
-				t.Errorf("SetEngaged calls = %q, want %q", got, tt.wantSets)
+				t.Errorf("Engage and Disengage calls = %q, want %q", got, tt.wantSets)
+			}
+			if tt.ev.Unseen != tt.unseen {
+				t.Errorf("Unseen = %q, want %q", tt.ev.Unseen, tt.unseen)
 			}
 			outcome := pipeline.OutcomeDrop
 			if tt.wantNext {
@@ -164,22 +213,31 @@ func TestEngageStates(t *testing.T) {
 		name     string
 		ev       *pipeline.Event
 		wantNext bool
+		unseen   string // the event's Unseen mark: where the messages the bot has not seen begin
 	}{
-		{"chatter before the bot is addressed", reply("anyone?", "1.0"), false},
-		{"mention engages", reply("<@U0BOT> help", "1.0"), true},
-		{"plain reply handled", reply("thanks, and?", "1.0"), true},
-		{"another user disengages", reply("<@U0BOB> over to you", "1.0"), false},
-		{"plain reply after disengagement ignored", reply("ok", "1.0"), false},
-		{"mention engages again", reply("<@U0BOT> one more", "1.0"), true},
-		{"plain reply handled again", reply("great", "1.0"), true},
+		{"chatter before the bot is addressed", reply("anyone?", "1.0"), false, ""},
+		{"mention engages: the thread from its root is unseen", reply("<@U0BOT> help", "1.0"), true, "1.0"},
+		{"plain reply handled", reply("thanks, and?", "1.0"), true, ""},
+		{"another user disengages", reply("<@U0BOB> over to you", "1.0"), false, ""},
+		{"plain reply after disengagement ignored", reply("ok", "1.0"), false, ""},
+		{"mention engages again: unseen from the disengagement", reply("<@U0BOT> one more", "1.0"), true, "2.3"},
+		{"plain reply handled again", reply("great", "1.0"), true, ""},
 	}
-	for _, s := range steps {
+	for i, s := range steps {
+		s.ev.TS = fmt.Sprintf("2.%d", i)
 		next.reset()
 		if err := h.Handle(context.Background(), s.ev); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		if next.ran() != s.wantNext {
 			t.Fatalf("%s: next ran = %v, want %v", s.name, next.ran(), s.wantNext)
+		}
+		if s.ev.Unseen != s.unseen {
+			t.Fatalf("%s: Unseen = %q, want %q", s.name, s.ev.Unseen, s.unseen)
+		}
+		if i == 1 {
+			// The turn stored them: the store's MarkSeen.
+			_ = threads.MarkSeen(context.Background(), engagedThread, s.ev.Unseen)
 		}
 	}
 }
@@ -201,9 +259,9 @@ func TestEngagePassesOtherKinds(t *testing.T) {
 					t.Error("Engaged consulted")
 					return false, false, nil
 				},
-				SetEngagedFn: func(context.Context, string, string, string, bool) error {
-					t.Error("SetEngaged called")
-					return nil
+				SetFn: func(context.Context, string, string, string, string, bool) (string, error) {
+					t.Error("Engage or Disengage called")
+					return "", nil
 				},
 			}
 			tracer, sr := newTracer()
@@ -230,12 +288,12 @@ func TestEngageStoreErrors(t *testing.T) {
 		{"Engaged fails", &fakeEngagements{
 			EngagedFn: func(context.Context, string) (bool, bool, error) { return false, false, errStore },
 		}, reply("plain", "1.0")},
-		{"SetEngaged true fails", &fakeEngagements{
-			SetEngagedFn: func(context.Context, string, string, string, bool) error { return errStore },
+		{"Engage fails", &fakeEngagements{
+			SetFn: func(context.Context, string, string, string, string, bool) (string, error) { return "", errStore },
 		}, reply("<@U0BOT> hi", "1.0")},
-		{"SetEngaged false fails", &fakeEngagements{
-			EngagedFn:    func(context.Context, string) (bool, bool, error) { return true, true, nil },
-			SetEngagedFn: func(context.Context, string, string, string, bool) error { return errStore },
+		{"Disengage fails", &fakeEngagements{
+			EngagedFn: func(context.Context, string) (bool, bool, error) { return true, true, nil },
+			SetFn:     func(context.Context, string, string, string, string, bool) (string, error) { return "", errStore },
 		}, reply("<@U0BOB> hi", "1.0")},
 	}
 	for _, tt := range tests {

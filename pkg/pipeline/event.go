@@ -103,6 +103,11 @@ type Event struct {
 	// first to: the drop stage then neither reads nor writes the key
 	// itself.
 	Marked, Fresh bool `json:"-"`
+	// Unseen is set by the engage stage on a message that engages the bot
+	// in a thread holding messages it has not seen: the ts of the first of
+	// them (Engagements.Engage). The turn carries them before the message
+	// (ThreadContext). A resumed event gets it again from the engage stage.
+	Unseen string `json:"-"`
 
 	Action  *Action  // KindAction only
 	Command *Command // KindCommand only

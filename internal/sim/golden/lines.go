@@ -43,7 +43,11 @@ func inboundLine(n *renamer, world sim.World, bot string, m platform.Entry, ev E
 		root = m.TS
 	}
 	t := n.thread(root)
-	where := fmt.Sprintf("%s [%s] · %s", m.ChannelID, layerOf(world, m.ChannelID), who(world, bot, m.UserID))
+	author := who(world, bot, m.UserID)
+	if m.BotID != "" {
+		author = "app <@" + m.UserID + ">" // another bot
+	}
+	where := fmt.Sprintf("%s [%s] · %s", m.ChannelID, layerOf(world, m.ChannelID), author)
 	switch {
 	case m.Action != nil:
 		return fmt.Sprintf("> %s · %s clicks %s on %s (card %s)", t, where, m.Action.ActionID, n.msg(m.Action.MessageTS),

@@ -206,7 +206,7 @@ func (m *Chat) queueLocked(ev *pipeline.Event) Entry {
 	default:
 	}
 	e := Entry{Op: OpInbound, Kind: ev.Kind, ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, TS: ev.TS,
-		UserID: ev.UserID, Text: ev.Text}
+		UserID: ev.UserID, BotID: ev.BotID, Text: ev.Text}
 	if ev.Action != nil {
 		a := *ev.Action
 		e.Action = &a

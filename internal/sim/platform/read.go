@@ -36,7 +36,10 @@ func (m *Chat) conversationLocked(channel string) []message {
 		}
 		switch {
 		case e.Op == OpInbound && e.Kind == pipeline.KindMessage:
-			p := pipeline.PostedMessage{TS: e.TS, ThreadTS: e.ThreadTS, UserID: e.UserID, Text: e.Text}
+			p := pipeline.PostedMessage{TS: e.TS, ThreadTS: e.ThreadTS, UserID: e.UserID, BotID: e.BotID, Text: e.Text}
+			if e.BotID != "" {
+				p.Subtype = "bot_message"
+			}
 			for _, f := range e.Files {
 				p.Files = append(p.Files, pipeline.File{ID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: int64(len(f.Content))})
 			}
@@ -88,28 +91,6 @@ func page[T any](method string, items []T, cursor string, limit int) ([]T, strin
 		next = strconv.Itoa(end)
 	}
 	return items[start:end], next, nil
-}
-
-// ThreadHistory reads the thread at threadTS in channelID, oldest first,
-// the root first.
-func (m *Chat) ThreadHistory(ctx context.Context, channelID, threadTS, cursor string, limit int) (pipeline.MessagePage, error) {
-	if err := ctx.Err(); err != nil {
-		return pipeline.MessagePage{}, fmt.Errorf("conversations.replies: %w", err)
-	}
-	m.mu.Lock()
-	m.init()
-	var thread []pipeline.PostedMessage
-	for _, msg := range m.conversationLocked(channelID) {
-		if msg.p.TS == threadTS || msg.p.ThreadTS == threadTS {
-			thread = append(thread, msg.p)
-		}
-	}
-	m.mu.Unlock()
-	if len(thread) == 0 {
-		return pipeline.MessagePage{}, errors.New("conversations.replies: thread_not_found")
-	}
-	msgs, next, err := page("conversations.replies", thread, cursor, limit)
-	return pipeline.MessagePage{Messages: msgs, Next: next}, err
 }
 
 // ChannelHistory reads channelID's top-level messages, newest first,

@@ -38,6 +38,8 @@ type Entry struct {
 	// UserID is the author: the person for inbound entries, the bot's user
 	// id for everything else.
 	UserID string
+	// BotID is set on an inbound message another bot (an app) posted.
+	BotID string
 	// To is the only person who sees an ephemeral.
 	To string
 	// Text is the message text, the upload's comment, the status line, a

@@ -21,25 +21,54 @@ type Injected struct {
 	click       bool
 }
 
+// SendOptions are a send's choices beyond its words.
+type SendOptions struct {
+	// Mention is whether the bot's mention is prefixed to the words: nil
+	// is the usual way, a thread's root in a channel mentions the bot and
+	// a reply does not; false posts a root without it (people talk among
+	// themselves), true a reply with it (calling the bot into the thread).
+	Mention *bool
+	// Bot posts the message as another app: it carries a bot id.
+	Bot bool
+	// Files are attached by name, each made from its extension
+	// (sim.SampleFile).
+	Files []string
+}
+
 // Send injects user's message in channel: in the thread whose root is at
 // thread, or as a new thread's root when thread is "". As on the platform,
 // a thread's root in a channel (not a DM) mentions the bot and arrives
 // twice, as message and as app_mention, with the same channel and ts.
-// files are attached by name, each made from its extension (sim.SampleFile).
-func (s *Sim) Send(user, channel, thread, text string, files ...string) (Injected, error) {
+func (s *Sim) Send(user, channel, thread, text string) (Injected, error) {
+	return s.SendWith(user, channel, thread, text, SendOptions{})
+}
+
+// SendWith injects user's message as Send does, with o's choices. A
+// message that mentions the bot in a channel arrives twice, as Send's
+// root does.
+func (s *Sim) SendWith(user, channel, thread, text string, o SendOptions) (Injected, error) {
 	in := Injected{CardsBefore: unresolved(s.chat.Cards())}
 	var attached []pipeline.File
-	for _, name := range files {
+	for _, name := range o.Files {
 		mimeType, content := sim.SampleFile(name)
 		attached = append(attached, s.chat.AddFile(name, mimeType, content))
 	}
 	ev := &pipeline.Event{Kind: pipeline.KindMessage, Type: "message", UserID: user, ChannelID: channel, ThreadTS: thread, Text: text,
 		Files: attached}
-	var err error
-	if thread == "" && !isDM(channel) {
+	if o.Bot {
+		ev.BotID, ev.Subtype = "B"+strings.TrimPrefix(user, "U"), "bot_message"
+	}
+	mention := thread == "" && !isDM(channel)
+	if o.Mention != nil {
+		mention = *o.Mention
+	}
+	if mention {
 		ev.Text = "<@" + bot.UserID + "> " + text
-		twin := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, ChannelID: channel, Text: ev.Text,
-			Files: attached}
+	}
+	var err error
+	if mention && !isDM(channel) {
+		twin := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, BotID: ev.BotID,
+			ChannelID: channel, ThreadTS: thread, Text: ev.Text, Files: attached}
 		err = s.injectMention(ev, twin)
 		in.IDs = []string{ev.ID, twin.ID}
 	} else {

@@ -18,7 +18,7 @@ import (
 )
 
 // Behaviours are the scripts the model plays, in the order interfaces.md lists them.
-var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments"}
+var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments", "context"}
 
 // Valid reports whether name is a behaviour.
 func Valid(name string) bool {
@@ -105,6 +105,8 @@ func script(behaviour string) []step {
 		return []step{reply(fixed("ack: done"))}
 	case "echo":
 		return []step{reply(func(w string, _ []string) string { return "echo: " + w })}
+	case "context":
+		return []step{reply(func(w string, _ []string) string { return "context: " + w })}
 	case "request_approval":
 		return []step{
 			{tool: "mcp__agent_chat__request_approval", input: func(string, []string) any {
@@ -209,6 +211,9 @@ func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (msg *an
 		return nil, ErrBoom
 	}
 	words, results := turnState(p.Messages)
+	if behaviour == "context" {
+		words = threadContext(p.Messages, words)
+	}
 	steps := script(behaviour)
 	if len(results) >= len(steps) {
 		return &anthropic.Message{Role: "assistant", StopReason: anthropic.StopReasonEndTurn, Model: "stub"}, nil

@@ -123,23 +123,6 @@ func (c *Chat) clockOrSystem() clock.Clock {
 	return clock.System
 }
 
-// ThreadHistory reads a page of the thread at threadTS in channelID
-// (conversations.replies), oldest first, from cursor ("" for the first
-// page, which starts with the root).
-func (c *Chat) ThreadHistory(ctx context.Context, channelID, threadTS, cursor string, limit int) (pipeline.MessagePage, error) {
-	var page pipeline.MessagePage
-	err := c.read(ctx, "conversations.replies", func(ctx context.Context) error {
-		msgs, _, next, err := c.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-			ChannelID: channelID, Timestamp: threadTS, Cursor: cursor, Limit: limit})
-		if err != nil {
-			return err
-		}
-		page = pipeline.MessagePage{Messages: postedMessages(msgs), Next: next}
-		return nil
-	})
-	return page, err
-}
-
 // ChannelHistory reads a page of channelID's top-level messages
 // (conversations.history), newest first, from cursor; oldest, when set,
 // is the ts of the oldest message wanted (not included).
