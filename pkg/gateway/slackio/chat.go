@@ -17,8 +17,9 @@ import (
 )
 
 // Chat makes the bot's calls on the chat platform's Web API: posts,
-// edits, ephemeral messages, uploads, the assistant status, file downloads
-// and auth.test. Its errors name the Web API method and the platform's
+// edits, ephemeral messages, uploads, the assistant status, the agent
+// sessions' status and suggested prompts (agentview.go), file downloads and
+// auth.test. Its errors name the Web API method and the platform's
 // error code ("chat.postMessage: channel_not_found") and never contain the
 // token.
 type Chat struct {
@@ -28,6 +29,7 @@ type Chat struct {
 	onFailure func(DeliveryFailure)
 	backoff   time.Duration // first wait between tries; 0 means deliveryBackoff
 	streams   noStream      // where the platform refused streaming
+	agentView refusals      // the agent surface's methods the platform refused
 }
 
 var _ pipeline.Poster = (*Chat)(nil)
