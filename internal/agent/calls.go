@@ -234,27 +234,6 @@ func (e *Engine) status(ctx context.Context, t *pipeline.Turn, text string) {
 	}
 }
 
-// statusAsync sets the status in the background; the returned wait (safe
-// to call more than once) returns once it is set.
-func (e *Engine) statusAsync(ctx context.Context, t *pipeline.Turn, text string) (wait func()) {
-	if e.o.Status == nil || !t.Event.IsDM() {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.status(ctx, t, text)
-	}()
-	return func() {
-		select {
-		case <-done:
-		default:
-			e.waiting(waitStatus)
-			<-done
-		}
-	}
-}
-
 // runningTurn is a turn in progress: how to stop it, and who started it
 // (the person whose message it answers), who may stop it as well as the
 // managers and approvers.

@@ -62,6 +62,8 @@ type config struct {
 	prompt             func(*pipeline.Turn) (static, thread string) // nil: staticPrompt and thread
 	history            func(agent.History) agent.History            // wraps the store as the engine's history
 	gate               func(*store.Store) agent.Gate                // nil: every call runs
+	sessions           func(context.Context, pipeline.SessionUpdate) error
+	newDMThread        func(ctx context.Context, channelID string)
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -144,6 +146,9 @@ func newEnv(t *testing.T, c config) *env {
 		Now:    c.now,
 		Status: c.status,
 		Gate:   gate,
+
+		Sessions:    c.sessions,
+		NewDMThread: c.newDMThread,
 	})
 	if err != nil {
 		t.Fatal(err)
