@@ -147,7 +147,7 @@ func (o Outcome) Text() string {
 // outcome in every case. While it waits, the turn's place among the turns
 // running at once (pipeline.Slot in ctx) is given back; Ask takes one
 // again before it returns an outcome, and returns ctx's error if ctx ends
-// first.
+// first. The turn's pipeline.Suspender in ctx is told of the wait.
 func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 	id := g.o.NewID()
 	// The span of the wait, with the tracer of the turn's own spans.
@@ -233,6 +233,15 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 			if aerr := slot.Acquire(ctx); aerr != nil {
 				out, err = Outcome{}, aerr
 			}
+		}
+	}()
+	// Meanwhile the platform shows the thread's session suspended (no stop
+	// button: the card is what the turn waits for); processing again once
+	// the turn goes on.
+	resume := pipeline.SuspenderFromContext(ctx).Suspend(ctx)
+	defer func() {
+		if err == nil {
+			resume(ctx)
 		}
 	}()
 	var dec store.Approval
