@@ -51,6 +51,9 @@ type Commands struct {
 	// sandbox is missing and AGENT_SANDBOX=off was not chosen).
 	NoBypass string
 	Self     func() pipeline.Identity
+	// Sessions, when set, moves a thread's agent session on the platform:
+	// a stop button clicked when no turn runs leaves it active.
+	Sessions func(ctx context.Context, u pipeline.SessionUpdate) error
 	Log      *slog.Logger
 }
 
@@ -68,6 +71,9 @@ var names = map[string]string{
 
 // Command runs ev if it is a command.
 func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.Access, out pipeline.Outbox) (bool, error) {
+	if ev.Kind == pipeline.KindStop {
+		return true, c.stop(ctx, ev, a, out)
+	}
 	name, args, ok := c.parse(ev)
 	if !ok {
 		return false, nil
@@ -198,6 +204,43 @@ func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, a pipeline.Acc
 		return c.refuse(ctx, ev, "/abort", key, out, msgAbortRefused)
 	}
 	return say(ctx, out, msgNothingRunning)
+}
+
+// Answers of the stop button.
+const (
+	msgStopped        = "stopped by <@%s>: I stopped the running turn. The thread stays open: tell me what to do next."
+	msgStoppedNothing = "stopped: nothing was running."
+)
+
+// stop is a click on the platform's stop button of a thread's agent
+// session: the thread's /abort, with its rule of who may (the person who
+// started the running turn, the manager, the backup manager, an approver;
+// the button is the platform's, so whoever the platform showed it to may
+// click it), answered in the thread. The stopped turn leaves its session
+// active itself; with no turn running, the session is moved off
+// processing here (the platform leaves that to the app).
+func (c *Commands) stop(ctx context.Context, ev *pipeline.Event, a pipeline.Access, out pipeline.Outbox) error {
+	key := ev.ThreadKey()
+	c.Log.InfoContext(ctx, "command", "command", "stop", "user_id", ev.UserID, "thread", key)
+	var stopped, running bool
+	if privileged(a) {
+		stopped = c.Engine.Abort(key)
+	} else {
+		stopped, running = c.Engine.AbortOwn(key, ev.UserID)
+	}
+	switch {
+	case stopped:
+		return say(ctx, out, fmt.Sprintf(msgStopped, ev.UserID))
+	case running:
+		return c.refuse(ctx, ev, "stop", key, out, msgAbortRefused)
+	}
+	if c.Sessions != nil {
+		err := c.Sessions(ctx, pipeline.SessionUpdate{ChannelID: ev.ChannelID, ThreadTS: ev.RootTS(), Status: pipeline.SessionActive})
+		if err != nil {
+			c.Log.DebugContext(ctx, "set agent session status", "thread", key, "err", err)
+		}
+	}
+	return say(ctx, out, msgStoppedNothing)
 }
 
 func (c *Commands) compact(ctx context.Context, key string, out pipeline.Outbox) error {
