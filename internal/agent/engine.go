@@ -266,12 +266,14 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	defer cancel()
 	key := t.Event.ThreadKey()
 	e.mu.Lock()
-	e.running[key] = runningTurn{cancel: cancel, by: t.Event.UserID}
+	ended := make(chan struct{})
+	e.running[key] = runningTurn{cancel: cancel, by: t.Event.UserID, ended: ended}
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
 		delete(e.running, key)
 		e.mu.Unlock()
+		close(ended)
 	}()
 
 	began := e.o.Now()

@@ -164,14 +164,24 @@ func TestSessionActiveAfterAStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-log.sent // processing: the turn runs, and shows it
+	if e.engine.Ended("C1:9.9") != nil {
+		t.Fatal("Ended of a thread where nothing runs is not nil")
+	}
+	ended := e.engine.Ended(turn.Event.ThreadKey())
+	if ended == nil {
+		t.Fatal("Ended of the running turn is nil")
+	}
 	if !e.engine.Abort(turn.Event.ThreadKey()) {
 		t.Fatal("no turn to stop")
 	}
+	// What stopped the turn answers after Ended: by then the session is
+	// left active.
+	<-ended
+	if got, want := log.got(), []string{"C1/1.0 processing", "C1/1.0 active"}; !slices.Equal(got, want) {
+		t.Fatalf("updates when the turn ended = %q, want %q", got, want)
+	}
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Turn = %v, want context.Canceled", err)
-	}
-	if got, want := log.got(), []string{"C1/1.0 processing", "C1/1.0 active"}; !slices.Equal(got, want) {
-		t.Fatalf("updates = %q, want %q", got, want)
 	}
 	if log.cancels != 0 {
 		t.Fatalf("%d updates were sent with a context already over", log.cancels)

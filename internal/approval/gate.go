@@ -198,6 +198,16 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 		g.mu.Unlock()
 	}()
 
+	// From the card on, the platform shows the thread's session suspended
+	// (no stop button spinning: the card is what the turn waits for), and
+	// processing again once the turn goes on, decided or not; not when the
+	// wait ends the turn (an abort, shutdown).
+	resume := pipeline.SuspenderFromContext(ctx).Suspend(ctx)
+	defer func() {
+		if ctx.Err() == nil {
+			resume(ctx)
+		}
+	}()
 	card := cardOf(a, r.Details, r.OfferAlways)
 	ts, err := g.o.Chat.Post(ctx, pipeline.Message{ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Text: fallbackText(a), Card: card})
 	if err != nil {
@@ -233,15 +243,6 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 			if aerr := slot.Acquire(ctx); aerr != nil {
 				out, err = Outcome{}, aerr
 			}
-		}
-	}()
-	// Meanwhile the platform shows the thread's session suspended (no stop
-	// button: the card is what the turn waits for); processing again once
-	// the turn goes on.
-	resume := pipeline.SuspenderFromContext(ctx).Suspend(ctx)
-	defer func() {
-		if err == nil {
-			resume(ctx)
 		}
 	}()
 	var dec store.Approval

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/persona"
@@ -31,6 +32,9 @@ type Engine interface {
 	// AbortChannel stops every turn running in the channel and says how
 	// many.
 	AbortChannel(channelID string) int
+	// Ended returns a channel closed once the thread's running turn has
+	// ended, or nil when none runs here.
+	Ended(threadKey string) <-chan struct{}
 	Compact(ctx context.Context, sessionID string) (int, error)
 }
 
@@ -190,8 +194,10 @@ func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, a pipeline.Acc
 		}
 		return say(ctx, out, msgNothingRunning)
 	}
+	ended := c.Engine.Ended(key)
 	if privileged(a) {
 		if c.Engine.Abort(key) {
+			awaitEnd(ctx, ended)
 			return say(ctx, out, msgAborted)
 		}
 		return say(ctx, out, msgNothingRunning)
@@ -199,6 +205,7 @@ func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, a pipeline.Acc
 	stopped, running := c.Engine.AbortOwn(key, ev.UserID)
 	switch {
 	case stopped:
+		awaitEnd(ctx, ended)
 		return say(ctx, out, msgAborted)
 	case running:
 		return c.refuse(ctx, ev, "/abort", key, out, msgAbortRefused)
@@ -222,14 +229,19 @@ const (
 func (c *Commands) stop(ctx context.Context, ev *pipeline.Event, a pipeline.Access, out pipeline.Outbox) error {
 	key := ev.ThreadKey()
 	c.Log.InfoContext(ctx, "command", "command", "stop", "user_id", ev.UserID, "thread", key)
+	ended := c.Engine.Ended(key)
 	var stopped, running bool
 	if privileged(a) {
 		stopped = c.Engine.Abort(key)
 	} else {
 		stopped, running = c.Engine.AbortOwn(key, ev.UserID)
 	}
+	if ev.Stop != nil {
+		ev.Stop.Stopped = stopped
+	}
 	switch {
 	case stopped:
+		awaitEnd(ctx, ended)
 		return say(ctx, out, fmt.Sprintf(msgStopped, ev.UserID))
 	case running:
 		return c.refuse(ctx, ev, "stop", key, out, msgAbortRefused)
@@ -241,6 +253,28 @@ func (c *Commands) stop(ctx context.Context, ev *pipeline.Event, a pipeline.Acce
 		}
 	}
 	return say(ctx, out, msgStoppedNothing)
+}
+
+// awaitEndMax bounds how long a stop's answer waits for the stopped turn
+// to end: a turn ends within moments of its stop, unless a tool ignores
+// it; the answer then goes first.
+const awaitEndMax = 10 * time.Second
+
+// awaitEnd waits for a stopped turn to end (ended, from Engine.Ended
+// before the stop; nil for a turn stopped at another replica), so that
+// the answer follows the turn's last word: its expired card, its
+// session left active.
+func awaitEnd(ctx context.Context, ended <-chan struct{}) {
+	if ended == nil {
+		return
+	}
+	t := time.NewTimer(awaitEndMax)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (c *Commands) compact(ctx context.Context, key string, out pipeline.Outbox) error {

@@ -95,6 +95,16 @@ func (f *fakeEngine) AbortChannel(channelID string) int {
 	return n
 }
 
+// Ended: the fake's turns end as they are stopped.
+func (f *fakeEngine) Ended(key string) <-chan struct{} {
+	if _, ok := f.running[key]; !ok {
+		return nil
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
+}
+
 func (f *fakeEngine) Compact(ctx context.Context, sessionID string) (int, error) {
 	return f.compact(ctx, sessionID)
 }
@@ -365,7 +375,11 @@ func TestStopButton(t *testing.T) {
 				return nil
 			}
 			maps.Copy(h.engine.running, tt.running)
-			wantIn(t, h.say(stopClick(tt.by), access(tt.by)), tt.want)
+			ev := stopClick(tt.by)
+			wantIn(t, h.say(ev, access(tt.by)), tt.want)
+			if stopped := strings.HasPrefix(tt.want, "stopped by"); ev.Stop.Stopped != stopped {
+				t.Errorf("Stop.Stopped = %v, want %v", ev.Stop.Stopped, stopped)
+			}
 			if !slices.Equal(h.engine.calls, tt.calls) {
 				t.Errorf("engine calls = %q, want %q", h.engine.calls, tt.calls)
 			}

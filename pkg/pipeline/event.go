@@ -144,6 +144,10 @@ type Stop struct {
 	// Streams are the ts of the bot's streamed messages the platform
 	// stopped itself on the click (none when no stream ran).
 	Streams []string
+	// Stopped is set by the handling of the click when it stopped the
+	// thread's running turn (which then ends on its own): for whoever
+	// waits on that end (the simulator).
+	Stopped bool `json:"-"`
 }
 
 // Command is a slash command, or a thread command typed in a message
