@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/agentview"
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/inbox"
@@ -33,6 +34,10 @@ type chatAPI interface {
 	tools.Downloader
 	SetStatus(ctx context.Context, channelID, threadTS, status string) error
 	AuthTest(ctx context.Context) (pipeline.Identity, error)
+	// The platform's agent surface: a thread's agent session, the DM's
+	// suggested prompts.
+	SetSessionStatus(ctx context.Context, u pipeline.SessionUpdate) error
+	agentview.Chat
 }
 
 // service is the running runtime: everything `agent start` builds.
