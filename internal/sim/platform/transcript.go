@@ -18,6 +18,8 @@ const (
 	OpEphemeral Op = "ephemeral" // chat.postEphemeral
 	OpUpload    Op = "upload"    // a file upload
 	OpStatus    Op = "status"    // assistant.threads.setStatus ("" clears)
+	OpSession   Op = "session"   // agents.sessions.setStatus (Text: the status)
+	OpPrompts   Op = "prompts"   // assistant.threads.setSuggestedPrompts
 )
 
 // Entry is one transcript entry.
@@ -39,14 +41,18 @@ type Entry struct {
 	UserID string
 	// To is the only person who sees an ephemeral.
 	To string
-	// Text is the message text, the upload's comment, the status line, or
-	// a command's "/name args".
+	// Text is the message text, the upload's comment, the status line, a
+	// session's status, or a command's "/name args".
 	Text string
 	Card *pipeline.Card // a card posted or updated
 	// Feedback is set on a post or edit that carries the feedback buttons.
 	Feedback bool
 	Action   *pipeline.Action // an inbound click
 	Files    []File           // an upload's file, an inbound message's attachments
+	// Title is the title a session update creates its session with.
+	Title string
+	// Prompts are the suggested prompts offered.
+	Prompts []string
 }
 
 // File is a file in the transcript.
@@ -187,6 +193,7 @@ func cloneEntry(e Entry) Entry {
 		e.Action = &a
 	}
 	e.Files = slices.Clone(e.Files)
+	e.Prompts = slices.Clone(e.Prompts)
 	for i := range e.Files {
 		e.Files[i].Content = slices.Clone(e.Files[i].Content)
 	}
