@@ -248,6 +248,12 @@ func (s *Slack) WaitForUpload(ctx context.Context, match func(Upload) bool) (Upl
 	return slackWait(ctx, s, "upload", &s.uploads, match)
 }
 
+// WaitForStream is WaitForPost for the chat.startStream,
+// chat.appendStream and chat.stopStream calls.
+func (s *Slack) WaitForStream(ctx context.Context, match func(Post) bool) (Post, error) {
+	return slackWait(ctx, s, "stream call", &s.streams, match)
+}
+
 // WaitForStatus is WaitForPost for assistant.threads.setStatus calls.
 func (s *Slack) WaitForStatus(ctx context.Context, match func(Status) bool) (Status, error) {
 	return slackWait(ctx, s, "status", &s.statuses, match)
