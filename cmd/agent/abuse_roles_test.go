@@ -392,3 +392,26 @@ func TestAbuseReplicasOwnAbort(t *testing.T) {
 		}
 	}
 }
+
+// The platform shows the stop button to whoever sees the thread: a
+// member's click on another person's running turn is refused like their
+// /abort there, and the turn goes on to answer.
+func TestAbuseMemberStopButtonInAnothersThread(t *testing.T) {
+	h := newHarness(t, rolesSoul)
+	held, release := h.holdLongJobs()
+	h.start()
+
+	h.send(fake.Message{User: "U0ALICE", Channel: "C0TEAM", TS: "700.1", Text: "<@U0BOT> long job"})
+	<-held
+	env, _ := h.slack.ClickStop("U0BOB", "C0TEAM", "700.1")
+	if err := h.slack.WaitAck(h.ctx(), env); err != nil {
+		t.Fatal(err)
+	}
+	h.expectNotice("C0TEAM", "700.1", "unauthorized: only the person who started this turn")
+	h.waitLog(`"msg":"command refused","command":"stop","user_id":"U0BOB"`)
+	release()
+	h.expectReply("C0TEAM", "700.1", "long job")
+	if got := h.metric(`agent_turns_total{outcome="aborted"}`); got != 0 {
+		t.Fatalf("a member's stop click stopped another's turn: aborted = %v", got)
+	}
+}

@@ -144,6 +144,9 @@ func TestManifest(t *testing.T) {
 		Display  struct{ Name string } `json:"display_information"`
 		Features struct {
 			SlashCommands []struct{ Command string } `json:"slash_commands"`
+			AgentView     struct {
+				Description string `json:"agent_description"`
+			} `json:"agent_view"`
 		}
 		OAuth struct {
 			Scopes struct{ Bot []string }
@@ -176,6 +179,11 @@ func TestManifest(t *testing.T) {
 			}
 		}
 	}
+	// The platform's agent view: its stop button and the DM's opening.
+	if m.Features.AgentView.Description == "" {
+		t.Error("manifest lacks features.agent_view.agent_description")
+	}
+	has(m.Settings.Events.BotEvents, "agent_session_stopped", "app_home_opened")
 	has(m.OAuth.Scopes.Bot, "app_mentions:read", "chat:write", "im:history", "im:read", "im:write", "channels:history",
 		"groups:history", "files:write", "assistant:write", "users:read", "commands",
 		"channels:read", "groups:read", "mpim:read", "reactions:write") // the read tools and reactions

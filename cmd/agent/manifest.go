@@ -36,7 +36,10 @@ var botScopes = []string{
 	"users:read",      // get_user
 }
 
-var botEvents = []string{"app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im"}
+var botEvents = []string{"app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im",
+	"agent_session_stopped", // the agent session's stop button (without it setStatus warns)
+	"app_home_opened",       // a person opens the DM: the persona's suggested prompts
+}
 
 type slashCommand struct {
 	Command      string `json:"command"`
@@ -82,8 +85,10 @@ func appManifest(name, httpBase string) map[string]any {
 				"messages_tab_enabled":           true,
 				"messages_tab_read_only_enabled": false,
 			},
-			"assistant_view": map[string]any{
-				"assistant_description": name + " works in threads: mention it in a channel or send it a DM.",
+			// The platform's agent view (it replaces assistant_view): each
+			// thread an agent session with a status, a title and a stop button.
+			"agent_view": map[string]any{
+				"agent_description": name + " works in threads: mention it in a channel or send it a DM.",
 			},
 			"bot_user": map[string]any{
 				"display_name":  name,

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/agentview"
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/inbox"
@@ -36,6 +37,10 @@ type chatAPI interface {
 	// The reads and reactions of the agent's chat tools.
 	tools.ChatReader
 	pipeline.ThreadReader // a thread's messages the bot has not seen (unseen.go)
+	// The platform's agent surface: a thread's agent session, the DM's
+	// suggested prompts.
+	SetSessionStatus(ctx context.Context, u pipeline.SessionUpdate) error
+	agentview.Chat
 }
 
 // service is the running runtime: everything `agent start` builds.

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/agentview"
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
@@ -121,7 +124,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 
 	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{s.store.Sessions(s.fleet != nil), s.storeRetry()}, NotFound: store.ErrNotFound,
-		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log}); err != nil {
+		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log,
+		OnIdle: closeAgentSession(chat, s.log)}); err != nil {
 		return nil, err
 	}
 
@@ -158,9 +162,11 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 
 	attach := s.attachments(chat)
+	prompts := &agentview.Prompts{Chat: chat, Prompts: s.persona.SuggestedPrompts, Log: s.log}
 	engine, err := agent.New(agent.Options{
 		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
 		Attach: attach.Save, Load: attach.Load, Unseen: s.threadContext(chat),
+		Sessions: chat.SetSessionStatus, NewDMThread: prompts.Offer,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
 			InSkills: s.builtins.InSkills},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
@@ -184,10 +190,11 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		control = fleetEngine{Engine: engine, s: s}
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
-		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log}
+		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
+		Sessions: chat.SetSessionStatus}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
-	s.handler = s.chain(engine, clicks, commands, chat)
+	s.handler = s.chain(engine, clicks, commands, prompts, chat)
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
 		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})
 	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.inbox, OnStart: s.resume,
@@ -200,7 +207,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 }
 
 // chain assembles the pipeline: the stages in the order of the design.
-func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, chat pipeline.Poster) pipeline.Handler {
+func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, home pipeline.Home,
+	chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
 	threads := retryThreads{capBypass(s.store, s.noBypass != ""), s.storeRetry()}
@@ -213,7 +221,7 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewRedact(s.tracer, m, s.redactor),
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),
 		pipeline.NewSession(s.tracer, m, s.sessions),
-		pipeline.NewAgent(s.tracer, m, engine, actions, commands),
+		pipeline.NewAgent(s.tracer, m, engine, actions, commands, home),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
 }
@@ -226,5 +234,26 @@ func (s *service) toolObserver(f func(name, input, result, outcome string)) func
 	}
 	return func(name string, input json.RawMessage, res tools.Result, outcome string) {
 		f(name, s.redactor.Redact(string(input)), s.redactor.Redact(res.Text), outcome)
+	}
+}
+
+// closeSessionTimeout bounds the call that closes a thread's agent session
+// on the platform: a message of the thread waits for it.
+const closeSessionTimeout = 10 * time.Second
+
+// closeAgentSession is the sessions' OnIdle: the thread's agent session
+// on the platform closes with it.
+func closeAgentSession(chat chatAPI, log *slog.Logger) func(ctx context.Context, threadKey string) {
+	return func(ctx context.Context, threadKey string) {
+		channel, root, ok := strings.Cut(threadKey, ":")
+		if !ok || root == "" {
+			return
+		}
+		// The thread's next message waits for this call (session.Options.OnIdle).
+		ctx, cancel := context.WithTimeout(ctx, closeSessionTimeout)
+		defer cancel()
+		if err := chat.SetSessionStatus(ctx, pipeline.SessionUpdate{ChannelID: channel, ThreadTS: root, Status: pipeline.SessionClosed}); err != nil {
+			log.DebugContext(ctx, "close agent session", "thread", threadKey, "err", err)
+		}
 	}
 }

@@ -191,6 +191,12 @@ func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res
 		}
 	}
 	res, err := e.o.Tools.Call(callCtx, u.Name, u.Input)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while it ran (a card's wait, a command): the turn's
+		// stop, not the tool's failure.
+		outcome = "aborted"
+		return tools.Errorf("the turn was stopped while %s ran", u.Name)
+	}
 	if err != nil {
 		outcome = "error"
 		span.RecordError(err)
@@ -248,33 +254,25 @@ func (e *Engine) status(ctx context.Context, t *pipeline.Turn, text string) {
 	}
 }
 
-// statusAsync sets the status in the background; the returned wait (safe
-// to call more than once) returns once it is set.
-func (e *Engine) statusAsync(ctx context.Context, t *pipeline.Turn, text string) (wait func()) {
-	if e.o.Status == nil || !t.Event.IsDM() {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.status(ctx, t, text)
-	}()
-	return func() {
-		select {
-		case <-done:
-		default:
-			e.waiting(waitStatus)
-			<-done
-		}
-	}
-}
-
 // runningTurn is a turn in progress: how to stop it, and who started it
 // (the person whose message it answers), who may stop it as well as the
 // managers and approvers.
 type runningTurn struct {
 	cancel context.CancelFunc
 	by     string
+	ended  chan struct{} // closed once the turn has ended
+}
+
+// Ended returns a channel closed once the turn running in a thread has
+// ended (its last word said, its session left active), or nil when none
+// runs: what stopped it answers after it.
+func (e *Engine) Ended(threadKey string) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.running[threadKey]; ok {
+		return r.ended
+	}
+	return nil
 }
 
 // Abort stops the turn running in a thread, at once; it reports whether one

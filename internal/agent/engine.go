@@ -71,6 +71,15 @@ type Options struct {
 	Gate Gate
 	// Status, when set, shows the agent's activity in DM threads.
 	Status Status
+	// Sessions, when set, moves the thread's agent session on the
+	// platform as each turn runs (session_view.go): processing (titled
+	// when the session is new), suspended while a card waits, active once
+	// answered. Where it fails with pipeline.ErrNoAgentSessions, the turn
+	// shows the status line instead, as before agent sessions.
+	Sessions func(ctx context.Context, u pipeline.SessionUpdate) error
+	// NewDMThread, when set, is told when a turn opens a new session in a
+	// DM (the persona's suggested prompts are offered there).
+	NewDMThread func(ctx context.Context, channelID string)
 	// Attach, when set, saves the files attached to the turn's message
 	// into the thread's workspace (tools.Attachments.Save): its note is
 	// added to the user's words, and the files it shows (images, PDFs)
@@ -227,6 +236,8 @@ type turnState struct {
 	// show: set by a status, undone by a reply (the platform clears the
 	// status when the app posts in the thread).
 	status bool
+	// view is the turn's agent session.
+	view *sessionView
 }
 
 func (s *turnState) replied() int {
@@ -264,12 +275,14 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	defer cancel()
 	key := t.Event.ThreadKey()
 	e.mu.Lock()
-	e.running[key] = runningTurn{cancel: cancel, by: t.Event.UserID}
+	ended := make(chan struct{})
+	e.running[key] = runningTurn{cancel: cancel, by: t.Event.UserID, ended: ended}
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
 		delete(e.running, key)
 		e.mu.Unlock()
+		close(ended)
 	}()
 
 	began := e.o.Now()
@@ -293,16 +306,24 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		}
 	}()
 
-	// The status call goes out while the history loads and the model is
-	// asked; nothing the turn shows goes before it is over (loop).
-	ctx = context.WithValue(ctx, stateKey{}, &turnState{})
-	thinking := e.statusAsync(ctx, t, "is thinking…")
-	defer thinking()
+	// A session created for this message has nothing stored yet.
+	created := false
+	if s, ok := t.Session.(interface{ TakeEmpty() bool }); ok {
+		created = s.TakeEmpty()
+	}
+	// The session's first status goes out while the history loads and
+	// the model is asked; nothing the turn shows goes before it is over
+	// (loop). Whatever happens next, the session is left active.
+	state := &turnState{}
+	ctx = context.WithValue(ctx, stateKey{}, state)
+	state.view = e.startView(ctx, t, created)
+	ctx = pipeline.NewContextWithSuspender(ctx, state.view)
+	thinking := state.view.shown
+	defer state.view.finish(ctx)
 
 	sid := t.Session.ID()
 	var stored []store.Message
-	// A session created for this message has nothing stored yet.
-	if s, ok := t.Session.(interface{ TakeEmpty() bool }); !ok || !s.TakeEmpty() {
+	if !created {
 		if stored, err = e.o.History.History(ctx, sid); err != nil {
 			return fmt.Errorf("load history: %w", err)
 		}
@@ -366,6 +387,9 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			}
 		}
 	}()
+	// The turn has answered before the history is compacted: the session
+	// shows it (and drops its stop button) at once.
+	defer state.view.finish(ctx)
 	// A tool's result is written behind the turn: while the next tool
 	// runs or the model is asked again. The turn's next write waits for
 	// it, and so does its end: this defer runs before the others (the

@@ -64,6 +64,8 @@ type config struct {
 	gate               func(*store.Store) agent.Gate                // nil: every call runs
 	attach             *tools.Attachments                           // saves and reads back attachments; nil: none
 	unseen             func(*store.Store) agent.ThreadContext       // nil: no thread context
+	sessions           func(context.Context, pipeline.SessionUpdate) error
+	newDMThread        func(ctx context.Context, channelID string)
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -142,10 +144,12 @@ func newEnv(t *testing.T, c config) *env {
 			ToolCalls:    e.toolCalls,
 			ToolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agent_tool_seconds"}, []string{"tool"}),
 		},
-		Log:    log,
-		Now:    c.now,
-		Status: c.status,
-		Gate:   gate,
+		Log:         log,
+		Now:         c.now,
+		Status:      c.status,
+		Gate:        gate,
+		Sessions:    c.sessions,
+		NewDMThread: c.newDMThread,
 	}
 	if c.attach != nil {
 		o.Attach, o.Load = c.attach.Save, c.attach.Load

@@ -147,7 +147,7 @@ func (o Outcome) Text() string {
 // outcome in every case. While it waits, the turn's place among the turns
 // running at once (pipeline.Slot in ctx) is given back; Ask takes one
 // again before it returns an outcome, and returns ctx's error if ctx ends
-// first.
+// first. The turn's pipeline.Suspender in ctx is told of the wait.
 func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 	id := g.o.NewID()
 	// The span of the wait, with the tracer of the turn's own spans.
@@ -198,6 +198,16 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 		g.mu.Unlock()
 	}()
 
+	// From the card on, the platform shows the thread's session suspended
+	// (no stop button spinning: the card is what the turn waits for), and
+	// processing again once the turn goes on, decided or not; not when the
+	// wait ends the turn (an abort, shutdown).
+	resume := pipeline.SuspenderFromContext(ctx).Suspend(ctx)
+	defer func() {
+		if ctx.Err() == nil {
+			resume(ctx)
+		}
+	}()
 	card := cardOf(a, r.Details, r.OfferAlways)
 	ts, err := g.o.Chat.Post(ctx, pipeline.Message{ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Text: fallbackText(a), Card: card})
 	if err != nil {

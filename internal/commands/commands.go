@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/persona"
@@ -31,6 +32,9 @@ type Engine interface {
 	// AbortChannel stops every turn running in the channel and says how
 	// many.
 	AbortChannel(channelID string) int
+	// Ended returns a channel closed once the thread's running turn has
+	// ended, or nil when none runs here.
+	Ended(threadKey string) <-chan struct{}
 	Compact(ctx context.Context, sessionID string) (int, error)
 }
 
@@ -51,6 +55,9 @@ type Commands struct {
 	// sandbox is missing and AGENT_SANDBOX=off was not chosen).
 	NoBypass string
 	Self     func() pipeline.Identity
+	// Sessions, when set, moves a thread's agent session on the platform:
+	// a stop button clicked when no turn runs leaves it active.
+	Sessions func(ctx context.Context, u pipeline.SessionUpdate) error
 	Log      *slog.Logger
 }
 
@@ -68,6 +75,9 @@ var names = map[string]string{
 
 // Command runs ev if it is a command.
 func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.Access, out pipeline.Outbox) (bool, error) {
+	if ev.Kind == pipeline.KindStop {
+		return true, c.stop(ctx, ev, a, out)
+	}
 	name, args, ok := c.parse(ev)
 	if !ok {
 		return false, nil
@@ -184,8 +194,10 @@ func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, a pipeline.Acc
 		}
 		return say(ctx, out, msgNothingRunning)
 	}
+	ended := c.Engine.Ended(key)
 	if privileged(a) {
 		if c.Engine.Abort(key) {
+			awaitEnd(ctx, ended)
 			return say(ctx, out, msgAborted)
 		}
 		return say(ctx, out, msgNothingRunning)
@@ -193,11 +205,76 @@ func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, a pipeline.Acc
 	stopped, running := c.Engine.AbortOwn(key, ev.UserID)
 	switch {
 	case stopped:
+		awaitEnd(ctx, ended)
 		return say(ctx, out, msgAborted)
 	case running:
 		return c.refuse(ctx, ev, "/abort", key, out, msgAbortRefused)
 	}
 	return say(ctx, out, msgNothingRunning)
+}
+
+// Answers of the stop button.
+const (
+	msgStopped        = "stopped by <@%s>: I stopped the running turn. The thread stays open: tell me what to do next."
+	msgStoppedNothing = "stopped: nothing was running."
+)
+
+// stop is a click on the platform's stop button of a thread's agent
+// session: the thread's /abort, with its rule of who may (the person who
+// started the running turn, the manager, the backup manager, an approver;
+// the button is the platform's, so whoever the platform showed it to may
+// click it), answered in the thread. The stopped turn leaves its session
+// active itself; with no turn running, the session is moved off
+// processing here (the platform leaves that to the app).
+func (c *Commands) stop(ctx context.Context, ev *pipeline.Event, a pipeline.Access, out pipeline.Outbox) error {
+	key := ev.ThreadKey()
+	c.Log.InfoContext(ctx, "command", "command", "stop", "user_id", ev.UserID, "thread", key)
+	ended := c.Engine.Ended(key)
+	var stopped, running bool
+	if privileged(a) {
+		stopped = c.Engine.Abort(key)
+	} else {
+		stopped, running = c.Engine.AbortOwn(key, ev.UserID)
+	}
+	if ev.Stop != nil {
+		ev.Stop.Stopped = stopped
+	}
+	switch {
+	case stopped:
+		awaitEnd(ctx, ended)
+		return say(ctx, out, fmt.Sprintf(msgStopped, ev.UserID))
+	case running:
+		return c.refuse(ctx, ev, "stop", key, out, msgAbortRefused)
+	}
+	if c.Sessions != nil {
+		err := c.Sessions(ctx, pipeline.SessionUpdate{ChannelID: ev.ChannelID, ThreadTS: ev.RootTS(), Status: pipeline.SessionActive})
+		if err != nil {
+			c.Log.DebugContext(ctx, "set agent session status", "thread", key, "err", err)
+		}
+	}
+	return say(ctx, out, msgStoppedNothing)
+}
+
+// awaitEndMax bounds how long a stop's answer waits for the stopped turn
+// to end: a turn ends within moments of its stop, unless a tool ignores
+// it; the answer then goes first.
+const awaitEndMax = 10 * time.Second
+
+// awaitEnd waits for a stopped turn to end (ended, from Engine.Ended
+// before the stop; nil for a turn stopped at another replica), so that
+// the answer follows the turn's last word: its expired card, its
+// session left active.
+func awaitEnd(ctx context.Context, ended <-chan struct{}) {
+	if ended == nil {
+		return
+	}
+	t := time.NewTimer(awaitEndMax)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (c *Commands) compact(ctx context.Context, key string, out pipeline.Outbox) error {

@@ -95,6 +95,16 @@ func (f *fakeEngine) AbortChannel(channelID string) int {
 	return n
 }
 
+// Ended: the fake's turns end as they are stopped.
+func (f *fakeEngine) Ended(key string) <-chan struct{} {
+	if _, ok := f.running[key]; !ok {
+		return nil
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
+}
+
 func (f *fakeEngine) Compact(ctx context.Context, sessionID string) (int, error) {
 	return f.compact(ctx, sessionID)
 }
@@ -313,6 +323,71 @@ func TestAbort(t *testing.T) {
 			}
 			if left := slices.Sorted(maps.Keys(h.engine.running)); !slices.Equal(left, tt.left) {
 				t.Errorf("turns still running = %q, want %q", left, tt.left)
+			}
+		})
+	}
+}
+
+// stopClick is user's click on the stop button of the session of thread
+// C1:1.0.
+func stopClick(user string) *pipeline.Event {
+	return &pipeline.Event{ID: "EvStop", Kind: pipeline.KindStop, Type: "agent_session_stopped", ChannelID: "C1",
+		ChannelType: pipeline.ChannelPublic, UserID: user, TS: "9.0", ThreadTS: "1.0", Stop: &pipeline.Stop{}}
+}
+
+// The stop button is the thread's /abort, with its rule of who may: the
+// person who started the running turn, the manager, the backup manager,
+// an approver; anyone else is refused and the turn goes on. With nothing
+// running, the session is moved off processing (the platform leaves it
+// there otherwise).
+func TestStopButton(t *testing.T) {
+	const refused = "unauthorized: only the person who started this turn"
+	for _, tt := range []struct {
+		name     string
+		by       string
+		running  map[string]string // thread key → who started its turn
+		want     string
+		calls    []string
+		left     []string
+		sessions []string
+	}{
+		{name: "the starter", by: alice, running: map[string]string{"C1:1.0": alice},
+			want: "stopped by <@U0ALICE>: I stopped the running turn", calls: []string{"AbortOwn C1:1.0"}},
+		{name: "a member, another's turn", by: bob, running: map[string]string{"C1:1.0": alice},
+			want: refused, calls: []string{"AbortOwn C1:1.0"}, left: []string{"C1:1.0"}},
+		{name: "the manager, another's turn", by: manager, running: map[string]string{"C1:1.0": alice},
+			want: "stopped by <@U0MGR>", calls: []string{"Abort C1:1.0"}},
+		{name: "the backup manager", by: backup, running: map[string]string{"C1:1.0": alice},
+			want: "stopped by <@U0BAK>", calls: []string{"Abort C1:1.0"}},
+		{name: "an approver of any scope", by: skiller, running: map[string]string{"C1:1.0": alice},
+			want: "stopped by <@U0SKL>", calls: []string{"Abort C1:1.0"}},
+		{name: "another thread's turn goes on", by: manager, running: map[string]string{"C1:3.0": alice},
+			want: "stopped: nothing was running.", calls: []string{"Abort C1:1.0"}, left: []string{"C1:3.0"},
+			sessions: []string{"C1/1.0 active"}},
+		{name: "nothing running", by: alice, want: "stopped: nothing was running.", calls: []string{"AbortOwn C1:1.0"},
+			sessions: []string{"C1/1.0 active"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			var sessions []string
+			h.cmds.Sessions = func(_ context.Context, u pipeline.SessionUpdate) error {
+				sessions = append(sessions, u.ChannelID+"/"+u.ThreadTS+" "+string(u.Status))
+				return nil
+			}
+			maps.Copy(h.engine.running, tt.running)
+			ev := stopClick(tt.by)
+			wantIn(t, h.say(ev, access(tt.by)), tt.want)
+			if stopped := strings.HasPrefix(tt.want, "stopped by"); ev.Stop.Stopped != stopped {
+				t.Errorf("Stop.Stopped = %v, want %v", ev.Stop.Stopped, stopped)
+			}
+			if !slices.Equal(h.engine.calls, tt.calls) {
+				t.Errorf("engine calls = %q, want %q", h.engine.calls, tt.calls)
+			}
+			if left := slices.Sorted(maps.Keys(h.engine.running)); !slices.Equal(left, tt.left) {
+				t.Errorf("turns still running = %q, want %q", left, tt.left)
+			}
+			if !slices.Equal(sessions, tt.sessions) {
+				t.Errorf("session updates = %q, want %q", sessions, tt.sessions)
 			}
 		})
 	}

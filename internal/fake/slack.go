@@ -31,7 +31,9 @@ const (
 // Web API methods are answered at URL()+method, form-encoded or JSON, with
 // the token in the body or as Authorization: Bearer, like the platform:
 // auth.test, apps.connections.open, chat.postMessage, chat.update,
-// chat.postEphemeral, assistant.threads.setStatus, files.getUploadURLExternal
+// chat.postEphemeral, assistant.threads.setStatus, agents.sessions.setStatus
+// and assistant.threads.setSuggestedPrompts (ClickStop is the sessions'
+// stop button), files.getUploadURLExternal
 // (its upload URL lives on the fake) and files.completeUploadExternal,
 // users.info and conversations.replies (a thread's messages, oldest first,
 // paged: the bot's posts with their metadata, and the messages of people
@@ -73,6 +75,9 @@ type Slack struct {
 	// Errors maps a Web API method to the error code it answers
 	// ({"ok":false,"error":code}) instead of succeeding.
 	Errors map[string]string
+	// Warnings maps a Web API method to the warning its successful
+	// answers carry ({"ok":true,"warning":…}).
+	Warnings map[string]string
 	// Scopes, when set, are the bot token's granted scopes: every Web API
 	// answer carries them in X-OAuth-Scopes, as the platform's do. Set
 	// without files:read, a file download answers the platform's HTML
@@ -101,6 +106,10 @@ type Slack struct {
 	uploads    []Upload
 	statuses   []Status
 	streams    []Post                         // chat.startStream, appendStream, stopStream calls, in order
+	halted     map[string]bool                // channel+"/"+ts of streams the stop button stopped
+	sessions   []SessionStatus                // agents.sessions.setStatus calls, in order
+	session    map[string]*SessionStatus      // channel+"/"+thread → the session as it stands
+	prompts    []SuggestedPrompts             // assistant.threads.setSuggestedPrompts calls, in order
 	pending    map[string]*slackPendingUpload // by file id
 	files      map[string][]byte              // file id → content served for download
 	messages   map[string]bool                // channel+"/"+ts of the bot's posts
@@ -260,6 +269,12 @@ func (s *Slack) WaitForUpload(ctx context.Context, match func(Upload) bool) (Upl
 	return slackWait(ctx, s, "upload", &s.uploads, match)
 }
 
+// WaitForStream is WaitForPost for the chat.startStream,
+// chat.appendStream and chat.stopStream calls.
+func (s *Slack) WaitForStream(ctx context.Context, match func(Post) bool) (Post, error) {
+	return slackWait(ctx, s, "stream call", &s.streams, match)
+}
+
 // WaitForStatus is WaitForPost for assistant.threads.setStatus calls.
 func (s *Slack) WaitForStatus(ctx context.Context, match func(Status) bool) (Status, error) {
 	return slackWait(ctx, s, "status", &s.statuses, match)
@@ -353,7 +368,7 @@ type slackConfig struct {
 	botToken, appToken, botUserID, botID, teamID, appID string
 	authError                                           string
 	echo                                                bool
-	errors                                              map[string]string
+	errors, warnings                                    map[string]string
 	scopes                                              []string
 	ping                                                time.Duration
 }
@@ -374,7 +389,7 @@ func (s *Slack) cfg() slackConfig {
 		botToken: or(s.BotToken, DefaultBotToken), appToken: or(s.AppToken, DefaultAppToken),
 		botUserID: or(s.BotUserID, DefaultBotUserID), botID: or(s.BotID, DefaultBotID),
 		teamID: or(s.TeamID, DefaultTeamID), appID: or(s.AppID, DefaultAppID),
-		authError: s.AuthError, echo: s.EchoPosts, errors: maps.Clone(s.Errors), scopes: slices.Clone(s.Scopes), ping: ping,
+		authError: s.AuthError, echo: s.EchoPosts, errors: maps.Clone(s.Errors), warnings: maps.Clone(s.Warnings), scopes: slices.Clone(s.Scopes), ping: ping,
 	}
 }
 

@@ -33,24 +33,27 @@ type slackCall struct {
 type slackMethod func(s *Slack, c *slackCall) (answer map[string]any, code string, after func())
 
 var slackMethods = map[string]slackMethod{
-	"auth.test":                    (*Slack).authTest,
-	"apps.connections.open":        (*Slack).connectionsOpen,
-	"chat.postMessage":             (*Slack).postMessage,
-	"chat.update":                  (*Slack).updateMessage,
-	"chat.postEphemeral":           (*Slack).postEphemeral,
-	"assistant.threads.setStatus":  (*Slack).setStatus,
-	"files.getUploadURLExternal":   (*Slack).getUploadURL,
-	"files.completeUploadExternal": (*Slack).completeUpload,
-	"users.info":                   (*Slack).usersInfo,
-	"conversations.replies":        (*Slack).conversationsReplies,
-	"conversations.history":        (*Slack).conversationsHistory,
-	"conversations.info":           (*Slack).conversationsInfo,
-	"conversations.members":        (*Slack).conversationsMembers,
-	"reactions.add":                (*Slack).reactionsAdd,
-	"reactions.remove":             (*Slack).reactionsRemove,
-	"chat.startStream":             (*Slack).startStream,
-	"chat.appendStream":            (*Slack).appendStream,
-	"chat.stopStream":              (*Slack).stopStream,
+	"auth.test":                   (*Slack).authTest,
+	"apps.connections.open":       (*Slack).connectionsOpen,
+	"chat.postMessage":            (*Slack).postMessage,
+	"chat.update":                 (*Slack).updateMessage,
+	"chat.postEphemeral":          (*Slack).postEphemeral,
+	"assistant.threads.setStatus": (*Slack).setStatus,
+	// The agent surface: slack_agentview.go.
+	"agents.sessions.setStatus":             (*Slack).setSessionStatus,
+	"assistant.threads.setSuggestedPrompts": (*Slack).setSuggestedPrompts,
+	"files.getUploadURLExternal":            (*Slack).getUploadURL,
+	"files.completeUploadExternal":          (*Slack).completeUpload,
+	"users.info":                            (*Slack).usersInfo,
+	"conversations.replies":                 (*Slack).conversationsReplies,
+	"conversations.history":                 (*Slack).conversationsHistory,
+	"conversations.info":                    (*Slack).conversationsInfo,
+	"conversations.members":                 (*Slack).conversationsMembers,
+	"reactions.add":                         (*Slack).reactionsAdd,
+	"reactions.remove":                      (*Slack).reactionsRemove,
+	"chat.startStream":                      (*Slack).startStream,
+	"chat.appendStream":                     (*Slack).appendStream,
+	"chat.stopStream":                       (*Slack).stopStream,
 }
 
 func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method string) {
@@ -132,6 +135,9 @@ func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method strin
 		answer = map[string]any{}
 	}
 	answer["ok"] = true
+	if warning := c.cfg.warnings[method]; warning != "" {
+		answer["warning"] = warning
+	}
 	slackWriteJSON(w, answer)
 	if after != nil {
 		after()
@@ -559,7 +565,7 @@ func (s *Slack) streamCall(c *slackCall, appending bool) (map[string]any, string
 	switch {
 	case !started:
 		return nil, "message_not_found", nil
-	case stopped:
+	case stopped || s.halted[channel+"/"+ts]:
 		return nil, "message_not_in_streaming_state", nil
 	case appending && c.params.Get("markdown_text") == "":
 		return nil, "no_text", nil

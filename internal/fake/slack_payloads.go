@@ -282,3 +282,43 @@ func (c SlashCommand) Payload() json.RawMessage {
 	})
 	return out
 }
+
+// AgentSessionStopped is a click on the stop button of a thread's agent
+// session (docs.slack.dev, "agent_session_stopped").
+type AgentSessionStopped struct {
+	EventID  string // default: fresh
+	TeamID   string // default DefaultTeamID
+	User     string // who clicked
+	Channel  string
+	ThreadTS string   // the session's thread
+	Streams  []string // the bot's streamed messages the platform stopped
+	EventTS  string   // default: fresh
+}
+
+// Payload is the events_api payload of the click.
+func (a AgentSessionStopped) Payload() json.RawMessage {
+	streams := a.Streams
+	if streams == nil {
+		streams = []string{} // the platform sends an empty array, not null
+	}
+	return EventCallback(a.EventID, a.TeamID, map[string]any{"type": "agent_session_stopped", "channel": a.Channel,
+		"thread_ts": a.ThreadTS, "user": a.User, "streaming_message_ts": streams,
+		"event_ts": slackOr(a.EventTS, slackPayloadTS())})
+}
+
+// AppHomeOpened is a person opening the app's home: its DM (tab
+// "messages") or its Home tab ("home").
+type AppHomeOpened struct {
+	EventID string // default: fresh
+	TeamID  string // default DefaultTeamID
+	User    string
+	Channel string // the DM between the app and User
+	Tab     string // default "messages"
+	EventTS string // default: fresh
+}
+
+// Payload is the events_api payload of the event.
+func (a AppHomeOpened) Payload() json.RawMessage {
+	return EventCallback(a.EventID, a.TeamID, map[string]any{"type": "app_home_opened", "user": a.User,
+		"channel": a.Channel, "tab": slackOr(a.Tab, "messages"), "event_ts": slackOr(a.EventTS, slackPayloadTS())})
+}

@@ -25,8 +25,12 @@ type Scenario struct {
 	Layer         string // trusted, allowed, restricted, dm (default dm)
 	As            string // a role or a user id (default manager)
 	AgentBehavior string // one of Behaviors (default reply)
-	Soul          *SoulOverride
-	Steps         []Step
+	// AgentView: the platform takes agent sessions (agents.sessions.setStatus,
+	// the stop button); without it the platform refuses them, as a workspace
+	// without the agent view does, and turns show the assistant status line.
+	AgentView bool
+	Soul      *SoulOverride
+	Steps     []Step
 }
 
 // SoulOverride are the sim world keys a scenario replaces. A nil field was
@@ -58,7 +62,7 @@ type Step struct {
 	Contains string // expect_reply, expect_card
 	CardKind string // expect_card (default approval)
 	Reason   string // expect_drop: one of pipeline.DropReasons or "ignored"
-	Action   string // click: approve, deny, always
+	Action   string // click: approve, deny, always, stop
 	// Files are send's attachments, by name: each is made from its
 	// extension (SampleFile).
 	Files []string
@@ -81,12 +85,17 @@ const (
 	StepClick         = "click"
 )
 
+// ActionStop is click's action on the platform's stop button of the agent
+// session of the newest thread whose turn is at work (running, or waiting
+// on a card), rather than on a card's button.
+const ActionStop = "stop"
+
 // The values scenarios may name, in the order messages list them.
 var (
 	Layers    = []string{"trusted", "allowed", "restricted", "dm"}
 	Roles     = []string{"manager", "backup", "approver", "member", "outsider"}
 	Behaviors = scripted.Behaviours
-	Actions   = []string{pipeline.ActionApprove, pipeline.ActionDeny, pipeline.ActionAlways}
+	Actions   = []string{pipeline.ActionApprove, pipeline.ActionDeny, pipeline.ActionAlways, ActionStop}
 	CardKinds = []string{"approval"}
 )
 
@@ -161,12 +170,16 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			sc.As, err = p.actor(k, v, "")
 		case "agent_behavior":
 			sc.AgentBehavior, err = p.oneOf(k, v, "", "agent_behavior", Behaviors)
+		case "agent_view":
+			if v.Kind != yaml.ScalarNode || v.Decode(&sc.AgentView) != nil {
+				err = p.fail(v, "agent_view is true or false")
+			}
 		case "soul":
 			sc.Soul, err = p.soul(v)
 		case "steps":
 			steps = v
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, soul or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, soul or steps)", k.Value)
 		}
 		return err
 	})

@@ -125,7 +125,8 @@ func TestParseScenarioDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Name != "hello-world" || sc.Layer != "dm" || sc.As != "manager" || sc.AgentBehavior != "reply" || sc.Soul != nil {
+	if sc.Name != "hello-world" || sc.Layer != "dm" || sc.As != "manager" || sc.AgentBehavior != "reply" || sc.Soul != nil ||
+		sc.AgentView {
 		t.Errorf("defaults = %+v", sc)
 	}
 }
@@ -139,6 +140,7 @@ func TestParseScenarioErrorLines(t *testing.T) {
 		{"unknown key in step", "steps:\n  - send: {text: hi}\n  - expect_reply:\n      contains: x\n      foo: 1\n", f + `:5: unknown key "foo" in step 2 (expect_reply)`},
 		{"key in expect_pending", "steps:\n  - expect_pending: {card: 1}\n", f + `:2: unknown key "card" in step 1 (expect_pending) (want no fields)`},
 		{"unknown key in soul", "soul:\n  manager: U0X\n  boss: U0Y\nsteps: [{send: {text: hi}}]\n", f + `:3: unknown key "boss" in soul`},
+		{"agent_view not a bool", "agent_view: maybe\nsteps: [{send: {text: hi}}]\n", f + ":1: agent_view is true or false"},
 		{"unknown step kind", "steps:\n  - send: {text: hi}\n  - shout: {text: hi}\n", f + `:3: unknown step "shout" in step 2`},
 		{"step with two keys", "steps:\n  - send: {text: a}\n    expect_reply: {contains: b}\n", f + ":2: step 1 is not a single-key mapping"},
 		{"step as a scalar", "steps:\n  - send\n", f + ":2: step 1 is not a single-key mapping"},

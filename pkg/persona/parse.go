@@ -149,6 +149,7 @@ const (
 	kindBlocked   = "blocked"
 	kindTimeout   = "approval timeout"
 	kindValues    = "values"
+	kindPrompts   = "suggested prompts"
 	kindChannel   = "channel"
 	kindExtra     = ""
 )
@@ -174,6 +175,8 @@ var sectionKinds = map[string]string{
 	"approval timeout seconds":   kindTimeout,
 	"approval timeout (seconds)": kindTimeout,
 	"values":                     kindValues,
+	"suggested prompts":          kindPrompts,
+	"suggested prompt":           kindPrompts,
 }
 
 // sectionKind classifies a heading; arg is the channel reference of a
@@ -240,6 +243,8 @@ func (ps *parser) section(s section) error {
 				ps.p.Values = append(ps.p.Values, it.text)
 			}
 		}
+	case kindPrompts:
+		ps.prompts(s)
 	}
 	return nil
 }

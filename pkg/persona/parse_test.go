@@ -51,6 +51,7 @@ func TestParseCorpus(t *testing.T) {
 			eq(t, "backup", p.BackupManager, Contact{UserID: "U024BE7LJ"})
 			eq(t, "mandate", p.Mandate, "- Owns the release calendar and the changelog.\n- Refuses to deploy on Fridays.\n\nEscalates anything about billing to the manager.")
 			eq(t, "values", p.Values, []string{"Say what you do not know.", "Ask before anything irreversible."})
+			eq(t, "prompts", p.SuggestedPrompts, []string{"What is on the release calendar this week?", "Draft the changelog for the next release"})
 			eq(t, "trusted", p.Trusted, []ChannelRef{{ID: "C0TEAM", Name: "platform-team"}, {ID: "G0PRIV"}})
 			eq(t, "allowed", p.Allowed, []ChannelRef{{ID: "C0PUB", Name: "help-platform"}})
 			eq(t, "approvers", p.Approvers, []Approver{
@@ -309,6 +310,12 @@ func TestParseTolerated(t *testing.T) {
 			eq(t, "redactions", len(p.Redactions), 0)
 			warned(t, p, `:2: line in "## Redaction" ignored`)
 		}},
+		{"suggested prompts", "## Suggested prompts\n- Summarise this thread\n- What did we\n  decide?\nAsk me anything.\n- 3\n- 4\n- 5\n",
+			func(t *testing.T, p *Persona) {
+				eq(t, "prompts", p.SuggestedPrompts, []string{"Summarise this thread", "What did we decide?", "3", "4"})
+				warned(t, p, `:5: line in "## Suggested prompts" ignored`)
+				warned(t, p, ":8: suggested prompt ignored: the platform offers at most 4")
+			}},
 		{"numbered values", "## Values\n1. First.\n2) Second.\n", func(t *testing.T, p *Persona) {
 			eq(t, "values", p.Values, []string{"First.", "Second."})
 		}},

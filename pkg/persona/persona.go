@@ -13,7 +13,7 @@ import (
 // ParserVersion identifies the shape and meaning of Parse's output. It is
 // part of the cache key of a parsed persona: bump it whenever the same
 // SOUL.md would parse to a different Persona.
-const ParserVersion = "2"
+const ParserVersion = "3"
 
 // DefaultApprovalTimeout is how long an approval card waits when SOUL.md has
 // no "## Approval timeout" (interfaces.md: 900 seconds).
@@ -47,9 +47,13 @@ type Persona struct {
 	// Mandate is the "## Mandate" text as written (bullets and prose).
 	Mandate string `json:"mandate"`
 	// Values are the operating principles, one per bullet.
-	Values  []string     `json:"values,omitempty"`
-	Trusted []ChannelRef `json:"trustedChannels,omitempty"`
-	Allowed []ChannelRef `json:"allowedChannels,omitempty"`
+	Values []string `json:"values,omitempty"`
+	// SuggestedPrompts are what the persona offers a person who opens its
+	// DM or a new DM thread ("## Suggested prompts", one per bullet, at
+	// most MaxSuggestedPrompts).
+	SuggestedPrompts []string     `json:"suggestedPrompts,omitempty"`
+	Trusted          []ChannelRef `json:"trustedChannels,omitempty"`
+	Allowed          []ChannelRef `json:"allowedChannels,omitempty"`
 	// Approvers are in file order; a person listed twice has one entry with
 	// the scopes merged.
 	Approvers  []Approver  `json:"approvers,omitempty"`

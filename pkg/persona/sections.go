@@ -294,3 +294,23 @@ func (ps *parser) extra(s section) {
 	}
 	ps.addText(key, text)
 }
+
+// MaxSuggestedPrompts is how many suggested prompts the platform shows
+// (assistant.threads.setSuggestedPrompts takes up to four).
+const MaxSuggestedPrompts = 4
+
+// prompts reads "## Suggested prompts": one prompt per bullet (a wrapped
+// bullet is one prompt); prose lines are ignored with a warning, and so
+// are the prompts past the platform's four.
+func (ps *parser) prompts(s section) {
+	for _, it := range items(s.body, true) {
+		switch {
+		case !it.bullet:
+			ps.warn(it.line, "line in \"## Suggested prompts\" ignored: prompts are bullets, one prompt each")
+		case len(ps.p.SuggestedPrompts) == MaxSuggestedPrompts:
+			ps.warn(it.line, "suggested prompt ignored: the platform offers at most %d", MaxSuggestedPrompts)
+		default:
+			ps.p.SuggestedPrompts = append(ps.p.SuggestedPrompts, it.text)
+		}
+	}
+}

@@ -7,8 +7,8 @@ import (
 
 // Summary is the human-readable account of the persona that validate-soul
 // prints on success: name, role, managers, channel lists, approvers and
-// their scopes, who may DM it, redaction and blocked counts, approval timeout and channel
-// overrides. Warnings are not included (see WarningLines).
+// their scopes, who may DM it, its suggested prompts, redaction and blocked counts,
+// approval timeout and channel overrides. Warnings are not included (see WarningLines).
 func (p *Persona) Summary() string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -34,6 +34,15 @@ func (p *Persona) Summary() string {
 			parts[i] = "<@" + a.UserID + "> (" + strings.Join(a.Scopes, ", ") + ")"
 		}
 		line("approvers (%d): %s", len(parts), strings.Join(parts, ", "))
+	}
+	if len(p.SuggestedPrompts) == 0 {
+		line("suggested prompts: none")
+	} else {
+		quoted := make([]string, len(p.SuggestedPrompts))
+		for i, q := range p.SuggestedPrompts {
+			quoted[i] = fmt.Sprintf("%q", q)
+		}
+		line("suggested prompts (%d): %s", len(quoted), strings.Join(quoted, ", "))
 	}
 	line("redaction patterns: %d", len(p.Redactions))
 	line("blocked users: %d", len(p.Blocked))

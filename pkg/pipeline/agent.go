@@ -39,11 +39,17 @@ type Actions interface {
 
 // Commands runs thread commands (/mode, /abort, /help, ...).
 type Commands interface {
-	// Command runs ev if it is a command: a KindCommand event, or a
-	// message whose words (after the bot's mention) start with a known
-	// command. handled is false for an ordinary message. The answer goes
+	// Command runs ev if it is a command: a KindCommand event, a message
+	// whose words (after the bot's mention) start with a known command, or
+	// a click on the platform's stop button (KindStop: the thread's
+	// /abort). handled is false for an ordinary message. The answer goes
 	// through out.
 	Command(ctx context.Context, ev *Event, a Access, out Outbox) (handled bool, err error)
+}
+
+// Home greets a person who opens the persona's DM (KindHome).
+type Home interface {
+	Opened(ctx context.Context, ev *Event, a Access) error
 }
 
 // UserError is an error whose Message may be shown in the chat as it is.
@@ -69,19 +75,23 @@ const GenericApology = "Sorry, I hit an error and could not finish that. The det
 
 // NewAgent returns the agent turn stage. A message that is a thread
 // command runs the command; any other message runs the agent's turn. A
-// slash command runs the command, a click goes to actions. Everything said
+// slash command and a click on the stop button run the command, a click on
+// a card goes to actions, a person opening the DM to home. Everything said
 // goes through an Outbox that sends each reply through next (markup, then
 // delivery).
-func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions, commands Commands) Middleware {
-	if agent == nil || actions == nil || commands == nil {
-		panic("pipeline: NewAgent needs an Agent, Actions and Commands")
+func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions, commands Commands, home Home) Middleware {
+	if agent == nil || actions == nil || commands == nil || home == nil {
+		panic("pipeline: NewAgent needs an Agent, Actions, Commands and Home")
 	}
 	// turn runs the agent's turn on ev; a turn that failed says so in the
-	// thread, one that answered asks for feedback.
+	// thread, one that answered asks for feedback. A turn stopped (/abort,
+	// the stop button) ends with the context's error while this one goes
+	// on: what stopped it said so already, it is no failure to apologise
+	// for.
 	turn := func(ctx context.Context, ev *Event, a Access, out *outbox) (string, string, error) {
 		s, _ := SessionFromContext(ctx)
 		err := agent.Turn(ctx, &Turn{Event: ev, Session: s, Access: a, Out: out})
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 			err = apologise(ctx, out, err)
 		}
 		if err == nil && ctx.Err() == nil {
@@ -94,14 +104,20 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 		a, _ := AccessFromContext(ctx)
 		return OutcomeDone, "action", actions.Click(ctx, ev, a)
 	})
-	routes.route(KindCommand, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
+	command := func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
 		a, _ := AccessFromContext(ctx)
 		out := newOutbox(ctx, ev, next)
 		handled, err := commands.Command(ctx, ev, a, out)
 		if err == nil && !handled {
-			err = fmt.Errorf("agent: command %v not handled", ev.Command)
+			err = fmt.Errorf("agent: %s event %v not handled", ev.Kind, ev.Command)
 		}
 		return commandDone(ctx, out, err)
+	}
+	routes.route(KindCommand, command)
+	routes.route(KindStop, command)
+	routes.route(KindHome, func(ctx context.Context, ev *Event, _ Handler) (string, string, error) {
+		a, _ := AccessFromContext(ctx)
+		return OutcomeDone, "home", home.Opened(ctx, ev, a)
 	})
 	routes.route(KindMessage, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
 		a, _ := AccessFromContext(ctx)

@@ -95,7 +95,7 @@ func TestAgentOutbox(t *testing.T) {
 			}}
 			tracer, sr := newTracer()
 			next := &replyRecorder{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}, &fakeHome{}))
 			ctx := pipeline.NewContextWithAccess(pipeline.NewContextWithSession(context.Background(), sess), access)
 			if err := h.Handle(ctx, tt.ev); err != nil {
 				t.Fatal(err)
@@ -125,7 +125,7 @@ func TestAgentOutboxErrorsReachTheAgent(t *testing.T) {
 	}}
 	tracer, _ := newTracer()
 	next := &replyRecorder{err: errDeliver}
-	h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
+	h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}, &fakeHome{}))
 	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); err != nil {
 		t.Fatalf("err = %v, want nil: the agent handled the delivery error", err)
 	}
@@ -150,6 +150,9 @@ func TestAgentErrors(t *testing.T) {
 		{"wrapped user error posts its message", fmt.Errorf("tool Read: %w", userErr), false,
 			[]string{`post C0TEAM 1.0 "" false That file is outside your workspace.`}},
 		{"cancelled context posts nothing", context.Canceled, true, nil},
+		// The turn's own context was cancelled (/abort, the stop button),
+		// not the event's: what stopped it said so.
+		{"stopped turn posts nothing", fmt.Errorf("model: %w", context.Canceled), false, nil},
 		{"cancelled context with another error posts nothing", errModel, true, nil},
 	}
 	for _, tt := range tests {
@@ -164,7 +167,7 @@ func TestAgentErrors(t *testing.T) {
 			}}
 			tracer, sr := newTracer()
 			next := &replyRecorder{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}, &fakeHome{}))
 			err := h.Handle(ctx, msg("E1", trustedCh, member, "1.0"))
 			if !errors.Is(err, tt.turnErr) {
 				t.Fatalf("err = %v, want the turn's error", err)
@@ -187,7 +190,7 @@ func TestAgentApologyFails(t *testing.T) {
 	errDeliver := errors.New("not_in_channel")
 	agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return errModel }}
 	tracer, _ := newTracer()
-	h := pipeline.Chain(&replyRecorder{err: errDeliver}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
+	h := pipeline.Chain(&replyRecorder{err: errDeliver}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}, &fakeHome{}))
 	err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0"))
 	if !errors.Is(err, errModel) || !errors.Is(err, errDeliver) || !strings.Contains(err.Error(), "post apology: ") {
 		t.Errorf("err = %v, want both the turn's and the apology's errors", err)
@@ -203,6 +206,14 @@ type fakeActions struct {
 func (f *fakeActions) Click(context.Context, *pipeline.Event, pipeline.Access) error {
 	f.clicks++
 	return f.err
+}
+
+// fakeHome records the DMs opened.
+type fakeHome struct{ opened []string }
+
+func (f *fakeHome) Opened(_ context.Context, ev *pipeline.Event, a pipeline.Access) error {
+	f.opened = append(f.opened, ev.ChannelID+" "+a.UserID)
+	return nil
 }
 
 // fakeCommands handles the events for which handle returns true.
@@ -233,7 +244,7 @@ func TestAgentDispatch(t *testing.T) {
 		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 		actions, commands := &fakeActions{}, &fakeCommands{handle: isCommand}
 		tracer, _ := newTracer()
-		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, nil, agent, actions, commands))
+		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, nil, agent, actions, commands, &fakeHome{}))
 		if err := h.Handle(context.Background(), click("action:T1", trustedCh, member)); err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +257,7 @@ func TestAgentDispatch(t *testing.T) {
 		commands := &fakeCommands{handle: isCommand, said: "mode is ask"}
 		tracer, _ := newTracer()
 		next := &replyRecorder{}
-		h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands))
+		h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands, &fakeHome{}))
 		ev := &pipeline.Event{Kind: pipeline.KindCommand, ChannelID: trustedCh, UserID: member, Command: &pipeline.Command{Name: "/mode"}}
 		if err := h.Handle(context.Background(), ev); err != nil {
 			t.Fatal(err)
@@ -259,7 +270,7 @@ func TestAgentDispatch(t *testing.T) {
 		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 		commands := &fakeCommands{handle: isCommand}
 		tracer, _ := newTracer()
-		h := pipeline.Chain(&replyRecorder{}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands))
+		h := pipeline.Chain(&replyRecorder{}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands, &fakeHome{}))
 		ev := msg("E1", trustedCh, member, "1.0")
 		ev.Text = "/help"
 		if err := h.Handle(context.Background(), ev); err != nil {
@@ -269,10 +280,40 @@ func TestAgentDispatch(t *testing.T) {
 			t.Fatalf("turns %d commands %d", agent.turns, commands.calls)
 		}
 	})
+	t.Run("a stop click runs the command and answers in its thread", func(t *testing.T) {
+		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
+		commands := &fakeCommands{handle: func(ev *pipeline.Event) bool { return ev.Kind == pipeline.KindStop }, said: "stopped"}
+		tracer, _ := newTracer()
+		next := &replyRecorder{}
+		h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands, &fakeHome{}))
+		ev := &pipeline.Event{ID: "Ev1", Kind: pipeline.KindStop, ChannelID: trustedCh, ThreadTS: "1.0", UserID: member,
+			Stop: &pipeline.Stop{}}
+		if err := h.Handle(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+		if agent.turns != 0 || commands.calls != 1 || len(next.got) != 1 || next.got[0] != `post C0TEAM 1.0 "" true stopped` {
+			t.Fatalf("turns %d commands %d, replies %q", agent.turns, commands.calls, next.got)
+		}
+	})
+	t.Run("an opened DM goes to home", func(t *testing.T) {
+		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
+		home, commands := &fakeHome{}, &fakeCommands{handle: isCommand}
+		tracer, _ := newTracer()
+		next := &terminal{}
+		h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands, home))
+		ev := &pipeline.Event{ID: "Ev1", Kind: pipeline.KindHome, ChannelID: dmCh, UserID: manager}
+		ctx := pipeline.NewContextWithAccess(context.Background(), pipeline.Access{UserID: manager, Role: pipeline.RoleManager})
+		if err := h.Handle(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		if len(home.opened) != 1 || home.opened[0] != dmCh+" "+manager || agent.turns != 0 || commands.calls != 0 || next.ran() {
+			t.Fatalf("opened %q, turns %d commands %d", home.opened, agent.turns, commands.calls)
+		}
+	})
 	t.Run("an unhandled slash command is an error", func(t *testing.T) {
 		agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 		tracer, _ := newTracer()
-		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
+		h := pipeline.Chain(&terminal{}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}, &fakeHome{}))
 		ev := &pipeline.Event{Kind: pipeline.KindCommand, ChannelID: trustedCh, Command: &pipeline.Command{Name: "/nope"}}
 		if err := h.Handle(context.Background(), ev); err == nil {
 			t.Fatal("want an error")
@@ -294,7 +335,7 @@ func TestAgentRejectsOtherKinds(t *testing.T) {
 			agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
 			tracer, sr := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}))
+			h := pipeline.Chain(next, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, &fakeCommands{}, &fakeHome{}))
 			err := h.Handle(context.Background(), tt.ev)
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("err = %v, want %q", err, tt.want)

@@ -39,7 +39,7 @@ func benchChain(b *testing.B) (pipeline.Handler, *fakeAgent) {
 		pipeline.NewRedact(tracer, m, &fakeRedactor{RedactFn: func(s string) string { return s }}),
 		pipeline.NewAuth(tracer, m, worldDirectory(nil), threadModes(nil), pipeline.ModeBypass),
 		pipeline.NewSession(tracer, m, sessions),
-		pipeline.NewAgent(tracer, m, agent, &fakeActions{}, &fakeCommands{}),
+		pipeline.NewAgent(tracer, m, agent, &fakeActions{}, &fakeCommands{}, &fakeHome{}),
 		pipeline.NewMarkup(tracer, m, convertFake),
 	)
 	return h, agent

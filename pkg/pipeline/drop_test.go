@@ -205,6 +205,18 @@ func msg(id, channel, user, thread string) *pipeline.Event {
 	return ev
 }
 
+// home is user opening the persona's DM.
+func home(user string) *pipeline.Event {
+	return &pipeline.Event{ID: "EvHome", Kind: pipeline.KindHome, Type: "app_home_opened", ChannelID: dmCh,
+		ChannelType: pipeline.ChannelIM, UserID: user, TS: "5.0"}
+}
+
+// stop is user's click on the stop button of the thread rooted at 1.0.
+func stop(channel, user string) *pipeline.Event {
+	return &pipeline.Event{ID: "EvStop", Kind: pipeline.KindStop, Type: "agent_session_stopped", ChannelID: channel,
+		UserID: user, TS: "5.0", ThreadTS: "1.0", Stop: &pipeline.Stop{}}
+}
+
 func with(ev *pipeline.Event, edit func(*pipeline.Event)) *pipeline.Event {
 	edit(ev)
 	return ev
@@ -275,6 +287,22 @@ func TestDropReasons(t *testing.T) {
 			UserID: member, Command: &pipeline.Command{Name: "/help"}}, want: pipeline.DropDM},
 		{name: "command from manager", ev: &pipeline.Event{ID: "command:T1", Kind: pipeline.KindCommand, ChannelID: randomCh,
 			UserID: manager, Command: &pipeline.Command{Name: "/help"}}},
+
+		// Opening the DM: a persona that would not answer the person's DM
+		// offers them nothing either.
+		{name: "DM opened by non-manager, DMs closed", ev: home(member), want: pipeline.DropDM},
+		{name: "DM opened by outsider, DMs closed", ev: home(outsider), want: pipeline.DropDM},
+		{name: "DM opened by non-manager, DMs open", ev: home(member), roster: dmOpen},
+		{name: "DM opened by manager", ev: home(manager)},
+		{name: "DM opened by blocked user, DMs open", ev: home(blocked), roster: dmOpen, want: pipeline.DropBlocked},
+		{name: "DM opened by nobody", ev: home(""), roster: dmOpen, want: pipeline.DropIgnored},
+
+		// The stop button passes the layers like the words it stops.
+		{name: "stop in restricted channel by member", ev: stop(randomCh, member), want: pipeline.DropWhitelist},
+		{name: "stop in closed DM by member", ev: stop(dmCh, member), want: pipeline.DropDM},
+		{name: "stop by blocked user", ev: stop(trustedCh, blocked), want: pipeline.DropBlocked},
+		{name: "stop in trusted channel by member", ev: stop(trustedCh, member)},
+		{name: "stop in restricted channel by manager", ev: stop(randomCh, manager)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

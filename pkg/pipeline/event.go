@@ -19,6 +19,13 @@ const (
 	// KindReply is outbound: text the agent posts or edits through its chat
 	// tools, on its way from the agent stage through markup to delivery.
 	KindReply
+	// KindStop is a click on the platform's own stop button of a thread's
+	// agent session (agent_session_stopped): it stops the thread's running
+	// turn as a typed /abort does, with the same rule of who may.
+	KindStop
+	// KindHome is a person opening the persona's DM (app_home_opened on
+	// its messages tab): the persona offers its suggested prompts.
+	KindHome
 )
 
 // kinds is the one place a kind's properties are written down; a new kind
@@ -35,6 +42,10 @@ var kinds = [...]struct {
 	KindAction:  {name: "action", apart: true},
 	KindCommand: {name: "command", apart: true},
 	KindReply:   {name: "reply"},
+	// A stop must not wait behind the very turn it stops.
+	KindStop: {name: "stop", apart: true},
+	// Opening a DM belongs to no thread's order.
+	KindHome: {name: "home", apart: true},
 }
 
 func (k Kind) String() string {
@@ -112,6 +123,7 @@ type Event struct {
 	Action  *Action  // KindAction only
 	Command *Command // KindCommand only
 	Reply   *Reply   // KindReply only
+	Stop    *Stop    // KindStop only
 }
 
 // File is a file attached to a message.
@@ -143,6 +155,18 @@ type Action struct {
 	Value       string // the card's approval id
 	MessageTS   string // the card's ts
 	ResponseURL string
+}
+
+// Stop is a click on the stop button of a thread's agent session. The
+// event's ChannelID and ThreadTS name the thread, UserID who clicked.
+type Stop struct {
+	// Streams are the ts of the bot's streamed messages the platform
+	// stopped itself on the click (none when no stream ran).
+	Streams []string
+	// Stopped is set by the handling of the click when it stopped the
+	// thread's running turn (which then ends on its own): for whoever
+	// waits on that end (the simulator).
+	Stopped bool `json:"-"`
 }
 
 // Command is a slash command, or a thread command typed in a message

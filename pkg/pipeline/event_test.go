@@ -16,6 +16,8 @@ func TestKinds(t *testing.T) {
 		{pipeline.KindAction, "action", true},
 		{pipeline.KindCommand, "command", true},
 		{pipeline.KindReply, "reply", false},
+		{pipeline.KindStop, "stop", true},
+		{pipeline.KindHome, "home", true},
 		{0, "unknown", false},
 		{pipeline.Kind(200), "unknown", false},
 	}

@@ -316,7 +316,7 @@ func TestConstructorsPanicOnMissingDeps(t *testing.T) {
 		{"auth without directory", func() { pipeline.NewAuth(tracer, m, nil, &fakeModes{}, pipeline.ModeAsk) }, "pipeline: NewAuth needs"},
 		{"auth without modes", func() { pipeline.NewAuth(tracer, m, &fakeDirectory{}, nil, pipeline.ModeAsk) }, "pipeline: NewAuth needs"},
 		{"session without sessions", func() { pipeline.NewSession(tracer, m, nil) }, "pipeline: NewSession needs"},
-		{"agent without agent", func() { pipeline.NewAgent(tracer, m, nil, nil, nil) }, "pipeline: NewAgent needs"},
+		{"agent without agent", func() { pipeline.NewAgent(tracer, m, nil, nil, nil, nil) }, "pipeline: NewAgent needs"},
 		{"markup without converter", func() { pipeline.NewMarkup(tracer, m, nil) }, "pipeline: NewMarkup needs"},
 		{"deliver without poster", func() { pipeline.NewDeliver(nil, splitBars) }, "pipeline: NewDeliver needs"},
 		{"deliver without splitter", func() { pipeline.NewDeliver(&fakePoster{}, nil) }, "pipeline: NewDeliver needs"},

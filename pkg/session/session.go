@@ -76,6 +76,11 @@ type Options struct {
 	// OnClose, when set, is called after a session closed (idle or
 	// shutdown), outside the Manager's lock.
 	OnClose func(id string)
+	// OnIdle, when set, is called after a session closed because its
+	// thread fell idle (not at shutdown: the next start resumes those),
+	// outside the Manager's lock but before a new message of the thread
+	// can resume it, so that what it tells the platform lands first.
+	OnIdle func(ctx context.Context, threadKey string)
 }
 
 // Manager owns the live sessions. It implements pipeline.Sessions.
@@ -292,6 +297,9 @@ func (m *Manager) idle(s *Session, gen uint64) {
 	m.closing[s.threadKey] = done
 	m.mu.Unlock()
 	m.closed(s, "idle")
+	if m.opt.OnIdle != nil {
+		m.opt.OnIdle(context.Background(), s.threadKey)
+	}
 	m.mu.Lock()
 	delete(m.closing, s.threadKey)
 	m.mu.Unlock()

@@ -721,3 +721,53 @@ func TestDeferredSessionRow(t *testing.T) {
 		t.Errorf("without an event: %+v, %v", got, err)
 	}
 }
+
+// OnIdle is told of an idle close, not of a close at shutdown (the next
+// start resumes those), and a message of the thread arriving meanwhile
+// waits for it: what it tells the platform (the session closed) lands
+// before the resumed session's first word.
+func TestOnIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _ := memStore()
+		c := newCloses()
+		o, clk := clocked(options(f, nil, time.Millisecond, c))
+		telling, hold := make(chan string, 4), make(chan struct{})
+		var told atomic.Int32
+		o.OnIdle = func(_ context.Context, key string) {
+			telling <- key
+			<-hold
+			told.Add(1)
+		}
+		m := newManager(t, o)
+		ev := event("C1", "1.0")
+		_, release := acquire(t, m, ev)
+		release()
+		go clk.Advance(time.Millisecond)
+		if key := <-telling; key != "C1:1.0" {
+			t.Fatalf("OnIdle(%q), want C1:1.0", key)
+		}
+		acquired := make(chan int32, 1)
+		go func() {
+			_, release, err := m.Acquire(t.Context(), ev)
+			if err != nil {
+				t.Error(err)
+				acquired <- -1
+				return
+			}
+			acquired <- told.Load()
+			release()
+		}()
+		synctest.Wait()
+		close(hold)
+		if n := <-acquired; n != 1 {
+			t.Fatalf("the thread resumed before OnIdle returned (told %d)", n)
+		}
+		// A close at shutdown is not idle.
+		_, release2 := acquire(t, m, event("C1", "2.0"))
+		release2()
+		m.Close()
+		if n := told.Load(); n != 1 {
+			t.Fatalf("OnIdle called %d times, want once (not at shutdown)", n)
+		}
+	})
+}

@@ -63,7 +63,11 @@ func Render(t Transcript) string {
 	var b strings.Builder
 	sc := t.Scenario
 	fmt.Fprintf(&b, "# %s\n", sc.Name)
-	fmt.Fprintf(&b, "# layer %s · actor %s · agent %s\n", sc.Layer, sc.As, cmp.Or(sc.AgentBehavior, "reply"))
+	view := ""
+	if sc.AgentView {
+		view = " · agent view"
+	}
+	fmt.Fprintf(&b, "# layer %s · actor %s · agent %s%s\n", sc.Layer, sc.As, cmp.Or(sc.AgentBehavior, "reply"), view)
 	inbound := 0
 	ci := 0
 	flushTools := func(upTo int) {

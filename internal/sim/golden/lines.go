@@ -54,6 +54,8 @@ func inboundLine(n *renamer, world sim.World, bot string, m platform.Entry, ev E
 			n.name(n.cards, "ap", m.Action.Value))
 	case m.Kind == pipeline.KindCommand:
 		return fmt.Sprintf("> %s · %s: %s", t, where, m.Text)
+	case m.Kind == pipeline.KindStop:
+		return fmt.Sprintf("> %s · %s clicks the session's stop button", t, where)
 	case ev.Type == "app_mention":
 		return fmt.Sprintf("> %s %s · the same message again, as app_mention", t, n.msg(m.TS))
 	}
@@ -95,6 +97,17 @@ func outboundLine(n *renamer, m platform.Entry) string {
 		return fmt.Sprintf("< %s status: %s", thread, cmp.Or(m.Text, "(cleared)"))
 	case platform.OpReaction:
 		return fmt.Sprintf("< %s %s reaction %s", thread, n.msg(m.TS), m.Text)
+	case platform.OpSession:
+		if m.Title != "" {
+			return fmt.Sprintf("< %s session: %s, titled %q", thread, m.Text, m.Title)
+		}
+		return fmt.Sprintf("< %s session: %s", thread, m.Text)
+	case platform.OpPrompts:
+		quoted := make([]string, len(m.Prompts))
+		for i, p := range m.Prompts {
+			quoted[i] = fmt.Sprintf("%q", p)
+		}
+		return fmt.Sprintf("< %s suggested prompts: %s", m.ChannelID, strings.Join(quoted, ", "))
 	case platform.OpUpload:
 		line := fmt.Sprintf("< %s %s upload", thread, n.msg(m.TS))
 		for _, f := range m.Files {

@@ -41,6 +41,12 @@ type Chat struct {
 	// held and may call Chat's methods; the call that recorded an entry
 	// may return before the Observer has seen it.
 	Observer func(Entry)
+	// AgentView: the platform takes agent sessions (SetSessionStatus) and
+	// shows their stop button. Without it SetSessionStatus is refused as by
+	// a workspace without the agent view, and the service falls back to the
+	// assistant status line: the sim's default, the transcripts of most
+	// scenarios being about something else.
+	AgentView bool
 
 	mu        sync.Mutex
 	clock     int64 // ts counter
@@ -52,10 +58,12 @@ type Chat struct {
 	closed    bool
 	delivered int
 	log       []Entry
-	state     map[string]*Entry   // ts -> latest state of a post or upload
-	order     []string            // ts of posts and uploads, in post order
-	files     map[string]File     // URL -> file, for Download
-	reactions map[string][]string // channel+"/"+ts -> the bot's reactions (read.go)
+	state     map[string]*Entry                 // ts -> latest state of a post or upload
+	order     []string                          // ts of posts and uploads, in post order
+	files     map[string]File                   // URL -> file, for Download
+	reactions map[string][]string               // channel+"/"+ts -> the bot's reactions (read.go)
+	sessions  map[string]pipeline.SessionStatus // channel/thread -> its agent session's status
+	threads   []string                          // channel/thread of each session, in creation order
 
 	unseen   []Entry // entries the Observer has yet to see
 	flushing bool    // a goroutine is feeding the Observer
@@ -176,6 +184,8 @@ func (m *Chat) queueLocked(ev *pipeline.Event) Entry {
 			id, typ = "action:T0SIM", "block_actions"
 		case pipeline.KindCommand:
 			id, typ = "command:T0SIM", "slash_command"
+		case pipeline.KindStop:
+			typ = "agent_session_stopped"
 		}
 		if ev.ID == "" {
 			ev.ID = m.nextIDLocked(id)
@@ -375,6 +385,76 @@ func (m *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string
 	return nil
 }
 
+// SetSessionStatus records a thread's agent session status; the first
+// update of a thread creates its session, with its title (later titles
+// are ignored, as on the platform). Like the platform it refuses an
+// update without a thread, and every update without AgentView.
+func (m *Chat) SetSessionStatus(ctx context.Context, u pipeline.SessionUpdate) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("agents.sessions.setStatus: %w", err)
+	}
+	if !m.AgentView {
+		return fmt.Errorf("agents.sessions.setStatus: unknown_method: %w", pipeline.ErrNoAgentSessions)
+	}
+	if u.ChannelID == "" || u.ThreadTS == "" {
+		return errors.New("agents.sessions.setStatus: invalid_arguments")
+	}
+	m.mu.Lock()
+	m.init()
+	key := u.ChannelID + "/" + u.ThreadTS
+	e := Entry{Op: OpSession, ChannelID: u.ChannelID, ThreadTS: u.ThreadTS, UserID: m.bot().UserID, Text: string(u.Status)}
+	if _, ok := m.sessions[key]; !ok {
+		e.Title = u.Title
+		m.threads = append(m.threads, key)
+	}
+	m.sessions[key] = u.Status
+	m.commitAndUnlock(e)
+	return nil
+}
+
+// Session returns the status of the agent session of the thread at
+// channelID/threadTS, "" when it has none.
+func (m *Chat) Session(channelID, threadTS string) pipeline.SessionStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sessions[channelID+"/"+threadTS]
+}
+
+// Busy returns the thread whose agent session shows a turn at work
+// (processing, or suspended on a card), the newest such session first:
+// the one whose stop button a person sees.
+func (m *Chat) Busy() (channelID, threadTS string, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := len(m.threads) - 1; i >= 0; i-- {
+		key := m.threads[i]
+		if st := m.sessions[key]; st == pipeline.SessionProcessing || st == pipeline.SessionSuspended {
+			channelID, threadTS, _ = strings.Cut(key, "/")
+			return channelID, threadTS, true
+		}
+	}
+	return "", "", false
+}
+
+// Stop injects userID's click on the stop button of the agent session of
+// the thread at channelID/threadTS (agent_session_stopped). The platform
+// has no streaming here: no stream is stopped with it.
+func (m *Chat) Stop(userID, channelID, threadTS string) error {
+	return m.Inject(&pipeline.Event{Kind: pipeline.KindStop, Type: "agent_session_stopped", UserID: userID,
+		ChannelID: channelID, ThreadTS: threadTS, Stop: &pipeline.Stop{}})
+}
+
+// SuggestPrompts records the suggested prompts offered in a DM.
+func (m *Chat) SuggestPrompts(ctx context.Context, channelID string, prompts []string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("assistant.threads.setSuggestedPrompts: %w", err)
+	}
+	m.mu.Lock()
+	m.init()
+	m.commitAndUnlock(Entry{Op: OpPrompts, ChannelID: channelID, UserID: m.bot().UserID, Prompts: slices.Clone(prompts)})
+	return nil
+}
+
 // Download returns a file added with AddFile or uploaded by the bot. A file
 // over maxBytes fails with gateway.ErrFileTooLarge, as on the platform.
 func (m *Chat) Download(ctx context.Context, f pipeline.File, maxBytes int64) ([]byte, error) {
@@ -444,6 +524,7 @@ func (m *Chat) init() {
 		m.state = make(map[string]*Entry)
 		m.files = make(map[string]File)
 		m.reactions = make(map[string][]string)
+		m.sessions = make(map[string]pipeline.SessionStatus)
 	}
 }
 
@@ -518,6 +599,11 @@ func cloneEvent(ev *pipeline.Event) *pipeline.Event {
 	if ev.Command != nil {
 		c := *ev.Command
 		cp.Command = &c
+	}
+	if ev.Stop != nil {
+		st := *ev.Stop
+		st.Streams = slices.Clone(ev.Stop.Streams)
+		cp.Stop = &st
 	}
 	if ev.Reply != nil {
 		r := *ev.Reply

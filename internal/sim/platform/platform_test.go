@@ -477,3 +477,37 @@ func TestChatInjectMention(t *testing.T) {
 		t.Errorf("transcript %+v", msgs)
 	}
 }
+
+// Without AgentView the platform refuses agent sessions as a workspace
+// without the agent view does (the service then shows the status line);
+// with it, the first update creates the session with its title and later
+// titles are ignored.
+func TestChatSessionStatus(t *testing.T) {
+	ctx := t.Context()
+	off := &Chat{}
+	u := pipeline.SessionUpdate{ChannelID: "C1", ThreadTS: "1.0", Status: pipeline.SessionProcessing, Title: "hi"}
+	if err := off.SetSessionStatus(ctx, u); !errors.Is(err, pipeline.ErrNoAgentSessions) {
+		t.Fatalf("SetSessionStatus without AgentView = %v, want ErrNoAgentSessions", err)
+	}
+	if n := len(off.Messages()); n != 0 {
+		t.Fatalf("a refused update left %d transcript entries", n)
+	}
+	on := &Chat{AgentView: true}
+	if err := on.SetSessionStatus(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if c, th, ok := on.Busy(); !ok || c != "C1" || th != "1.0" {
+		t.Fatalf("Busy = %q %q %v, want C1 1.0 true", c, th, ok)
+	}
+	u.Status, u.Title = pipeline.SessionActive, "again"
+	if err := on.SetSessionStatus(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := on.Busy(); ok {
+		t.Fatal("an active session is busy")
+	}
+	got := on.Messages()
+	if len(got) != 2 || got[0].Title != "hi" || got[1].Title != "" || got[1].Text != "active" {
+		t.Fatalf("transcript = %+v", got)
+	}
+}

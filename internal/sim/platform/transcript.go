@@ -19,6 +19,8 @@ const (
 	OpUpload    Op = "upload"    // a file upload
 	OpStatus    Op = "status"    // assistant.threads.setStatus ("" clears)
 	OpReaction  Op = "reaction"  // reactions.add ("+name") or .remove ("-name")
+	OpSession   Op = "session"   // agents.sessions.setStatus (Text: the status)
+	OpPrompts   Op = "prompts"   // assistant.threads.setSuggestedPrompts
 )
 
 // Entry is one transcript entry.
@@ -43,14 +45,18 @@ type Entry struct {
 	// To is the only person who sees an ephemeral.
 	To string
 	// Text is the message text, the upload's comment, the status line, a
-	// command's "/name args", or a reaction ("+eyes" added, "-eyes"
-	// removed).
+	// session's status, a command's "/name args", or a reaction ("+eyes"
+	// added, "-eyes" removed).
 	Text string
 	Card *pipeline.Card // a card posted or updated
 	// Feedback is set on a post or edit that carries the feedback buttons.
 	Feedback bool
 	Action   *pipeline.Action // an inbound click
 	Files    []File           // an upload's file, an inbound message's attachments
+	// Title is the title a session update creates its session with.
+	Title string
+	// Prompts are the suggested prompts offered.
+	Prompts []string
 }
 
 // File is a file in the transcript.
@@ -191,6 +197,7 @@ func cloneEntry(e Entry) Entry {
 		e.Action = &a
 	}
 	e.Files = slices.Clone(e.Files)
+	e.Prompts = slices.Clone(e.Prompts)
 	for i := range e.Files {
 		e.Files[i].Content = slices.Clone(e.Files[i].Content)
 	}

@@ -40,6 +40,8 @@ func (m *model) handle(line string) tea.Cmd {
 		cmd, err = m.scenario(args)
 	case "/click":
 		cmd, err = m.click(args)
+	case "/stop":
+		cmd = m.stop()
 	case "/as":
 		err = m.as(args)
 	case "/channel":
@@ -79,6 +81,7 @@ func (m *model) help() {
 		"/scenario <name>       play " + filepath.Join(m.o.ScenarioDir, "<name>.yaml") + " (no name: list)",
 		"/as <role or user id>  change the actor",
 		"/click <n> <action>    approve, deny or always on card n",
+		"/stop                  the platform's stop button of the newest turn at work",
 		"/channel <channel_id>  talk in a channel (a new conversation)",
 		"/dm                    talk in the DM " + m.layers["dm"] + " (a new conversation)",
 		"/layer <layer>         trusted " + m.layers["trusted"] + ", allowed " + m.layers["allowed"] +
@@ -140,6 +143,20 @@ func (m *model) behaviour(args []string) error {
 		return fmt.Errorf("usage: /behavior <name> (one of %s)", strings.Join(scripted.Behaviours, ", "))
 	}
 	return sc.SetBehaviour(args[0])
+}
+
+// stop clicks the stop button of the newest agent session that shows a
+// turn at work, as the actor.
+func (m *model) stop() tea.Cmd {
+	user, s, ctx := m.actor, m.sim, m.ctx
+	m.busy++
+	return func() tea.Msg {
+		in, err := s.Stop(user)
+		if err != nil {
+			return settledMsg{err: err}
+		}
+		return settledMsg{in: in, err: s.Settle(ctx, in)}
+	}
 }
 
 func (m *model) click(args []string) (tea.Cmd, error) {

@@ -18,6 +18,8 @@ func (m *model) entry(e platform.Entry) {
 		switch {
 		case e.Action != nil:
 			m.add(fmt.Sprintf("%s %s clicked %s%s", at, m.name(e.UserID), e.Action.ActionID, m.cardRef(e.TS)))
+		case e.Kind == pipeline.KindStop:
+			m.add(fmt.Sprintf("%s %s clicked stop", at, m.name(e.UserID)))
 		case e.Kind == pipeline.KindMessage && m.shown[e.ChannelID+"/"+e.TS]:
 			// the app_mention twin of a message shown
 		default:
@@ -48,6 +50,10 @@ func (m *model) entry(e platform.Entry) {
 		if e.Text != "" { // a cleared status is no news
 			m.note(fmt.Sprintf("%s status: %s", at, e.Text))
 		}
+	case platform.OpSession:
+		m.note(fmt.Sprintf("%s session: %s", at, e.Text))
+	case platform.OpPrompts:
+		m.add(fmt.Sprintf("%s suggested prompts: %s", at, strings.Join(e.Prompts, " | ")))
 	default:
 		m.add(fmt.Sprintf("%s %s: %s", at, e.Op, text))
 	}

@@ -43,6 +43,9 @@ func Run(ctx context.Context, so runner.Options, o Options) error {
 		}
 	}
 	so.Scope = runner.Own
+	// A person at the REPL sees the platform as it is now: agent sessions
+	// and their stop button (/stop).
+	so.AgentView = true
 	if so.Model != nil {
 		so.SettleTimeout = liveSettle
 	}

@@ -17,6 +17,9 @@ import (
 func (s *Sim) onHandled(ev *pipeline.Event, _ error) {
 	s.mu.Lock()
 	delete(s.pending, ev.ID)
+	if ev.Kind == pipeline.KindStop && ev.Stop != nil && ev.Stop.Stopped {
+		s.stopped[ev.ID] = true
+	}
 	close(s.progress)
 	s.progress = make(chan struct{})
 	s.mu.Unlock()
@@ -32,7 +35,9 @@ func (s *Sim) onDrop(ev *pipeline.Event, reason string) {
 // as pending.
 func (s *Sim) inject(ev *pipeline.Event) error {
 	s.track(ev)
-	return s.chat.Inject(ev)
+	err := s.chat.Inject(ev)
+	s.placed(ev)
+	return err
 }
 
 // injectMention hands a channel message that mentions the bot to the
@@ -41,7 +46,39 @@ func (s *Sim) inject(ev *pipeline.Event) error {
 func (s *Sim) injectMention(ev, twin *pipeline.Event) error {
 	s.track(ev)
 	s.track(twin)
-	return s.chat.InjectMention(ev, twin)
+	err := s.chat.InjectMention(ev, twin)
+	s.placed(ev)
+	s.placed(twin)
+	return err
+}
+
+// placed records the thread of a message, known once the platform gave
+// it its ts.
+func (s *Sim) placed(ev *pipeline.Event) {
+	if ev.Kind != pipeline.KindMessage {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.injected) - 1; i >= 0; i-- {
+		if s.injected[i].id == ev.ID {
+			s.injected[i].thread = ev.ThreadKey()
+			return
+		}
+	}
+}
+
+// pendingIn returns the ids of the messages of thread key not handled yet.
+func (s *Sim) pendingIn(key string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for _, in := range s.injected {
+		if in.thread == key && s.pending[in.id] {
+			ids = append(ids, in.id)
+		}
+	}
+	return ids
 }
 
 // track gives ev a fresh id and remembers it as pending.
@@ -79,6 +116,17 @@ func (s *Sim) Settle(ctx context.Context, in Injected) error {
 	if in.click {
 		if err := s.wait(ctx, "the click was not handled", func() bool { return s.handled(false, in.IDs) }); err != nil {
 			return err
+		}
+	}
+	if in.stopping != nil {
+		// A stop that stopped the thread's turn settles when that turn
+		// has ended (its card expired, its session active); one refused
+		// leaves the turn where it was.
+		s.mu.Lock()
+		stopped := s.stopped[in.IDs[0]]
+		s.mu.Unlock()
+		if stopped {
+			return s.wait(ctx, "the stopped turn did not end", func() bool { return s.handled(false, in.stopping) })
 		}
 	}
 	return s.wait(ctx, "the service did not settle", func() bool {

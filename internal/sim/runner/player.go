@@ -90,6 +90,13 @@ func (p *Player) click(ctx context.Context, st sim.Step) error {
 	if err != nil {
 		return err
 	}
+	if st.Action == sim.ActionStop {
+		in, err := p.s.Stop(user)
+		if err != nil {
+			return err
+		}
+		return p.s.Settle(ctx, in)
+	}
 	cards := p.s.chat.Cards()
 	card, ok := newest(cards, st.Action)
 	if !ok {

@@ -65,6 +65,9 @@ type Options struct {
 	Scope Scope
 	// SettleTimeout bounds a step's wait; 0: 5 s, a scripted step's bound.
 	SettleTimeout time.Duration
+	// AgentView: the platform takes agent sessions and has their stop
+	// button (platform.Chat.AgentView).
+	AgentView bool
 }
 
 // Scope is what a step waits for.
@@ -94,6 +97,7 @@ type Sim struct {
 	mu       sync.Mutex
 	pending  map[string]bool   // injected event ids not handled yet
 	drops    map[string]string // event id → drop reason
+	stopped  map[string]bool   // the stop clicks that stopped a turn
 	injected []injected        // every injected event, in order
 	seq      int
 	tools    toolLog // the tool calls, for the golden transcript
@@ -107,6 +111,7 @@ type Sim struct {
 // injected is an event the simulation handed to the service.
 type injected struct {
 	id, typ string
+	thread  string // the thread key of a message
 }
 
 // Start boots the service on the simulated platform and runs it until
@@ -115,7 +120,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 	if o.Boot == nil {
 		return nil, errors.New("sim: no Boot")
 	}
-	s := &Sim{pending: map[string]bool{}, drops: map[string]string{}, done: make(chan error, 1),
+	s := &Sim{pending: map[string]bool{}, drops: map[string]string{}, stopped: map[string]bool{}, done: make(chan error, 1),
 		progress: make(chan struct{}), scope: o.Scope, settle: o.SettleTimeout}
 	if s.settle == 0 {
 		s.settle = stepTimeout
@@ -161,7 +166,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 			return ""
 		}
 	}
-	s.chat = &platform.Chat{Bot: bot, Observer: o.Observer}
+	s.chat = &platform.Chat{Bot: bot, Observer: o.Observer, AgentView: o.AgentView}
 	s.model = o.Model
 	if s.model == nil {
 		m, err := scripted.New(cmp.Or(o.Behaviour, "reply"))

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/persona-runtime/agent/internal/sim"
@@ -19,6 +20,9 @@ type Injected struct {
 	// the card clicked: one more means a turn waits on a click.
 	CardsBefore int
 	click       bool
+	// stopping, for a stop click, are the events of the thread's turn it
+	// may stop.
+	stopping []string
 }
 
 // SendOptions are a send's choices beyond its words.
@@ -87,6 +91,27 @@ func (s *Sim) Click(user string, card platform.Card, action string) (Injected, e
 	in := Injected{TS: card.TS, CardsBefore: unresolved(s.chat.Cards()) - 1, click: true} // this one may resolve
 	ev := &pipeline.Event{Kind: pipeline.KindAction, Type: "block_actions", UserID: user, ChannelID: card.ChannelID,
 		ThreadTS: card.ThreadTS, TS: card.TS, Action: &pipeline.Action{ActionID: action, Value: card.Card.ID, MessageTS: card.TS}}
+	if err := s.inject(ev); err != nil {
+		return in, err
+	}
+	in.IDs = []string{ev.ID}
+	return in, nil
+}
+
+// Stop injects user's click on the stop button of the newest agent
+// session that shows a turn at work (platform.Chat.Busy).
+func (s *Sim) Stop(user string) (Injected, error) {
+	channel, thread, ok := s.chat.Busy()
+	if !ok {
+		return Injected{}, errors.New("expected a turn at work, its session showing the stop button; saw none")
+	}
+	// A stopped turn's card is resolved (expired) by the turn itself:
+	// until its end, as many cards wait as before the click; a refused
+	// click leaves them waiting.
+	in := Injected{CardsBefore: unresolved(s.chat.Cards()) - 1, click: true,
+		stopping: s.pendingIn(pipeline.ThreadKey(channel, thread))}
+	ev := &pipeline.Event{Kind: pipeline.KindStop, Type: "agent_session_stopped", UserID: user, ChannelID: channel,
+		ThreadTS: thread, Stop: &pipeline.Stop{}}
 	if err := s.inject(ev); err != nil {
 		return in, err
 	}

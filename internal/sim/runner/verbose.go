@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // dump writes the platform's transcript, one entry a line (sim run
@@ -30,6 +31,9 @@ func entryLine(m platform.Entry) string {
 	case platform.OpInbound:
 		if m.Action != nil {
 			return fmt.Sprintf("%s <@%s> clicked %s", where, m.UserID, m.Action.ActionID)
+		}
+		if m.Kind == pipeline.KindStop {
+			return fmt.Sprintf("%s <@%s> clicked stop", where, m.UserID)
 		}
 		return fmt.Sprintf("%s <@%s>: %s", where, m.UserID, m.Text)
 	case platform.OpPost, platform.OpUpdate:
@@ -57,6 +61,8 @@ func entryLine(m platform.Entry) string {
 		return fmt.Sprintf("%s status: %s", where, cmp.Or(m.Text, "(cleared)"))
 	case platform.OpReaction:
 		return fmt.Sprintf("%s bot reaction %s on %s", where, m.Text, m.TS)
+	case platform.OpPrompts:
+		return fmt.Sprintf("%s suggested prompts: %s", where, strings.Join(m.Prompts, " | "))
 	}
 	return fmt.Sprintf("%s %s: %s", where, m.Op, m.Text)
 }

@@ -19,9 +19,10 @@ import (
 )
 
 // Chat makes the bot's calls on the chat platform's Web API: posts,
-// edits, ephemeral messages, uploads, the assistant status, file
-// downloads, auth.test, and the reads and reactions of the agent's chat
-// tools (read.go). Its errors name the Web API method and the platform's
+// edits, ephemeral messages, uploads, the assistant status, the agent
+// sessions' status and suggested prompts (agentview.go), file downloads,
+// auth.test, and the reads and reactions of the agent's chat tools
+// (read.go). Its errors name the Web API method and the platform's
 // error code ("chat.postMessage: channel_not_found") and never contain the
 // token.
 type Chat struct {
@@ -32,6 +33,7 @@ type Chat struct {
 	backoff   time.Duration // first wait between tries; 0 means deliveryBackoff
 	streams   noStream      // where the platform refused streaming
 	clock     clock.Clock   // what the reads' rate-limit waits run on; nil means clock.System
+	agentView refusals      // the agent surface's methods the platform refused
 }
 
 var _ pipeline.Poster = (*Chat)(nil)

@@ -115,7 +115,8 @@ func convert(p payload) (ev *pipeline.Event, what string, err error) {
 	return ev, what, err
 }
 
-// convertEventsAPI converts app_mention and message events; other event
+// convertEventsAPI converts app_mention and message events, the stop
+// button of an agent session and the opening of the app's DM; other event
 // types are ignored. Message subtypes (edits, deletions, bots' posts) are
 // delivered with Subtype set: the drop stage decides.
 func convertEventsAPI(payload json.RawMessage) (*pipeline.Event, string, error) {
@@ -132,7 +133,15 @@ func convertEventsAPI(payload json.RawMessage) (*pipeline.Event, string, error) 
 	if err := json.Unmarshal(outer.Event, &head); err != nil {
 		return nil, "", fmt.Errorf("decode event: %w", err)
 	}
-	if head.Type != "app_mention" && head.Type != "message" {
+	switch head.Type {
+	case "app_mention", "message":
+	case "agent_session_stopped":
+		ev, err := convertStop(outer)
+		return ev, head.Type, err
+	case "app_home_opened":
+		ev, err := convertHomeOpened(outer)
+		return ev, head.Type, err
+	default:
 		return nil, head.Type, nil
 	}
 	var m wireMessage
@@ -161,6 +170,50 @@ func convertEventsAPI(payload json.RawMessage) (*pipeline.Event, string, error) 
 		}
 	}
 	return ev, head.Type, nil
+}
+
+// convertStop converts a click on the stop button of a thread's agent
+// session (docs.slack.dev, "agent_session_stopped": channel, thread_ts,
+// user, streaming_message_ts, event_ts). Who clicked is judged down the
+// chain, as a typed /abort is.
+func convertStop(outer wireEventsAPI) (*pipeline.Event, error) {
+	var e struct {
+		Channel  string   `json:"channel"`
+		ThreadTS string   `json:"thread_ts"`
+		User     string   `json:"user"`
+		Streams  []string `json:"streaming_message_ts"`
+		EventTS  string   `json:"event_ts"`
+	}
+	if err := json.Unmarshal(outer.Event, &e); err != nil {
+		return nil, fmt.Errorf("decode agent_session_stopped event: %w", err)
+	}
+	return &pipeline.Event{
+		ID: outer.EventID, Kind: pipeline.KindStop, Type: "agent_session_stopped", TeamID: outer.TeamID,
+		ChannelID: e.Channel, ChannelType: gateway.ChannelType(e.Channel), UserID: e.User,
+		TS: e.EventTS, ThreadTS: e.ThreadTS, Stop: &pipeline.Stop{Streams: e.Streams},
+	}, nil
+}
+
+// convertHomeOpened converts a person opening the app's DM (app_home_opened
+// with tab "messages"); the Home tab, which the manifest turns off, is
+// ignored. The event's channel is the DM.
+func convertHomeOpened(outer wireEventsAPI) (*pipeline.Event, error) {
+	var e struct {
+		User    string `json:"user"`
+		Channel string `json:"channel"`
+		Tab     string `json:"tab"`
+		EventTS string `json:"event_ts"`
+	}
+	if err := json.Unmarshal(outer.Event, &e); err != nil {
+		return nil, fmt.Errorf("decode app_home_opened event: %w", err)
+	}
+	if e.Tab != "messages" || e.Channel == "" {
+		return nil, nil
+	}
+	return &pipeline.Event{
+		ID: outer.EventID, Kind: pipeline.KindHome, Type: "app_home_opened", TeamID: outer.TeamID,
+		ChannelID: e.Channel, ChannelType: pipeline.ChannelIM, UserID: e.User, TS: e.EventTS,
+	}, nil
 }
 
 func convertFiles(in []wireFile) []pipeline.File {

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // A payload converts to the same event whether socket mode or the HTTP
@@ -57,6 +58,41 @@ func TestConvertSameOverSocketAndHTTP(t *testing.T) {
 			}
 			if !reflect.DeepEqual(bySocket, byHTTP) {
 				t.Fatalf("socket: %+v\nhttp:   %+v", bySocket, byHTTP)
+			}
+		})
+	}
+}
+
+// The agent surface's events: the stop button of a session and the DM
+// opened; the Home tab is not the DM and is ignored.
+func TestConvertAgentEvents(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		body json.RawMessage
+		want *pipeline.Event
+		what string
+	}{
+		{"stop", fake.AgentSessionStopped{EventID: "Ev1", User: "U1", Channel: "C1", ThreadTS: "1.1", Streams: []string{"1.3"},
+			EventTS: "1.4"}.Payload(),
+			&pipeline.Event{ID: "Ev1", Kind: pipeline.KindStop, Type: "agent_session_stopped", TeamID: fake.DefaultTeamID,
+				ChannelID: "C1", ChannelType: pipeline.ChannelPublic, UserID: "U1", TS: "1.4", ThreadTS: "1.1",
+				Stop: &pipeline.Stop{Streams: []string{"1.3"}}}, "agent_session_stopped"},
+		{"stop without streams", fake.AgentSessionStopped{EventID: "Ev2", User: "U1", Channel: "D1", ThreadTS: "1.1", EventTS: "1.4"}.Payload(),
+			&pipeline.Event{ID: "Ev2", Kind: pipeline.KindStop, Type: "agent_session_stopped", TeamID: fake.DefaultTeamID,
+				ChannelID: "D1", ChannelType: pipeline.ChannelIM, UserID: "U1", TS: "1.4", ThreadTS: "1.1",
+				Stop: &pipeline.Stop{Streams: []string{}}}, "agent_session_stopped"},
+		{"DM opened", fake.AppHomeOpened{EventID: "Ev3", User: "U1", Channel: "D1", EventTS: "1.5"}.Payload(),
+			&pipeline.Event{ID: "Ev3", Kind: pipeline.KindHome, Type: "app_home_opened", TeamID: fake.DefaultTeamID,
+				ChannelID: "D1", ChannelType: pipeline.ChannelIM, UserID: "U1", TS: "1.5"}, "app_home_opened"},
+		{"Home tab opened", fake.AppHomeOpened{EventID: "Ev4", User: "U1", Channel: "D1", Tab: "home"}.Payload(), nil, "app_home_opened"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, what, err := convert(payload{kind: socketmode.RequestTypeEventsAPI, body: tt.body})
+			if err != nil || what != tt.what {
+				t.Fatalf("what %q, err %v", what, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})
 	}
