@@ -229,6 +229,16 @@ type Request struct {
 // parameters (what a test checks a call was confined to).
 func (s *Slack) Requests() []Request { return slackCopy(s, &s.requests) }
 
+// ForgetCalls drops the records of the Web API calls made so far (Calls,
+// Requests, Updates, Statuses, Streams, SessionStatuses), keeping the
+// posts and what the workspace holds: a test that measures its own
+// process's memory counts the service, not the fake's growing logs.
+func (s *Slack) ForgetCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls, s.requests, s.updates, s.statuses, s.streams, s.sessions = nil, nil, nil, nil, nil, nil
+}
+
 // Posts returns the chat.postMessage calls so far, in order.
 func (s *Slack) Posts() []Post { return slackCopy(s, &s.posts) }
 
