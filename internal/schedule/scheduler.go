@@ -13,18 +13,20 @@ import (
 // Store is what the scheduler needs of the database (internal/store
 // serves it).
 type Store interface {
-	// NextDue is the earliest NextRunAt of the schedules not paused; ok
-	// is false when there is none.
-	NextDue(ctx context.Context) (at time.Time, ok bool, err error)
-	// Due lists the schedules not paused whose NextRunAt is at or before
-	// now, earliest first, at most limit.
-	Due(ctx context.Context, now time.Time, limit int) ([]Schedule, error)
-	// Claim applies c in one conditional update: only if the schedule's
-	// NextRunAt still equals c.Due, so that of two claimers (replicas)
-	// one wins. won is false when the schedule moved on or is gone.
-	Claim(ctx context.Context, c Claim) (won bool, err error)
-	// Pause pauses the schedule id (one that no longer parses).
-	Pause(ctx context.Context, id string) error
+	// NextScheduleDue is the earliest NextRunAt of the schedules not
+	// paused; ok is false when there is none.
+	NextScheduleDue(ctx context.Context) (at time.Time, ok bool, err error)
+	// DueSchedules lists the schedules not paused whose NextRunAt is at
+	// or before now, earliest first, at most limit.
+	DueSchedules(ctx context.Context, now time.Time, limit int) ([]Schedule, error)
+	// ClaimSchedule applies c in one conditional update: only if the
+	// schedule is not paused and its NextRunAt still equals c.Due, so
+	// that of two claimers (replicas) one wins. won is false when the
+	// schedule moved on, was paused or is gone.
+	ClaimSchedule(ctx context.Context, c Claim) (won bool, err error)
+	// PauseSchedule pauses the schedule id (one that no longer parses);
+	// an id that is gone is no error.
+	PauseSchedule(ctx context.Context, id string) error
 }
 
 // Claim moves a due schedule on.
@@ -165,6 +167,12 @@ func (s *Scheduler) sleep(ctx context.Context, until time.Time) error {
 	if !until.IsZero() {
 		t = s.d.Clock.AfterFunc(until.Sub(s.d.Clock.Now()), s.Notify)
 		defer t.Stop()
+		if !until.After(s.d.Clock.Now()) {
+			// The clock passed until while the timer was being armed: a
+			// clock that moves only when told (the simulator's) would
+			// fire it at its next move only.
+			return nil
+		}
 	}
 	if s.waiting != nil {
 		s.waiting(until)
@@ -181,7 +189,7 @@ func (s *Scheduler) sleep(ctx context.Context, until time.Time) error {
 // none).
 func (s *Scheduler) pass(ctx context.Context) (time.Time, error) {
 	now := s.d.Clock.Now()
-	due, err := s.d.Store.Due(ctx, now, dueBatch)
+	due, err := s.d.Store.DueSchedules(ctx, now, dueBatch)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -194,7 +202,7 @@ func (s *Scheduler) pass(ctx context.Context) (time.Time, error) {
 	if err := errors.Join(errs...); err != nil {
 		return time.Time{}, err
 	}
-	at, ok, err := s.d.Store.NextDue(ctx)
+	at, ok, err := s.d.Store.NextScheduleDue(ctx)
 	if err != nil || !ok {
 		return time.Time{}, err
 	}
@@ -210,7 +218,7 @@ func (s *Scheduler) claim(ctx context.Context, sc Schedule, now time.Time) error
 		// due at every pass, and keeps it for its creator to see.
 		log.ErrorContext(ctx, "schedule: paused, it no longer parses", "error", err)
 		s.count(OutcomeFailed, 1)
-		return s.d.Store.Pause(ctx, sc.ID)
+		return s.d.Store.PauseSchedule(ctx, sc.ID)
 	}
 	p := CatchUp(spec, sc.NextRunAt, now, s.d.Window)
 	c := Claim{ID: sc.ID, Due: sc.NextRunAt, Next: p.Next, Ran: p.Run, Missed: p.Missed}
@@ -218,7 +226,7 @@ func (s *Scheduler) claim(ctx context.Context, sc Schedule, now time.Time) error
 	if busy {
 		c.Ran = time.Time{}
 	}
-	won, err := s.d.Store.Claim(ctx, c)
+	won, err := s.d.Store.ClaimSchedule(ctx, c)
 	if err != nil || !won {
 		return err // lost to another replica: its run, its counts
 	}

@@ -41,7 +41,7 @@ func (m *memStore) get(id string) (Schedule, bool) {
 	return r, ok
 }
 
-func (m *memStore) NextDue(context.Context) (time.Time, bool, error) {
+func (m *memStore) NextScheduleDue(context.Context) (time.Time, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var at time.Time
@@ -53,7 +53,7 @@ func (m *memStore) NextDue(context.Context) (time.Time, bool, error) {
 	return at, !at.IsZero(), nil
 }
 
-func (m *memStore) Due(_ context.Context, now time.Time, limit int) ([]Schedule, error) {
+func (m *memStore) DueSchedules(_ context.Context, now time.Time, limit int) ([]Schedule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {
@@ -69,7 +69,7 @@ func (m *memStore) Due(_ context.Context, now time.Time, limit int) ([]Schedule,
 	return out[:min(limit, len(out))], nil
 }
 
-func (m *memStore) Claim(_ context.Context, c Claim) (bool, error) {
+func (m *memStore) ClaimSchedule(_ context.Context, c Claim) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.rows[c.ID]
@@ -90,7 +90,7 @@ func (m *memStore) Claim(_ context.Context, c Claim) (bool, error) {
 	return true, nil
 }
 
-func (m *memStore) Pause(_ context.Context, id string) error {
+func (m *memStore) PauseSchedule(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.rows[id]

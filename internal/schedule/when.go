@@ -18,11 +18,27 @@ const MinInterval = time.Minute
 // New, Zone): its text is one line meant for them, unlike a store's.
 var ErrInvalid = errors.New("invalid schedule")
 
-// invalid is an error about a person's input; it matches ErrInvalid.
-type invalid struct{ text string }
+// ErrLimit matches the error of a persona that has AGENT_MAX_SCHEDULES
+// schedules already (the store's create, LimitError); it matches
+// ErrInvalid too.
+var ErrLimit = errors.New("too many schedules")
 
-func (e *invalid) Error() string        { return e.text }
-func (e *invalid) Is(target error) bool { return target == ErrInvalid }
+// invalid is an error about a person's input; it matches ErrInvalid, and
+// also when set.
+type invalid struct {
+	text string
+	also error
+}
+
+func (e *invalid) Error() string { return e.text }
+func (e *invalid) Is(target error) bool {
+	return target == ErrInvalid || e.also != nil && target == e.also
+}
+
+// LimitError is the refusal of a schedule past max per persona.
+func LimitError(max int) error {
+	return &invalid{text: fmt.Sprintf("too many schedules: at most %d per persona (AGENT_MAX_SCHEDULES); remove one first", max), also: ErrLimit}
+}
 
 func invalidf(format string, args ...any) error {
 	return &invalid{text: fmt.Sprintf(format, args...)}
@@ -67,7 +83,7 @@ func Parse(when string, loc *time.Location, created time.Time) (*Spec, error) {
 		loc = time.UTC
 	}
 	w := strings.Join(strings.Fields(when), " ")
-	s := &Spec{when: w, loc: loc, anchor: created}
+	s := &Spec{when: w, loc: loc, anchor: milli(created)}
 	switch {
 	case w == "":
 		return nil, badWhen("empty (want a cron expression like \"0 9 * * 1-5\", @daily, @every 1h, in 30m or an RFC 3339 time)")
@@ -76,7 +92,7 @@ func Parse(when string, loc *time.Location, created time.Time) (*Spec, error) {
 		if err != nil {
 			return nil, badWhen("%q: want a duration like 30m or 2h", w)
 		}
-		s.at = created.Add(d)
+		s.at = milli(created.Add(d))
 		return s, nil
 	case strings.HasPrefix(w, "@every"):
 		arg := strings.TrimSpace(strings.TrimPrefix(w, "@every"))
@@ -84,7 +100,10 @@ func Parse(when string, loc *time.Location, created time.Time) (*Spec, error) {
 		if err != nil || d <= 0 {
 			return nil, badWhen("%q: want @every and a positive duration like 15m or 1h", w)
 		}
-		s.every = d
+		s.every = d.Truncate(time.Second) // robfig/cron's @every does the same
+		if s.every == 0 {
+			return nil, badWhen("%q: want @every and a positive duration like 15m or 1h", w)
+		}
 		return s, nil
 	case strings.HasPrefix(w, "TZ=") || strings.HasPrefix(w, "CRON_TZ="):
 		return nil, badWhen("%q: give the time zone as tz, not in the expression", w)
@@ -93,7 +112,7 @@ func Parse(when string, loc *time.Location, created time.Time) (*Spec, error) {
 		if err != nil {
 			return nil, badWhen("%q: neither a 5-field cron expression nor an RFC 3339 time like 2026-03-02T09:00:00+01:00", w)
 		}
-		s.at = at
+		s.at = milli(at)
 		return s, nil
 	}
 	sched, err := parser.Parse(w)
@@ -111,6 +130,10 @@ func Parse(when string, loc *time.Location, created time.Time) (*Spec, error) {
 	}
 	return s, nil
 }
+
+// milli is t to the millisecond, as the store keeps times: a due time
+// read back must equal the one computed.
+func milli(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).In(t.Location()) }
 
 // cronReason is robfig/cron's error without the Go noise it wraps
 // (strconv's "strconv.Atoi: parsing …: invalid syntax").
