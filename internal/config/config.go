@@ -63,6 +63,14 @@ type Config struct {
 
 	MaxAttachments  int // AGENT_MAX_ATTACHMENTS: files saved per message
 	MaxAttachmentMB int // AGENT_MAX_ATTACHMENT_MB: size cap of each
+
+	// TZ (AGENT_TZ) is the default time zone of schedules whose creator's
+	// profile has none; "" is UTC.
+	TZ string
+	// ScheduleCatchUp (AGENT_SCHEDULE_CATCHUP): a run missed while the
+	// service was down runs at start when missed by at most this.
+	ScheduleCatchUp time.Duration
+	MaxSchedules    int // AGENT_MAX_SCHEDULES: schedules per persona
 }
 
 // Defaults.
@@ -128,6 +136,9 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_METRICS_PORT", usage: "port of /metrics and /debug/pprof/ (default: the health port, 9090 when the HTTP ingress shares it)", integer: &c.MetricsPort, def: "0"},
 		{env: "AGENT_MAX_ATTACHMENTS", usage: "files of one message saved in the workspace; the rest are skipped", integer: &c.MaxAttachments, def: strconv.Itoa(DefaultMaxAttachments)},
 		{env: "AGENT_MAX_ATTACHMENT_MB", usage: "size cap of each file saved from a message, in MB", integer: &c.MaxAttachmentMB, def: strconv.Itoa(DefaultMaxAttachmentMB)},
+		{env: "AGENT_TZ", usage: "default time zone of schedules (IANA name, like Europe/Berlin) when the creator's profile has none (default UTC)", str: &c.TZ},
+		{env: "AGENT_SCHEDULE_CATCHUP", usage: "a scheduled run missed while the service was down runs at start when missed by at most this", dur: &c.ScheduleCatchUp, def: DefaultScheduleCatchUp.String()},
+		{env: "AGENT_MAX_SCHEDULES", usage: "schedules a persona may have", integer: &c.MaxSchedules, def: strconv.Itoa(DefaultMaxSchedules)},
 	}
 }
 
@@ -306,6 +317,9 @@ func (c *Config) ValidateSettings() error {
 		return fmt.Errorf("AGENT_PPROF: unknown value %q (want 1 or 0)", c.Pprof)
 	}
 	if err := c.validateShutdownAndMetrics(); err != nil {
+		return err
+	}
+	if err := c.validateSchedules(); err != nil {
 		return err
 	}
 	return c.validateAttachments()
