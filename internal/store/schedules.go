@@ -134,7 +134,7 @@ func (s *Store) PauseSchedule(ctx context.Context, id string) error {
 func (s *Store) PauseSchedulesOf(ctx context.Context, creator string) ([]schedule.Schedule, error) {
 	var out []schedule.Schedule
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		rows, err := tx.QueryContext(ctx, s.bind(`SELECT `+scheduleColumns+` FROM schedules WHERE creator = ? AND NOT paused ORDER BY next_run_at, id`), creator)
+		rows, err := tx.Tx.QueryContext(ctx, s.bind(`SELECT `+scheduleColumns+` FROM schedules WHERE creator = ? AND NOT paused ORDER BY next_run_at, id`), creator)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (s *Store) PauseSchedulesOf(ctx context.Context, creator string) ([]schedul
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, s.bind(`UPDATE schedules SET paused = ? WHERE creator = ? AND NOT paused`), true, creator)
+		_, err = s.txExec(ctx, tx, `UPDATE schedules SET paused = ? WHERE creator = ? AND NOT paused`, true, creator)
 		return err
 	})
 	if err != nil {
@@ -194,10 +194,15 @@ func (s *Store) ClaimSchedule(ctx context.Context, c schedule.Claim) (bool, erro
 				c.ID, c.Due.UnixMilli()))
 			return err
 		}
-		won, err = oneRow(s.exec(ctx, `UPDATE schedules SET next_run_at = ?,
-			last_run_at = CASE WHEN ? > 0 THEN ? ELSE last_run_at END, missed = missed + ?
+		if c.Ran.IsZero() { // skipped: the last run stays
+			won, err = oneRow(s.exec(ctx, `UPDATE schedules SET next_run_at = ?, missed = missed + ?
+				WHERE id = ? AND next_run_at = ? AND NOT paused`,
+				c.Next.UnixMilli(), c.Missed, c.ID, c.Due.UnixMilli()))
+			return err
+		}
+		won, err = oneRow(s.exec(ctx, `UPDATE schedules SET next_run_at = ?, last_run_at = ?, missed = missed + ?
 			WHERE id = ? AND next_run_at = ? AND NOT paused`,
-			c.Next.UnixMilli(), milliOrZero(c.Ran), milliOrZero(c.Ran), c.Missed, c.ID, c.Due.UnixMilli()))
+			c.Next.UnixMilli(), c.Ran.UnixMilli(), c.Missed, c.ID, c.Due.UnixMilli()))
 		return err
 	})
 	if err != nil {
