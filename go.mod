@@ -15,6 +15,7 @@ require (
 	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/slack-go/slack v0.35.0
 	github.com/tidwall/sjson v1.2.5
 	github.com/uptrace/bun v1.3.0

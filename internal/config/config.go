@@ -67,6 +67,13 @@ type Config struct {
 	// ContextMessages (AGENT_CONTEXT_MESSAGES) caps the messages of a
 	// thread the bot had not seen that a turn carries (the newest).
 	ContextMessages int
+	// TZ (AGENT_TZ) is the default time zone of schedules whose creator's
+	// profile has none; "" is UTC.
+	TZ string
+	// ScheduleCatchUp (AGENT_SCHEDULE_CATCHUP): a run missed while the
+	// service was down runs at start when missed by at most this.
+	ScheduleCatchUp time.Duration
+	MaxSchedules    int // AGENT_MAX_SCHEDULES: schedules per persona
 }
 
 // Defaults.
@@ -137,6 +144,9 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_MAX_ATTACHMENTS", usage: "files of one message saved in the workspace; the rest are skipped", integer: &c.MaxAttachments, def: strconv.Itoa(DefaultMaxAttachments)},
 		{env: "AGENT_MAX_ATTACHMENT_MB", usage: "size cap of each file saved from a message, in MB", integer: &c.MaxAttachmentMB, def: strconv.Itoa(DefaultMaxAttachmentMB)},
 		{env: "AGENT_CONTEXT_MESSAGES", usage: "earlier messages of a thread a turn carries when the bot is called into it (the newest)", integer: &c.ContextMessages, def: strconv.Itoa(DefaultContextMessages)},
+		{env: "AGENT_TZ", usage: "default time zone of schedules (IANA name, like Europe/Berlin) when the creator's profile has none (default UTC)", str: &c.TZ},
+		{env: "AGENT_SCHEDULE_CATCHUP", usage: "a scheduled run missed while the service was down runs at start when missed by at most this", dur: &c.ScheduleCatchUp, def: DefaultScheduleCatchUp.String()},
+		{env: "AGENT_MAX_SCHEDULES", usage: "schedules a persona may have", integer: &c.MaxSchedules, def: strconv.Itoa(DefaultMaxSchedules)},
 	}
 }
 
@@ -318,6 +328,9 @@ func (c *Config) ValidateSettings() error {
 		return err
 	}
 	if err := c.validateContext(); err != nil {
+		return err
+	}
+	if err := c.validateSchedules(); err != nil {
 		return err
 	}
 	return c.validateAttachments()

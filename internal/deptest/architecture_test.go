@@ -20,6 +20,7 @@ var vendorHomes = map[string][]string{
 	"github.com/landlock-lsm/go-landlock":    {"internal/sandbox"},
 	"github.com/charmbracelet":               {"internal/sim/repl"},
 	"github.com/yuin/goldmark":               {"internal/mrkdwn"},
+	"github.com/robfig/cron":                 {"internal/schedule"},
 	"github.com/anthropics/anthropic-sdk-go": {"internal/llm", "internal/agent", "internal/ingest", "internal/soulx", "internal/sim/scripted"},
 }
 

@@ -4,7 +4,8 @@
 // processed event keys (inbox.go, events.go), thread engagement, modes and
 // /1on1 locks (threads.go), one agent session per thread with its history
 // and token usage (sessions.go, history.go), approvals and their audit
-// (approvals.go), feedback votes, ingest jobs, the persona cache, and, with
+// (approvals.go), the schedules of scheduled work (schedules.go, serving
+// internal/schedule's Store), feedback votes, ingest jobs, the persona cache, and, with
 // Postgres, the fleet's replica records and locks (fleet.go). It serves the
 // small interfaces of pkg/pipeline and pkg/session directly (serve.go).
 //
