@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
 )
@@ -258,7 +260,16 @@ func TestAbuseFileSwapRace(t *testing.T) {
 	h.start()
 	swap.Start()
 	h.send(fake.Message{User: "U0MGR", Channel: abuseChannel, TS: abuseTS, Text: "read d/f.txt many times"})
-	h.expectReply(abuseChannel, abuseTS, "done")
+	// 900 tool calls against a goroutine flipping the folder: under the
+	// race detector on a loaded machine that takes longer than the
+	// harness's usual wait, and how long it takes is not what is tested.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := h.slack.WaitForPost(ctx, func(p fake.Post) bool {
+		return p.Channel == abuseChannel && p.ThreadTS == abuseTS && p.Text == "done"
+	}); err != nil {
+		t.Fatalf("no reply after the swaps: %v", err)
+	}
 	swap.Stop()
 	if got := fake.ReadFile(t, filepath.Join(outside, "f.txt")); got != "HOSTSECRET\n" {
 		leaks = append(leaks, "the file outside became "+got)
