@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/store"
@@ -98,6 +99,9 @@ func (r *scheduleRuns) Run(ctx context.Context, run schedule.Run) error {
 	r.mu.Lock()
 	r.running[sc.ID]++
 	r.mu.Unlock()
+	if r.s.onScheduleRun != nil {
+		r.s.onScheduleRun(ev)
+	}
 	r.s.gateway.Deliver(ev)
 	return nil
 }
@@ -195,9 +199,9 @@ func (s *service) wireSchedules() {
 // newScheduler builds the scheduler over the service's store, clock and
 // runs; every replica runs its own, and the store's claim runs each due
 // time once among them.
-func (s *service) newScheduler() error {
+func (s *service) newScheduler(idle func(time.Time)) error {
 	sch, err := schedule.NewScheduler(schedule.Deps{Store: s.store, Runner: s.schedules, Clock: s.clock,
-		Window: s.cfg.ScheduleCatchUp, Metrics: s.metrics, Logger: s.log.With("component", "schedule")})
+		Window: s.cfg.ScheduleCatchUp, Metrics: s.metrics, Logger: s.log.With("component", "schedule"), Idle: idle})
 	if err != nil {
 		return err
 	}

@@ -89,6 +89,8 @@ type service struct {
 	// (schedule_run.go).
 	schedules *scheduleRuns
 	schedWG   sync.WaitGroup
+	// onScheduleRun: serviceDeps.onScheduleRun.
+	onScheduleRun func(ev *pipeline.Event)
 
 	closers []func(context.Context) error
 }
@@ -126,4 +128,9 @@ type serviceDeps struct {
 	// clock, when set, is the service's clock (the simulator's, moved by
 	// its advance step); nil: the real one.
 	clock clock.Clock
+	// onScheduleRun is told of each scheduled run before its delivery,
+	// onSchedulerIdle each time the scheduler sleeps (the simulator's
+	// waits).
+	onScheduleRun   func(ev *pipeline.Event)
+	onSchedulerIdle func(until time.Time)
 }

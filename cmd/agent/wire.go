@@ -37,7 +37,7 @@ import (
 // platform is a parameter so that the simulator can swap it; `agent start`
 // passes socket mode and the Web API.
 func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *service, err error) {
-	s := &service{cfg: cfg, started: time.Now(), clock: d.clock}
+	s := &service{cfg: cfg, started: time.Now(), clock: d.clock, onScheduleRun: d.onScheduleRun}
 	defer func() {
 		if err != nil {
 			s.close(context.Background())
@@ -204,7 +204,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		gwConfig.LockThread = s.lockThread
 	}
 	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gwConfig)
-	if err := s.newScheduler(); err != nil {
+	if err := s.newScheduler(d.onSchedulerIdle); err != nil {
 		return nil, err
 	}
 	return s, nil
