@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -250,5 +251,43 @@ func TestScheduleBusyRunIsSkipped(t *testing.T) {
 	h.expectNotice("D0MGR", "330.1", "done: ")
 	if got := h.metric(`agent_schedule_runs_total{outcome="ran"}`); got != 0 {
 		t.Fatalf("ran = %v: the busy due time ran", got)
+	}
+}
+
+// Runs missed while the service was down: a schedule missed by less than
+// AGENT_SCHEDULE_CATCHUP runs once at start (its latest due time); one
+// missed by more is skipped and counted, and neither runs again before
+// its next due time.
+func TestScheduleCatchUpAfterDowntime(t *testing.T) {
+	h := newHarness(t, scheduleSoul)
+	h.answerAll()
+	h.env["AGENT_SCHEDULE_CATCHUP"] = "30m"
+	// Daily at the minute 10 minutes ago and 2 hours ago: each missed one
+	// due time, and the next is a day away.
+	daily := func(thread, prompt string, ago time.Duration) schedule.Schedule {
+		due := time.Now().UTC().Add(-ago).Truncate(time.Minute)
+		sc := h.addSchedule("U0MGR", "D0MGR", thread, schedule.TargetThread, prompt, fmt.Sprintf("%d %d * * *", due.Minute(), due.Hour()))
+		mustExec(t, h.openDB(), `UPDATE schedules SET next_run_at = ? WHERE id = ?`, due.UnixMilli(), sc.ID)
+		return sc
+	}
+	recent := daily("340.1", "recent one", 10*time.Minute)
+	old := daily("341.1", "old one", 2*time.Hour)
+	h.start()
+	h.expectReply("D0MGR", "340.1", "(scheduled): recent one")
+	h.waitMetric(`agent_schedule_runs_total{outcome="skipped_missed"}`, 1)
+	h.waitMetric(`agent_schedule_runs_total{outcome="ran"}`, 1)
+	h.stop()
+	for _, p := range h.postsIn("D0MGR") {
+		if p.ThreadTS == "341.1" {
+			t.Fatalf("a run missed by more than the window ran: %+v", p)
+		}
+	}
+	st := h.openStore()
+	defer st.Close()
+	for _, id := range []string{recent.ID, old.ID} {
+		sc, err := st.Schedule(t.Context(), id)
+		if err != nil || !sc.NextRunAt.After(time.Now()) {
+			t.Fatalf("schedule %s: next run %v, %v", id, sc.NextRunAt, err)
+		}
 	}
 }
