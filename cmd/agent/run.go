@@ -77,6 +77,7 @@ func (s *service) run(ctx context.Context) error {
 	stopWaits := context.AfterFunc(ctx, s.gate.Close)
 	defer stopWaits()
 	err := s.gateway.Run(ctx)
+	s.schedWG.Wait() // the scheduler stops with ctx
 	s.sessions.Close()
 	wg.Wait()
 	select {

@@ -18,7 +18,9 @@ import (
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/redact"
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -77,6 +79,19 @@ type service struct {
 	// doors.go).
 	noBypass string
 
+	// clock is the service's clock for what waits on it (the scheduler);
+	// the simulator's moves only when told (serviceDeps.clock).
+	clock clock.Clock
+	// scheduler is the single timer of scheduled work: call its Notify
+	// after a schedule is created, removed, paused or resumed.
+	scheduler *schedule.Scheduler
+	// schedules turns the scheduler's due runs into events and gates them
+	// (schedule_run.go).
+	schedules *scheduleRuns
+	schedWG   sync.WaitGroup
+	// onScheduleRun: serviceDeps.onScheduleRun.
+	onScheduleRun func(ev *pipeline.Event)
+
 	closers []func(context.Context) error
 }
 
@@ -110,4 +125,12 @@ type serviceDeps struct {
 	// something is written there (the simulator's scenarios): nothing is
 	// read from it or seeded in it at start.
 	soul []byte
+	// clock, when set, is the service's clock (the simulator's, moved by
+	// its advance step); nil: the real one.
+	clock clock.Clock
+	// onScheduleRun is told of each scheduled run before its delivery,
+	// onSchedulerIdle each time the scheduler sleeps (the simulator's
+	// waits).
+	onScheduleRun   func(ev *pipeline.Event)
+	onSchedulerIdle func(until time.Time)
 }

@@ -1,21 +1,25 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/sim/runner"
+	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
@@ -106,6 +110,7 @@ func simBoot(ctx context.Context, cfg *config.Config, d runner.Deps) (runner.Ser
 		stderr: d.Log, getenv: d.Getenv, model: d.Model, spans: d.Spans, soul: d.Soul, stores: d.Stores,
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return d.Platform, d.Platform },
 		onHandled: d.OnHandled, onDrop: d.OnDrop, onToolCall: d.OnToolCall,
+		clock: d.Clock, onScheduleRun: d.OnScheduleRun, onSchedulerIdle: d.OnSchedulerIdle,
 	})
 	if err != nil {
 		return nil, err
@@ -121,3 +126,21 @@ func (s simService) Run(ctx context.Context) error { return s.run(ctx) }
 
 // Persona is the persona the service runs.
 func (s simService) Persona() *persona.Persona { return s.persona }
+
+// AddSchedule stores a schedule id made at the simulated clock's time (in
+// UTC) and wakes the scheduler, as the schedule commands do.
+func (s simService) AddSchedule(ctx context.Context, id string, req schedule.Request) (schedule.Schedule, error) {
+	sc, err := schedule.New(req, time.UTC, s.clock.Now())
+	if err != nil {
+		return sc, err
+	}
+	sc.ID = id
+	if sc, err = s.store.CreateSchedule(ctx, sc, cmp.Or(s.cfg.MaxSchedules, store.DefaultMaxSchedules)); err != nil {
+		return sc, err
+	}
+	s.scheduler.Notify()
+	return sc, nil
+}
+
+// WakeScheduler makes the scheduler read the due schedules again.
+func (s simService) WakeScheduler() { s.scheduler.Notify() }

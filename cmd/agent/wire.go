@@ -37,7 +37,7 @@ import (
 // platform is a parameter so that the simulator can swap it; `agent start`
 // passes socket mode and the Web API.
 func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *service, err error) {
-	s := &service{cfg: cfg, started: time.Now()}
+	s := &service{cfg: cfg, started: time.Now(), clock: d.clock, onScheduleRun: d.onScheduleRun}
 	defer func() {
 		if err != nil {
 			s.close(context.Background())
@@ -194,15 +194,19 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Sessions: chat.SetSessionStatus}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
+	s.wireSchedules()
 	s.handler = s.chain(engine, clicks, commands, prompts, chat)
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
 		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})
-	gwConfig := gateway.Config{OnHandled: d.onHandled, Inbox: s.inbox, OnStart: s.resume,
+	gwConfig := gateway.Config{OnHandled: s.onHandled(d.onHandled), Inbox: s.inbox, OnStart: s.startThenResume,
 		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.lockThread
 	}
 	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gwConfig)
+	if err := s.newScheduler(d.onSchedulerIdle); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -221,7 +225,7 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewRedact(s.tracer, m, s.redactor),
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),
 		pipeline.NewSession(s.tracer, m, s.sessions),
-		pipeline.NewAgent(s.tracer, m, engine, actions, commands, home),
+		pipeline.NewAgent(s.tracer, m, engine, actions, commands, home, pipeline.WithSchedules(s.schedules)),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
 	)
 }

@@ -550,10 +550,15 @@ func (e *Engine) userText(t *pipeline.Turn, note string) string {
 }
 
 // senderRole is the envelope role of the turn's sender: bot for a bot's
-// post, else the role the auth stage resolved (member when none).
+// post, scheduled for a scheduled run, else the role the auth stage resolved (member when none).
 func senderRole(t *pipeline.Turn) string {
 	if t.Event.BotID != "" {
 		return pipeline.EnvelopeBot
+	}
+	if t.Event.Kind == pipeline.KindSchedule {
+		// A run comes from the creator's schedule, not from their words
+		// now: the model reads it as such.
+		return pipeline.EnvelopeScheduled
 	}
 	return pipeline.EnvelopeRole(string(t.Access.Role))
 }

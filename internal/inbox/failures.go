@@ -15,6 +15,10 @@ import (
 // "error", like every failure the runtime reports in a thread.
 const MsgStageFailed = "Sorry — an error stopped me before I could work on this. Please try again in a moment; the operator has the details."
 
+// MsgScheduleFailed is that line for a scheduled run, in its target: the
+// pinned failure line of a run (interfaces.md, "Schedules").
+const MsgScheduleFailed = pipeline.ScheduledFailedPrefix + "an error stopped it before it could start; the operator has the details"
+
 // failedLineTimeout bounds the post of that line: the event's own
 // context may be over (its timeout) by then.
 const failedLineTimeout = 30 * time.Second
@@ -36,20 +40,25 @@ func (r *Recorder) tellFailed(ctx context.Context, ev *pipeline.Event, err error
 	}
 	ctx, cancel := context.WithTimeout(ctx, failedLineTimeout)
 	defer cancel()
-	if _, perr := r.o.Chat.Post(ctx, pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: ev.RootTS(), Text: MsgStageFailed, For: ev.ID}); perr != nil {
+	text := MsgStageFailed
+	if ev.Kind == pipeline.KindSchedule {
+		text = MsgScheduleFailed
+	}
+	if _, perr := r.o.Chat.Post(ctx, pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: ev.RootTS(), Text: text, For: ev.ID}); perr != nil {
 		r.o.Log.ErrorContext(ctx, "failure line not posted", "event_id", ev.ID, "channel_id", ev.ChannelID, "err", perr)
 	}
 }
 
 // addressed reports whether ev was said to the persona, as far as is
-// known without the store: a DM, a slash command, a message that mentions
+// known without the store: a DM, a slash command, a scheduled run (the
+// persona's own: its target awaits it), a message that mentions
 // the bot, or one that had passed the engagement rules (its failure came
 // after them). A plain reply in a channel thread whose drop or engagement
 // check failed may have been chatter the bot is not part of: telling it
 // would answer every thread in every channel while the database is down.
 func addressed(ev *pipeline.Event, botUserID, stage string) bool {
 	switch {
-	case ev.Kind == pipeline.KindCommand, ev.IsDM(), ev.Type == "app_mention":
+	case ev.Kind == pipeline.KindCommand, ev.Kind == pipeline.KindSchedule, ev.IsDM(), ev.Type == "app_mention":
 		return true
 	case botUserID != "" && (strings.Contains(ev.Text, "<@"+botUserID+">") || strings.Contains(ev.Text, "<@"+botUserID+"|")):
 		return true

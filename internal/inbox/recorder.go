@@ -83,10 +83,14 @@ func New(o Options) *Recorder {
 }
 
 // kept reports whether ev goes through the inbox: a person's message or
-// slash command (clicks are answered by the card they click, replies are
-// the runtime's own, bots are dropped).
+// slash command, or a scheduled run (clicks are answered by the card they
+// click, replies are the runtime's own, bots are dropped).
 func kept(ev *pipeline.Event) bool {
-	return (ev.Kind == pipeline.KindMessage || ev.Kind == pipeline.KindCommand) && ev.BotID == "" && ev.ID != ""
+	switch ev.Kind {
+	case pipeline.KindMessage, pipeline.KindCommand, pipeline.KindSchedule:
+		return ev.BotID == "" && ev.ID != ""
+	}
+	return false
 }
 
 // MsgKey is channel:ts of a message, "" for a command: a channel mention

@@ -6,6 +6,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"sync"
 
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -97,6 +98,9 @@ type Metrics struct {
 	// Feedback is agent_reply_feedback_total{value}: clicks on the feedback
 	// buttons of final replies, good or bad.
 	Feedback *prometheus.CounterVec
+	// ScheduleRunsTotal is agent_schedule_runs_total{outcome}: the due
+	// times of schedules, by what came of them (schedule.Outcome…).
+	ScheduleRunsTotal *prometheus.CounterVec
 }
 
 // New returns the instruments registered on a fresh registry, never the
@@ -179,6 +183,10 @@ func New() *Metrics {
 			Name: "agent_reply_feedback_total",
 			Help: "Clicks on the feedback buttons of final replies, by value (good, bad).",
 		}, []string{"value"}),
+		ScheduleRunsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_schedule_runs_total",
+			Help: "Due times of schedules, by outcome: ran, skipped_busy (the previous run still going), skipped_missed (down past the catch-up window), failed.",
+		}, []string{"outcome"}),
 	}
 	goc, procc := processCollectors()
 	m.Registry = &lazyRegistry{collectors: []prometheus.Collector{
@@ -189,12 +197,16 @@ func New() *Metrics {
 		m.ToolCalls, m.ToolDuration,
 		m.ModelRequests, m.ModelTokens, m.ModelDuration,
 		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures, m.Feedback,
+		m.ScheduleRunsTotal,
 	}}
 	for _, v := range []string{pipeline.FeedbackGood, pipeline.FeedbackBad} {
 		m.Feedback.WithLabelValues(v)
 	}
 	for _, o := range []string{"answered", "failed", "dropped", "resumed", "poisoned"} {
 		m.InboxEvents.WithLabelValues(o)
+	}
+	for _, o := range []string{schedule.OutcomeRan, schedule.OutcomeSkippedBusy, schedule.OutcomeSkippedMissed, schedule.OutcomeFailed} {
+		m.ScheduleRunsTotal.WithLabelValues(o)
 	}
 	for _, r := range pipeline.DropReasons {
 		m.Drops.WithLabelValues(r)
@@ -226,6 +238,14 @@ func (l *lazyRegistry) Gather() ([]*dto.MetricFamily, error) {
 	})
 	return l.reg.Gather()
 }
+
+// ScheduleRuns is the ScheduleRunsTotal counter of one outcome: m is the
+// scheduler's schedule.Metrics.
+func (m *Metrics) ScheduleRuns(outcome string) schedule.Counter {
+	return m.ScheduleRunsTotal.WithLabelValues(outcome)
+}
+
+var _ schedule.Metrics = (*Metrics)(nil)
 
 // Stage returns the instruments every pipeline stage reports to.
 func (m *Metrics) Stage() pipeline.StageMetrics { return stageMetrics{m} }

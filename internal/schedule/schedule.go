@@ -3,6 +3,7 @@ package schedule
 import (
 	"crypto/rand"
 	"encoding/base32"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -77,3 +78,13 @@ func ValidID(id string) bool {
 	}
 	return true
 }
+
+// RunID is the event id of the run of schedule id at due, the same on
+// every replica and every try: the inbox records a due time once, and a
+// second copy of it is a duplicate.
+func RunID(id string, due time.Time) string {
+	return RunIDPrefix(id) + strconv.FormatInt(due.UnixMilli(), 10)
+}
+
+// RunIDPrefix starts the event id of every run of schedule id.
+func RunIDPrefix(id string) string { return "sched:" + id + ":" }

@@ -83,6 +83,10 @@ type Deps struct {
 	// Metrics counts runs by outcome; nil counts nothing.
 	Metrics Metrics
 	Logger  *slog.Logger // nil discards
+	// Idle, when set, is told each time the timer goes to sleep, with the
+	// time it sleeps until (zero: until Notify): every run due before it
+	// has been handed to the Runner (the simulator's advance waits on it).
+	Idle func(until time.Time)
 }
 
 // dueBatch is how many due schedules one read claims: all that are due at
@@ -176,6 +180,9 @@ func (s *Scheduler) sleep(ctx context.Context, until time.Time) error {
 	}
 	if s.waiting != nil {
 		s.waiting(until)
+	}
+	if s.d.Idle != nil {
+		s.d.Idle(until)
 	}
 	select {
 	case <-ctx.Done():

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -73,6 +74,13 @@ type Step struct {
 	// in), true prefixes it to a reply (calling the bot into the thread).
 	Mention *bool
 	Bot     bool // send: another app posts it (a bot message: it carries a bot id)
+
+	// Advance is advance's duration: the simulated clock moves it on.
+	Advance time.Duration
+	// When, Prompt and Target are schedule's: a schedule made by As in
+	// the thread labelled Thread (in Channel, or the scenario's place),
+	// written to the store as the schedule commands would.
+	When, Prompt, Target string
 }
 
 // The step kinds.
@@ -83,6 +91,12 @@ const (
 	StepExpectPending = "expect_pending"
 	StepExpectDrop    = "expect_drop"
 	StepClick         = "click"
+	// StepAdvance moves the simulated clock (`advance: 90s`): the
+	// schedules due by then run.
+	StepAdvance = "advance"
+	// StepSchedule makes a schedule (sim only, until the scenario can say
+	// /schedule): `schedule: {when: "in 1m", prompt: ..., target: channel}`.
+	StepSchedule = "schedule"
 )
 
 // ActionStop is click's action on the platform's stop button of the agent
@@ -107,9 +121,10 @@ var stepFields = map[string][]string{
 	StepExpectPending: {},
 	StepExpectDrop:    {"reason"},
 	StepClick:         {"action", "as"},
+	StepSchedule:      {"when", "prompt", "target", "as", "channel", "thread"},
 }
 
-var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick}
+var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick, StepAdvance, StepSchedule}
 
 // dropReasons are what expect_drop may name: the drop stage's reasons.
 var dropReasons = append(slices.Clone(pipeline.DropReasons), pipeline.DropIgnored)
@@ -213,6 +228,9 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 		return Step{}, p.fail(n, "step %d is not a single-key mapping (like `- send: {text: hi}`)", index)
 	}
 	k, v := resolve(n.Content[0]), resolve(n.Content[1])
+	if k.Value == StepAdvance {
+		return p.advance(k, v, index)
+	}
 	fields, ok := stepFields[k.Value]
 	if !ok {
 		return Step{}, p.fail(k, "unknown step %q in step %d (want %s)", k.Value, index, orList(stepKinds))
@@ -269,6 +287,12 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 			st.Action, err = p.oneOf(fk, fv, where, "action", Actions)
 		case "files":
 			st.Files, err = p.fileNames(fk, fv, where)
+		case "when":
+			st.When, err = p.str(fk, fv, where)
+		case "prompt":
+			st.Prompt, err = p.str(fk, fv, where)
+		case "target":
+			st.Target, err = p.oneOf(fk, fv, where, "target", []string{"thread", "channel"})
 		}
 		return err
 	})
@@ -286,10 +310,21 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 		return Step{}, p.fail(k, "step %d (expect_drop) needs reason (%s)", index, orList(dropReasons))
 	case st.Kind == StepClick && st.Action == "":
 		return Step{}, p.fail(k, "step %d (click) needs action (%s)", index, orList(Actions))
+	case st.Kind == StepSchedule && (st.When == "" || st.Prompt == ""):
+		return Step{}, p.fail(k, "step %d (schedule) needs when and prompt", index)
 	case st.Kind == StepExpectCard && st.CardKind == "":
 		st.CardKind = "approval"
 	}
 	return st, nil
+}
+
+// advance reads `advance: <duration>` (a Go duration, more than zero).
+func (p *parser) advance(k, v *yaml.Node, index int) (Step, error) {
+	d, err := time.ParseDuration(v.Value)
+	if v.Kind != yaml.ScalarNode || err != nil || d <= 0 {
+		return Step{}, p.fail(v, "step %d (advance) takes a duration, like `advance: 90s`", index)
+	}
+	return Step{Line: k.Line, Kind: StepAdvance, Advance: d}, nil
 }
 
 func example(kind string) string {
@@ -304,6 +339,8 @@ func example(kind string) string {
 		return "reason: whitelist"
 	case StepClick:
 		return "action: approve"
+	case StepSchedule:
+		return `when: "in 1m", prompt: check the build`
 	}
 	return ""
 }

@@ -259,3 +259,17 @@ func milliOrZero(t time.Time) int64 {
 	}
 	return t.UnixMilli()
 }
+
+// ScheduleRunUnfinished reports whether a run of the schedule id is in the
+// inbox and not settled (received, running or answering), on any replica:
+// its next due time is then skipped as busy rather than queued behind it.
+// The inbox is pruned of settled rows, so the read stays small.
+func (s *Store) ScheduleRunUnfinished(ctx context.Context, id string) (bool, error) {
+	var n int
+	err := s.queryRow(ctx, `SELECT count(*) FROM inbox WHERE event_id LIKE ? AND state IN (?, ?, ?)`,
+		schedule.RunIDPrefix(id)+"%", InboxReceived, InboxRunning, InboxAnswering).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("schedule %s: unfinished run: %w", id, err)
+	}
+	return n > 0, nil
+}

@@ -298,7 +298,7 @@ func (g *Gateway) handle(ev *pipeline.Event) (yielded bool) {
 	ctx, span := g.tracer.Start(ctx, "chat.event", trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attribute.String("event_id", ev.ID), attribute.String("kind", ev.Kind.String()),
 			attribute.String("channel_id", ev.ChannelID), attribute.Bool("resumed", ev.Resumed),
-			attribute.String("messaging.system", "slack"), attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.system", "slack"), attribute.String("messaging.operation.type", operationType(ev)),
 			attribute.String("messaging.destination.name", ev.ChannelID), attribute.String("messaging.message.id", ev.ID)))
 	defer span.End()
 	// Bots' messages (the runtime's own posts coming back) are dropped
@@ -355,4 +355,14 @@ func (g *Gateway) count(ev *pipeline.Event, outcome string) {
 	if g.events != nil {
 		g.events.WithLabelValues(ev.Kind.String(), outcome).Inc()
 	}
+}
+
+// operationType is the chat.event span's messaging.operation.type: a
+// scheduled run is the runtime's own (schedule), every other event is
+// processed as it came (process).
+func operationType(ev *pipeline.Event) string {
+	if ev.Kind == pipeline.KindSchedule {
+		return "schedule"
+	}
+	return "process"
 }

@@ -79,9 +79,13 @@ const GenericApology = "Sorry, I hit an error and could not finish that. The det
 // a card goes to actions, a person opening the DM to home. Everything said
 // goes through an Outbox that sends each reply through next (markup, then
 // delivery).
-func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions, commands Commands, home Home) Middleware {
+func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions, commands Commands, home Home, opts ...AgentOption) Middleware {
 	if agent == nil || actions == nil || commands == nil || home == nil {
 		panic("pipeline: NewAgent needs an Agent, Actions, Commands and Home")
+	}
+	var o agentOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
 	// turn runs the agent's turn on ev; a turn that failed says so in the
 	// thread, one that answered asks for feedback. A turn stopped (/abort,
@@ -127,6 +131,9 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 		}
 		return turn(ctx, ev, a, out)
 	})
+	if o.schedules != nil {
+		routes.route(KindSchedule, scheduledRule(o.schedules, agent))
+	}
 	return newStage("agent", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
 		ProgressFromContext(ctx).Reach()
 		return routes.dispatch(ctx, ev, next)

@@ -121,6 +121,14 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 	if ev.UserID == "" && ev.Kind != KindReply {
 		return DropIgnored, nil
 	}
+	// A scheduled run is the runtime's own event, made by its creator
+	// earlier: whether its creator may still have it run is the schedule
+	// gate's (after auth), which pauses it and tells the manager rather
+	// than dropping it silently at every due time. Only a second copy of
+	// one due time (a redelivery) stops here.
+	if ev.Kind == KindSchedule {
+		return checkDuplicate(ctx, d.Seen, dedupe, ev)
+	}
 	if d.Roster.IsBlocked(ev.UserID) {
 		return DropBlocked, nil
 	}

@@ -26,6 +26,9 @@ const (
 	// KindHome is a person opening the persona's DM (app_home_opened on
 	// its messages tab): the persona offers its suggested prompts.
 	KindHome
+	// KindSchedule is a scheduled run coming due: its creator's prompt,
+	// run in its target thread with the creator's authority (Schedule).
+	KindSchedule
 )
 
 // kinds is the one place a kind's properties are written down; a new kind
@@ -46,6 +49,8 @@ var kinds = [...]struct {
 	KindStop: {name: "stop", apart: true},
 	// Opening a DM belongs to no thread's order.
 	KindHome: {name: "home", apart: true},
+	// A run answers in its thread and session, in their order.
+	KindSchedule: {name: "schedule"},
 }
 
 func (k Kind) String() string {
@@ -120,10 +125,25 @@ type Event struct {
 	// (ThreadContext). A resumed event gets it again from the engage stage.
 	Unseen string `json:"-"`
 
-	Action  *Action  // KindAction only
-	Command *Command // KindCommand only
-	Reply   *Reply   // KindReply only
-	Stop    *Stop    // KindStop only
+	Action   *Action   // KindAction only
+	Command  *Command  // KindCommand only
+	Reply    *Reply    // KindReply only
+	Stop     *Stop     // KindStop only
+	Schedule *Schedule // KindSchedule only
+}
+
+// Schedule is the scheduled part of a KindSchedule event: the event's
+// UserID is the schedule's creator, whose authority the run has; its Text
+// is the schedule's prompt; its channel and thread are the run's target
+// (for a channel target, the top-level post made for the run).
+type Schedule struct {
+	ID   string
+	Name string
+	// Due is the due time that runs.
+	Due time.Time
+	// Channel and ThreadTS are where the schedule was made: a creator who
+	// may no longer schedule work is told there (to the manager).
+	Channel, ThreadTS string
 }
 
 // File is a file attached to a message.

@@ -36,13 +36,14 @@ func SessionFromContext(ctx context.Context) (Session, bool) {
 
 // NewSession returns the session lookup stage: it acquires the thread's
 // session (live, resumed or new) for the agent turn of a message and
-// releases it after. Clicks and slash commands have no turn and pass.
+// releases it after; a scheduled run's too, in its target thread. Clicks
+// and slash commands have no turn and pass.
 func NewSession(tracer trace.Tracer, m StageMetrics, sessions Sessions) Middleware {
 	if sessions == nil {
 		panic("pipeline: NewSession needs Sessions")
 	}
 	return newStage("session", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
-		if ev.Kind != KindMessage {
+		if ev.Kind != KindMessage && ev.Kind != KindSchedule {
 			return OutcomePass, "", next.Handle(ctx, ev)
 		}
 		s, release, err := sessions.Acquire(ctx, ev)

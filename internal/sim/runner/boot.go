@@ -3,13 +3,16 @@ package runner
 import (
 	"context"
 	"io"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -25,6 +28,12 @@ type Service interface {
 	// Persona is the persona the service runs (the REPL's roles and
 	// layers).
 	Persona() *persona.Persona
+	// AddSchedule stores a new schedule under id (schedule.New at the
+	// simulated clock's time, in UTC) and wakes the scheduler, as the
+	// schedule commands do.
+	AddSchedule(ctx context.Context, id string, req schedule.Request) (schedule.Schedule, error)
+	// WakeScheduler makes the scheduler read the due schedules again.
+	WakeScheduler()
 }
 
 // Deps are what the simulator gives the service besides its configuration.
@@ -54,4 +63,10 @@ type Deps struct {
 	// OnToolCall observes every tool call, its input and result redacted
 	// (the golden transcripts).
 	OnToolCall func(name, input, result, outcome string)
+	// Clock is the scheduler's clock: the simulation moves it (advance).
+	Clock clock.Clock
+	// OnScheduleRun is told of each scheduled run before it is delivered,
+	// and OnSchedulerIdle each time the scheduler sleeps (schedule.Deps.Idle).
+	OnScheduleRun   func(ev *pipeline.Event)
+	OnSchedulerIdle func(until time.Time)
 }

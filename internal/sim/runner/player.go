@@ -2,9 +2,11 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/sim"
 )
 
@@ -17,6 +19,8 @@ type Player struct {
 	world   sim.World
 	threads map[string]string // label → channel + "/" + root ts
 	last    Injected          // the last send
+	// lastThread is the last send's thread: channel + "/" + root ts.
+	lastThread string
 }
 
 // NewPlayer returns a player of sc on s.
@@ -44,6 +48,10 @@ func (p *Player) Play(ctx context.Context, st sim.Step) error {
 		return p.expectCard(ctx, st)
 	case sim.StepExpectDrop:
 		return p.expectDrop(st)
+	case sim.StepAdvance:
+		return p.s.Advance(ctx, st.Advance)
+	case sim.StepSchedule:
+		return p.schedule(ctx, st)
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)
 }
@@ -82,6 +90,10 @@ func (p *Player) send(ctx context.Context, st sim.Step) error {
 	if st.Thread != "" && thread == "" {
 		p.threads[st.Thread] = channel + "/" + in.TS
 	}
+	if thread == "" {
+		thread = in.TS
+	}
+	p.lastThread = channel + "/" + thread
 	return p.s.Settle(ctx, in)
 }
 
@@ -107,4 +119,30 @@ func (p *Player) click(ctx context.Context, st sim.Step) error {
 		return err
 	}
 	return p.s.Settle(ctx, in)
+}
+
+// schedule makes a schedule of the actor in the thread labelled st.Thread,
+// else in the last send's thread, as the schedule commands would there.
+func (p *Player) schedule(ctx context.Context, st sim.Step) error {
+	user, err := p.actor(st.As)
+	if err != nil {
+		return err
+	}
+	at := p.lastThread
+	if st.Thread != "" {
+		var ok bool
+		if at, ok = p.threads[st.Thread]; !ok {
+			return fmt.Errorf("schedule: no thread labelled %q was sent before", st.Thread)
+		}
+	}
+	if at == "" {
+		return errors.New("schedule: no thread to make it in: send in one first")
+	}
+	channel, thread, _ := strings.Cut(at, "/")
+	if st.Channel != "" && st.Channel != channel {
+		return fmt.Errorf("schedule: thread %q is in %s, not %s", st.Thread, channel, st.Channel)
+	}
+	_, err = p.s.Schedule(ctx, schedule.Request{Creator: user, Channel: channel, ThreadTS: thread,
+		Target: schedule.Target(st.Target), When: st.When, Prompt: st.Prompt})
+	return err
 }

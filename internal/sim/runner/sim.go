@@ -101,8 +101,15 @@ type Sim struct {
 	injected []injected        // every injected event, in order
 	seq      int
 	tools    toolLog // the tool calls, for the golden transcript
-	// progress is closed and replaced whenever an event is handled.
+	// progress is closed and replaced whenever an event is handled (or
+	// the scheduler goes to sleep).
 	progress chan struct{}
+	// clock is the scheduler's clock (advance); idleSeq counts the
+	// scheduler's sleeps, idleUntil is what the last one sleeps until.
+	clock     *simClock
+	idleSeq   int
+	idleUntil time.Time
+	schedules int // made by schedule steps: their ids
 
 	cancel context.CancelFunc
 	done   chan error
@@ -121,7 +128,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		return nil, errors.New("sim: no Boot")
 	}
 	s := &Sim{pending: map[string]bool{}, drops: map[string]string{}, stopped: map[string]bool{}, done: make(chan error, 1),
-		progress: make(chan struct{}), scope: o.Scope, settle: o.SettleTimeout}
+		progress: make(chan struct{}), scope: o.Scope, settle: o.SettleTimeout, clock: newSimClock()}
 	if s.settle == 0 {
 		s.settle = stepTimeout
 	}
@@ -179,6 +186,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 	svc, err := o.Boot(ctx, cfg, Deps{
 		Platform: s.chat, Model: s.model, Log: logw, Getenv: getenv, Spans: o.Spans, Soul: soul, Stores: &stores,
 		OnHandled: s.onHandled, OnDrop: s.onDrop,
+		Clock: s.clock, OnScheduleRun: s.onScheduleRun, OnSchedulerIdle: s.onSchedulerIdle,
 		OnToolCall: func(name, input, result, outcome string) {
 			// The temporary home is named before the line is cut to
 			// length, so that its random name's length changes nothing.

@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -27,6 +29,13 @@ type echoService struct {
 }
 
 func (e *echoService) Persona() *persona.Persona { return nil }
+
+// It has no scheduler.
+func (e *echoService) AddSchedule(context.Context, string, schedule.Request) (schedule.Schedule, error) {
+	return schedule.Schedule{}, errors.New("echoService: no scheduler")
+}
+
+func (e *echoService) WakeScheduler() {}
 
 func (e *echoService) Run(ctx context.Context) error {
 	return e.d.Platform.Run(ctx, func(ev *pipeline.Event) {

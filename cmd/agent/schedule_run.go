@@ -1,0 +1,250 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/persona-runtime/agent/internal/schedule"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// The run side of scheduled work: the scheduler (internal/schedule) claims
+// a due run and hands it here; a run becomes a KindSchedule event that
+// the gateway records in the inbox (under schedule.RunID, the same id on
+// every replica) and runs through the same chain as a message, with its
+// creator's authority (the gate below, after the auth stage).
+
+// scheduleScope is the approver scope that lets an approver schedule work
+// (interfaces.md, "Schedules").
+const scheduleScope = "schedule"
+
+// maySchedule reports whether a may schedule work: the manager, the backup
+// manager, an approver whose scope is anything or schedule.
+func maySchedule(a pipeline.Access) bool {
+	switch a.Role {
+	case pipeline.RoleManager, pipeline.RoleBackup:
+		return true
+	case pipeline.RoleApprover:
+		return slices.Contains(a.Scopes, "anything") || slices.Contains(a.Scopes, scheduleScope)
+	}
+	return false
+}
+
+// scheduleRuns is the scheduler's Runner and the agent stage's
+// ScheduleGate.
+type scheduleRuns struct {
+	s *service
+
+	mu      sync.Mutex
+	running map[string]int // schedule id → its runs this replica has not finished
+}
+
+var (
+	_ schedule.Runner       = (*scheduleRuns)(nil)
+	_ pipeline.ScheduleGate = (*scheduleRuns)(nil)
+)
+
+func newScheduleRuns(s *service) *scheduleRuns {
+	return &scheduleRuns{s: s, running: map[string]int{}}
+}
+
+// Busy reports whether a run of schedule id is still going: here (from its
+// delivery to the end of its turn), or anywhere as far as the inbox knows
+// (recorded and not yet answered, on any replica).
+func (r *scheduleRuns) Busy(id string) bool {
+	r.mu.Lock()
+	n := r.running[id]
+	r.mu.Unlock()
+	if n > 0 {
+		return true
+	}
+	busy, err := r.s.store.ScheduleRunUnfinished(r.s.runContext(), id)
+	if err != nil {
+		// Unknown: run it rather than skip a due time on a read error.
+		r.s.log.Warn("schedule: busy check", "schedule_id", id, "err", err)
+		return false
+	}
+	return busy
+}
+
+// Run turns a claimed run into an event and hands it to the gateway, which
+// records it in the inbox before queueing it in its thread. A channel
+// target first posts the run's top-level message, whose thread the run
+// answers in.
+func (r *scheduleRuns) Run(ctx context.Context, run schedule.Run) error {
+	sc := run.Schedule
+	ev := &pipeline.Event{ID: schedule.RunID(sc.ID, run.Due), Kind: pipeline.KindSchedule, Type: "schedule",
+		TeamID: r.s.self.TeamID, UserID: sc.Creator, ChannelID: sc.Channel, ThreadTS: sc.ThreadTS, Text: sc.Prompt,
+		Received: r.s.clock.Now(),
+		Schedule: &pipeline.Schedule{ID: sc.ID, Name: sc.Name, Due: run.Due, Channel: sc.Channel, ThreadTS: sc.ThreadTS}}
+	// A creator who may no longer schedule work is stopped by the gate in
+	// the thread the schedule was made in: no top-level post for a run
+	// that will not happen.
+	if sc.Target == schedule.TargetChannel && r.creatorMay(sc.Creator) {
+		// Only ever the channel it was made in: a run never carries a
+		// conversation's words to another place.
+		ts, err := r.s.chat.Post(ctx, pipeline.Message{ChannelID: sc.Channel, Text: r.s.redactor.Redact(channelRootText(sc))})
+		if err != nil {
+			return fmt.Errorf("schedule %s: post the run's message in %s: %w", sc.ID, sc.Channel, err)
+		}
+		ev.ThreadTS = ts
+	}
+	r.mu.Lock()
+	r.running[sc.ID]++
+	r.mu.Unlock()
+	if r.s.onScheduleRun != nil {
+		r.s.onScheduleRun(ev)
+	}
+	r.s.gateway.Deliver(ev)
+	return nil
+}
+
+// handled is told of every event the gateway handled: a run of this
+// replica's is over.
+func (r *scheduleRuns) handled(ev *pipeline.Event) {
+	if ev.Kind != pipeline.KindSchedule || ev.Schedule == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running[ev.Schedule.ID] <= 1 {
+		delete(r.running, ev.Schedule.ID) // a resumed run was never counted
+		return
+	}
+	r.running[ev.Schedule.ID]--
+}
+
+// creatorMay reports whether the creator may still schedule work, read as
+// the auth stage reads it.
+func (r *scheduleRuns) creatorMay(creator string) bool {
+	p := r.s.persona
+	return !p.IsBlocked(creator) && maySchedule(pipeline.Access{Role: p.RoleOf(creator), Scopes: p.ScopesOf(creator)})
+}
+
+// channelRootText is the top-level message a channel run answers under.
+func channelRootText(sc schedule.Schedule) string {
+	if sc.Name != "" {
+		return "Scheduled: " + sc.Name
+	}
+	return "Scheduled: " + sc.Prompt
+}
+
+// Allow lets a run go on when its creator, as the auth stage resolved
+// them, may still schedule work. Otherwise every schedule of theirs is
+// paused and the manager is told in the thread each was made in.
+func (r *scheduleRuns) Allow(ctx context.Context, ev *pipeline.Event, a pipeline.Access) (bool, error) {
+	if !r.s.persona.IsBlocked(ev.UserID) && maySchedule(a) {
+		return true, nil
+	}
+	paused, err := r.s.store.PauseSchedulesOf(ctx, ev.UserID)
+	if err != nil {
+		return false, err
+	}
+	if r.s.scheduler != nil {
+		r.s.scheduler.Notify()
+	}
+	if !slices.ContainsFunc(paused, func(sc schedule.Schedule) bool { return sc.ID == ev.Schedule.ID }) {
+		// Paused already (an earlier run of another of theirs), or a
+		// one-off that came: its own thread is told all the same.
+		sc, err := r.s.store.Schedule(ctx, ev.Schedule.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+		if err != nil {
+			sc = schedule.Schedule{ID: ev.Schedule.ID, Name: ev.Schedule.Name, Creator: ev.UserID,
+				Channel: ev.Schedule.Channel, ThreadTS: ev.Schedule.ThreadTS}
+		}
+		paused = append(paused, sc)
+	}
+	r.s.log.InfoContext(ctx, "schedule: creator may no longer schedule work; their schedules are paused",
+		"creator", ev.UserID, "role", string(a.Role), "paused", len(paused))
+	for _, sc := range paused {
+		msg := pipeline.Message{ChannelID: sc.Channel, ThreadTS: sc.ThreadTS, Text: pausedText(r.s.persona.Manager.UserID, sc)}
+		if _, err := r.s.chat.Post(ctx, msg); err != nil {
+			r.s.log.ErrorContext(ctx, "schedule: pause not told", "schedule_id", sc.ID, "err", err)
+		}
+	}
+	return false, nil
+}
+
+// pausedText tells the manager that a schedule was paused.
+func pausedText(manager string, sc schedule.Schedule) string {
+	who := ""
+	if manager != "" {
+		who = "<@" + manager + "> "
+	}
+	label := sc.ID
+	if sc.Name != "" {
+		label += " (" + sc.Name + ")"
+	}
+	return fmt.Sprintf("%scron job %s paused: its creator <@%s> can no longer schedule work", who, label, sc.Creator)
+}
+
+// wireSchedules builds the run side of scheduled work: the runs and their
+// gate (before the chain, which routes runs to the gate), and the
+// scheduler (after the gateway, which runs are delivered to). Run starts
+// the scheduler once the gateway takes events (startSchedules).
+func (s *service) wireSchedules() {
+	s.clock = cmp.Or[clock.Clock](s.clock, clock.System)
+	s.schedules = newScheduleRuns(s)
+}
+
+// newScheduler builds the scheduler over the service's store, clock and
+// runs; every replica runs its own, and the store's claim runs each due
+// time once among them.
+func (s *service) newScheduler(idle func(time.Time)) error {
+	sch, err := schedule.NewScheduler(schedule.Deps{Store: s.store, Runner: s.schedules, Clock: s.clock,
+		Window: s.cfg.ScheduleCatchUp, Metrics: s.metrics, Logger: s.log.With("component", "schedule"), Idle: idle})
+	if err != nil {
+		return err
+	}
+	s.scheduler = sch
+	return nil
+}
+
+// onHandled observes the gateway for the runs, then calls next (nil:
+// none).
+func (s *service) onHandled(next func(*pipeline.Event, error)) func(*pipeline.Event, error) {
+	return func(ev *pipeline.Event, err error) {
+		s.schedules.handled(ev)
+		if next != nil {
+			next(ev, err)
+		}
+	}
+}
+
+// startThenResume is the gateway's OnStart: once the gateway takes
+// events, the scheduler starts (runs delivered before would be refused),
+// and what the last run left unfinished is resumed. A resumed run is
+// known busy all the same: the inbox holds it unfinished.
+func (s *service) startThenResume(deliver func(*pipeline.Event)) {
+	s.startSchedules(s.runContext())
+	s.resume(deliver)
+}
+
+// startSchedules runs the scheduler until ctx is done (run waits for it).
+func (s *service) startSchedules(ctx context.Context) {
+	s.schedWG.Add(1)
+	go func() {
+		defer s.schedWG.Done()
+		if err := s.scheduler.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Error("scheduler stopped", "err", err)
+		}
+	}()
+}
+
+// runContext is the service's life (run's context), or Background before
+// it runs.
+func (s *service) runContext() context.Context {
+	if s.runCtx != nil {
+		return s.runCtx
+	}
+	return context.Background()
+}
