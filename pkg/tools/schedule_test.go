@@ -49,7 +49,9 @@ func TestScheduleTools(t *testing.T) {
 	if err != nil || res.IsError || res.Text != "cron job created: sabcdefgh, next run x" {
 		t.Fatalf("add: %+v %v", res, err)
 	}
-	book.answer = func() (string, error) { return "", &pipeline.UserError{Message: "only manager or approver\ncan schedule work"} }
+	book.answer = func() (string, error) {
+		return "", &pipeline.UserError{Message: "only manager or approver\ncan schedule work"}
+	}
 	res, err = reg.Call(ctx, tools.ScheduleList, nil)
 	if err != nil || !res.IsError || res.Text != "only manager or approver can schedule work" {
 		t.Fatalf("refused list: %+v %v", res, err)
