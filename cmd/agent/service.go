@@ -77,9 +77,9 @@ type service struct {
 	// noBypass is why no thread may run in bypass here ("" when it may;
 	// doors.go).
 	noBypass string
-	// schedules is the book of schedules of the commands and the tools
+	// schedBook is the book of schedules of the commands and the tools
 	// (schedules.go); the scheduler sets its Notify and Now.
-	schedules *commands.Schedules
+	schedBook *commands.Schedules
 
 	closers []func(context.Context) error
 }

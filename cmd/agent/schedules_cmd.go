@@ -16,11 +16,11 @@ import (
 	"github.com/persona-runtime/agent/internal/store"
 )
 
-// scheduleBook is the persona's book of schedules, shared by the
+// newScheduleBook is the persona's book of schedules, shared by the
 // /schedule commands and the agent_schedule tools. Its Notify is nil
 // until the scheduler is wired: the scheduler sets it (and Now, to its
 // clock) so that a change wakes its timer.
-func (s *service) scheduleBook(chat chatAPI, newID func() string) *commands.Schedules {
+func (s *service) newScheduleBook(chat chatAPI, newID func() string) *commands.Schedules {
 	// A configuration built by hand (the simulator's) has no limit set:
 	// the default, not zero.
 	return &commands.Schedules{Store: s.store, Now: time.Now, AgentTZ: s.cfg.TZ, Max: cmp.Or(s.cfg.MaxSchedules, config.DefaultMaxSchedules),
