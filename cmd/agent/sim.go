@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/base32"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
@@ -125,15 +122,3 @@ func (s simService) Run(ctx context.Context) error { return s.run(ctx) }
 
 // Persona is the persona the service runs.
 func (s simService) Persona() *persona.Persona { return s.persona }
-
-// simScheduleIDs numbers a scenario's schedules in NewID's shape
-// (saaaaaaab, saaaaaaac, …), so that its golden file holds the same ids at
-// every run and its steps can name them.
-func simScheduleIDs() func() string {
-	var n atomic.Uint64
-	return func() string {
-		v := n.Add(1)
-		b := []byte{byte(v >> 32), byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
-		return "s" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
-	}
-}
