@@ -14,6 +14,7 @@ import (
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/agentview"
 	"github.com/persona-runtime/agent/internal/approval"
+	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/metrics"
@@ -78,6 +79,9 @@ type service struct {
 	// noBypass is why no thread may run in bypass here ("" when it may;
 	// doors.go).
 	noBypass string
+	// schedBook is the book of schedules of the commands and the tools
+	// (schedules.go); the scheduler sets its Notify and Now.
+	schedBook *commands.Schedules
 
 	// clock is the service's clock for what waits on it (the scheduler);
 	// the simulator's moves only when told (serviceDeps.clock).
@@ -121,6 +125,9 @@ type serviceDeps struct {
 	// scenarios): one emptied by the scenario before, with its parsed
 	// schema and prepared statements, and takes it back at close.
 	stores *store.InMemoryPool
+	// scheduleIDs, when set, makes the new schedules' ids (the
+	// simulator's: the same at every run, so that a scenario can name one).
+	scheduleIDs func() string
 	// soul, when set, is the SOUL.md, and the home is made only when
 	// something is written there (the simulator's scenarios): nothing is
 	// read from it or seeded in it at start.

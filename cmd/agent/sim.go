@@ -107,7 +107,8 @@ func liveModel(cfg *config.Config) (agent.Model, error) {
 // platform and with its hooks.
 func simBoot(ctx context.Context, cfg *config.Config, d runner.Deps) (runner.Service, error) {
 	svc, err := newService(ctx, cfg, serviceDeps{
-		stderr: d.Log, getenv: d.Getenv, model: d.Model, spans: d.Spans, soul: d.Soul, stores: d.Stores,
+		scheduleIDs: simScheduleIDs(),
+		stderr:      d.Log, getenv: d.Getenv, model: d.Model, spans: d.Spans, soul: d.Soul, stores: d.Stores,
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return d.Platform, d.Platform },
 		onHandled: d.OnHandled, onDrop: d.OnDrop, onToolCall: d.OnToolCall,
 		clock: d.Clock, onScheduleRun: d.OnScheduleRun, onSchedulerIdle: d.OnSchedulerIdle,

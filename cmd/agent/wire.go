@@ -150,6 +150,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}
 
+	s.schedBook = s.newScheduleBook(chat, d.scheduleIDs)
 	registry, err := s.newTools(ctx, d, mcpConf, secrets, chat)
 	if err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
-		Sessions: chat.SetSessionStatus}
+		Sessions: chat.SetSessionStatus, Schedules: s.schedBook}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.wireSchedules()

@@ -58,7 +58,10 @@ type Commands struct {
 	// Sessions, when set, moves a thread's agent session on the platform:
 	// a stop button clicked when no turn runs leaves it active.
 	Sessions func(ctx context.Context, u pipeline.SessionUpdate) error
-	Log      *slog.Logger
+	// Schedules keeps the schedules of /schedule, /schedules and
+	// /unschedule; nil answers that there are none here.
+	Schedules *Schedules
+	Log       *slog.Logger
 }
 
 var _ pipeline.Commands = (*Commands)(nil)
@@ -71,6 +74,18 @@ var names = map[string]string{
 	"/help":    "`/help` shows this",
 	"/1on1":    "`/1on1` locks this thread to you and the manager (whoever started the thread, the manager, approvers); `/1on1 off` releases it",
 	"/ingest":  "`/ingest [label]` synthesises the knowledge base's raw notes into its wiki (manager, backup manager, approvers)",
+	"/schedule": "`/schedule \"<when>\" \"<prompt>\" [channel]` schedules work here: cron (`0 9 * * 1-5`), `@daily`, `@every 2h`, `in 30m` or a time " +
+		"(manager, backup manager, approvers with scope `schedule`; alias `/cron-add`)",
+	"/schedules":  "`/schedules` lists this conversation's schedules (alias `/cron-list`)",
+	"/unschedule": "`/unschedule <id>` removes a schedule (alias `/cron-remove`)",
+}
+
+// aliases are the original runtime's names of the commands: its own
+// scenario files run unchanged.
+var aliases = map[string]string{
+	"/cron-add":    "/schedule",
+	"/cron-list":   "/schedules",
+	"/cron-remove": "/unschedule",
 }
 
 // Command runs ev if it is a command.
@@ -81,6 +96,9 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 	name, args, ok := c.parse(ev)
 	if !ok {
 		return false, nil
+	}
+	if canonical, ok := aliases[name]; ok {
+		name = canonical
 	}
 	if _, known := names[name]; !known {
 		if ev.Kind != pipeline.KindCommand {
@@ -103,6 +121,8 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 		return true, c.oneOnOne(ctx, ev, a, key, args, out)
 	case "/ingest":
 		return true, c.ingest(ctx, ev, a, args, out)
+	case "/schedule", "/schedules", "/unschedule":
+		return true, c.schedule(ctx, ev, a, name, key, args, out)
 	}
 	return false, nil
 }

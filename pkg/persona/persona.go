@@ -31,6 +31,10 @@ const ScopeAnything = "anything"
 // channel's permission mode (/mode); "anything" covers it too.
 const ScopeMode = "mode"
 
+// ScopeSchedule is the scope of an approver who may create, list and
+// remove the persona's schedules; "anything" covers it too.
+const ScopeSchedule = "schedule"
+
 // Persona is a parsed SOUL.md. The exported fields are its JSON form (the
 // cached extraction result); the lookup sets behind the access methods are
 // rebuilt by Prepare.

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -47,5 +48,34 @@ func TestParseCommand(t *testing.T) {
 				t.Fatalf("ParseCommand(%q, %q) = %+v, %v; want %+v, %v", tt.text, tt.bot, got, ok, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+// The words of /schedule's arguments, as each client types its quotes.
+func TestSplitArgs(t *testing.T) {
+	for _, tt := range []struct {
+		args string
+		want []string
+		err  string
+	}{
+		{`"0 9 * * 1" "weekly digest" channel`, []string{"0 9 * * 1", "weekly digest", "channel"}, ""},
+		{`“0 9 * * 1” “don’t forget the digest”`, []string{"0 9 * * 1", "don’t forget the digest"}, ""},
+		{`'@every 1h' 'ping'`, []string{"@every 1h", "ping"}, ""},
+		{`”in 5m” ”stretch”`, []string{"in 5m", "stretch"}, ""},
+		{"  s7abcdefg  ", []string{"s7abcdefg"}, ""},
+		{`"" "x"`, []string{"", "x"}, ""},
+		{"", nil, ""},
+		{`"0 9 * * 1" "no end`, nil, `unclosed quote "\""`},
+	} {
+		got, err := pipeline.SplitArgs(tt.args)
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("SplitArgs(%q) error = %v, want %s", tt.args, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", tt.args, got, err, tt.want)
+		}
 	}
 }

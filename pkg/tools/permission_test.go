@@ -116,7 +116,8 @@ func TestPermissionSkillChanges(t *testing.T) {
 func TestChatReadToolsNeverGated(t *testing.T) {
 	layers := []pipeline.Layer{pipeline.LayerTrusted, pipeline.LayerAllowed, pipeline.LayerRestricted, pipeline.LayerDM}
 	modes := []pipeline.Mode{pipeline.ModeAsk, pipeline.ModeAcceptEdits, pipeline.ModeBypass, pipeline.ModePlan, pipeline.ModeDontAsk}
-	for _, tool := range []string{ChatThreadHistory, ChatChannelHistory, ChatGetUser, ChatChannelInfo, ChatChannelMembers, ChatReact, ChatUnreact} {
+	for _, tool := range []string{ChatThreadHistory, ChatChannelHistory, ChatGetUser, ChatChannelInfo, ChatChannelMembers, ChatReact, ChatUnreact,
+		ScheduleAdd, ScheduleList, ScheduleRemove} { // the schedules' door is the sender's role
 		if k := KindOf(tool); k != KindChat {
 			t.Errorf("KindOf(%s) = %s, want chat", tool, k)
 		}
