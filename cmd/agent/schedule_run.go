@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/clock"
@@ -20,22 +21,6 @@ import (
 // the gateway records in the inbox (under schedule.RunID, the same id on
 // every replica) and runs through the same chain as a message, with its
 // creator's authority (the gate below, after the auth stage).
-
-// scheduleScope is the approver scope that lets an approver schedule work
-// (interfaces.md, "Schedules").
-const scheduleScope = "schedule"
-
-// maySchedule reports whether a may schedule work: the manager, the backup
-// manager, an approver whose scope is anything or schedule.
-func maySchedule(a pipeline.Access) bool {
-	switch a.Role {
-	case pipeline.RoleManager, pipeline.RoleBackup:
-		return true
-	case pipeline.RoleApprover:
-		return slices.Contains(a.Scopes, "anything") || slices.Contains(a.Scopes, scheduleScope)
-	}
-	return false
-}
 
 // scheduleRuns is the scheduler's Runner and the agent stage's
 // ScheduleGate.
@@ -125,7 +110,7 @@ func (r *scheduleRuns) handled(ev *pipeline.Event) {
 // the auth stage reads it.
 func (r *scheduleRuns) creatorMay(creator string) bool {
 	p := r.s.persona
-	return !p.IsBlocked(creator) && maySchedule(pipeline.Access{Role: p.RoleOf(creator), Scopes: p.ScopesOf(creator)})
+	return !p.IsBlocked(creator) && commands.MaySchedule(pipeline.Access{Role: p.RoleOf(creator), Scopes: p.ScopesOf(creator)})
 }
 
 // channelRootText is the top-level message a channel run answers under.
@@ -140,7 +125,7 @@ func channelRootText(sc schedule.Schedule) string {
 // them, may still schedule work. Otherwise every schedule of theirs is
 // paused and the manager is told in the thread each was made in.
 func (r *scheduleRuns) Allow(ctx context.Context, ev *pipeline.Event, a pipeline.Access) (bool, error) {
-	if !r.s.persona.IsBlocked(ev.UserID) && maySchedule(a) {
+	if !r.s.persona.IsBlocked(ev.UserID) && commands.MaySchedule(a) {
 		return true, nil
 	}
 	paused, err := r.s.store.PauseSchedulesOf(ctx, ev.UserID)
@@ -206,6 +191,9 @@ func (s *service) newScheduler(idle func(time.Time)) error {
 		return err
 	}
 	s.scheduler = sch
+	// The commands and tools wake it after every change, and count a new
+	// schedule's first run on its clock (the simulator's, in the sim).
+	s.schedBook.Notify, s.schedBook.Now = sch.Notify, s.clock.Now
 	return nil
 }
 

@@ -25,7 +25,7 @@ func (c *Commands) schedule(ctx context.Context, ev *pipeline.Event, a pipeline.
 		text, err = c.Schedules.List(ctx, a, ev)
 	case "/unschedule":
 		words := strings.Fields(args)
-		if len(words) > 1 && maySchedule(a) {
+		if len(words) > 1 && MaySchedule(a) {
 			return say(ctx, out, usageUnschedule)
 		}
 		id := ""
@@ -49,7 +49,7 @@ func (c *Commands) schedule(ctx context.Context, ev *pipeline.Event, a pipeline.
 
 // addSchedule reads `"<when>" "<prompt>" [channel]`.
 func (c *Commands) addSchedule(ctx context.Context, ev *pipeline.Event, a pipeline.Access, args string) (string, error) {
-	if !maySchedule(a) {
+	if !MaySchedule(a) {
 		return "", refusal(msgScheduleRefused)
 	}
 	words, err := pipeline.SplitArgs(args)

@@ -63,10 +63,11 @@ const (
 	usageUnschedule    = "usage: /unschedule <id>"
 )
 
-// maySchedule is the manager, the backup manager, or an approver whose
+// MaySchedule is the manager, the backup manager, or an approver whose
 // scopes are "anything" or name "schedule": a schedule acts on its own
-// later, with its creator's authority, where nobody asked.
-func maySchedule(a pipeline.Access) bool {
+// later, with its creator's authority, where nobody asked. The same rule
+// lets a run go on (its creator's role when it runs).
+func MaySchedule(a pipeline.Access) bool {
 	if managing(a) {
 		return true
 	}
@@ -81,7 +82,7 @@ func refusal(msg string) error { return &pipeline.UserError{Message: msg} }
 // ev's channel (where there is no thread, as for a slash command, the
 // channel is the target).
 func (s *Schedules) Add(ctx context.Context, a pipeline.Access, ev *pipeline.Event, r tools.ScheduleRequest) (string, error) {
-	if !maySchedule(a) {
+	if !MaySchedule(a) {
 		return "", refusal(msgScheduleRefused)
 	}
 	target := schedule.Target(strings.ToLower(strings.TrimSpace(r.Target)))
@@ -128,7 +129,7 @@ func (s *Schedules) Add(ctx context.Context, a pipeline.Access, ev *pipeline.Eve
 // conversations are counted, not shown: their prompts were said where
 // this conversation's people may not read (`agent schedules` lists all).
 func (s *Schedules) List(ctx context.Context, a pipeline.Access, ev *pipeline.Event) (string, error) {
-	if !maySchedule(a) {
+	if !MaySchedule(a) {
 		return "", refusal(msgScheduleRefused)
 	}
 	all, err := s.Store.Schedules(ctx)
@@ -158,7 +159,7 @@ func (s *Schedules) List(ctx context.Context, a pipeline.Access, ev *pipeline.Ev
 
 // Remove removes the schedule id.
 func (s *Schedules) Remove(ctx context.Context, a pipeline.Access, ev *pipeline.Event, id string) (string, error) {
-	if !maySchedule(a) {
+	if !MaySchedule(a) {
 		return "", refusal(msgScheduleRefused)
 	}
 	id = strings.TrimSpace(id)
