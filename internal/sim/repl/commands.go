@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -42,6 +43,8 @@ func (m *model) handle(line string) tea.Cmd {
 		cmd, err = m.click(args)
 	case "/stop":
 		cmd = m.stop()
+	case "/advance":
+		cmd, err = m.advance(args)
 	case "/as":
 		err = m.as(args)
 	case "/channel":
@@ -82,6 +85,7 @@ func (m *model) help() {
 		"/as <role or user id>  change the actor",
 		"/click <n> <action>    approve, deny or always on card n",
 		"/stop                  the platform's stop button of the newest turn at work",
+		"/advance <duration>    move the simulated clock (90s, 2h): schedules due by then run",
 		"/channel <channel_id>  talk in a channel (a new conversation)",
 		"/dm                    talk in the DM " + m.layers["dm"] + " (a new conversation)",
 		"/layer <layer>         trusted " + m.layers["trusted"] + ", allowed " + m.layers["allowed"] +
@@ -157,6 +161,22 @@ func (m *model) stop() tea.Cmd {
 		}
 		return settledMsg{in: in, err: s.Settle(ctx, in)}
 	}
+}
+
+// advance moves the scheduler's simulated clock, as a scenario's
+// `advance:` step does, and waits for the runs it makes due.
+func (m *model) advance(args []string) (tea.Cmd, error) {
+	var d time.Duration
+	var err error
+	if len(args) == 1 {
+		d, err = time.ParseDuration(args[0])
+	}
+	if len(args) != 1 || err != nil || d <= 0 {
+		return nil, errors.New("usage: /advance <duration>, like 90s or 2h")
+	}
+	s, ctx := m.sim, m.ctx
+	m.busy++
+	return func() tea.Msg { return settledMsg{err: s.Advance(ctx, d)} }, nil
 }
 
 func (m *model) click(args []string) (tea.Cmd, error) {
