@@ -55,6 +55,9 @@ var slashCommands = []slashCommand{
 	{Command: "/mode", Description: "Set the permission mode of this conversation", UsageHint: "ask | accept-edits | bypass | plan | dont-ask"},
 	{Command: "/abort", Description: "Stop the agent's running turn"},
 	{Command: "/compact", Description: "Summarise this conversation's history now"},
+	{Command: "/schedule", Description: "Schedule work in this channel", UsageHint: `"<when>" "<prompt>" [channel]`},
+	{Command: "/schedules", Description: "List this conversation's schedules"},
+	{Command: "/unschedule", Description: "Remove a schedule", UsageHint: "<id>"},
 	{Command: "/help", Description: "What the agent does and who may do what"},
 }
 
