@@ -179,6 +179,25 @@ func TestScheduleCreatorWhoLostTheRoleIsPaused(t *testing.T) {
 	}
 }
 
+// A creator who left the workspace (the platform says their account is
+// deleted) is treated as one who lost the role: paused, the manager told,
+// the model never asked.
+func TestScheduleCreatorWhoLeftIsPaused(t *testing.T) {
+	h := newHarness(t, scheduleSoul)
+	h.answerAll()
+	h.slack.AddPerson(fake.Person{ID: "U0MGR", RealName: "Manager", Deleted: true})
+	sc := h.addDueSchedule("U0MGR", "D0MGR", "330.1", schedule.TargetThread, "check the build")
+	h.start()
+	p := h.expectNotice("D0MGR", "330.1", "paused")
+	if !strings.Contains(p.Text, sc.ID) {
+		t.Fatalf("pause line = %q", p.Text)
+	}
+	h.stop()
+	if n := len(h.model.Requests()); n != 0 {
+		t.Fatalf("the model was asked %d times for a schedule whose creator left", n)
+	}
+}
+
 // A restart between the claim and the answer: the claimed run is in the
 // inbox, so the next start resumes it with the usual line and it answers
 // once; the schedule is not run a second time for that due time.

@@ -72,7 +72,7 @@ func (r *scheduleRuns) Run(ctx context.Context, run schedule.Run) error {
 	// A creator who may no longer schedule work is stopped by the gate in
 	// the thread the schedule was made in: no top-level post for a run
 	// that will not happen.
-	if sc.Target == schedule.TargetChannel && r.creatorMay(sc.Creator) {
+	if sc.Target == schedule.TargetChannel && r.creatorMay(sc.Creator) && !r.creatorLeft(ctx, sc.Creator) {
 		// Only ever the channel it was made in: a run never carries a
 		// conversation's words to another place.
 		ts, err := r.s.chat.Post(ctx, pipeline.Message{ChannelID: sc.Channel, Text: r.s.redactor.Redact(channelRootText(sc))})
@@ -125,7 +125,7 @@ func channelRootText(sc schedule.Schedule) string {
 // them, may still schedule work. Otherwise every schedule of theirs is
 // paused and the manager is told in the thread each was made in.
 func (r *scheduleRuns) Allow(ctx context.Context, ev *pipeline.Event, a pipeline.Access) (bool, error) {
-	if !r.s.persona.IsBlocked(ev.UserID) && commands.MaySchedule(a) {
+	if !r.s.persona.IsBlocked(ev.UserID) && commands.MaySchedule(a) && !r.creatorLeft(ctx, ev.UserID) {
 		return true, nil
 	}
 	paused, err := r.s.store.PauseSchedulesOf(ctx, ev.UserID)
@@ -157,6 +157,18 @@ func (r *scheduleRuns) Allow(ctx context.Context, ev *pipeline.Event, a pipeline
 		}
 	}
 	return false, nil
+}
+
+// creatorLeft reports whether the platform says the creator's account is
+// gone (deactivated: they left the workspace). A profile that cannot be
+// read counts as present: a read error must not pause a schedule.
+func (r *scheduleRuns) creatorLeft(ctx context.Context, user string) bool {
+	p, err := r.s.chat.UserProfile(ctx, user)
+	if err != nil {
+		r.s.log.WarnContext(ctx, "schedule: the creator's profile could not be read", "creator", user, "err", err)
+		return false
+	}
+	return p.Deleted
 }
 
 // pausedText tells the manager that a schedule was paused.
