@@ -124,6 +124,24 @@ func TestTraceTrees(t *testing.T) {
 			t.Errorf("llm.request without gen_ai attributes")
 		}
 	})
+	t.Run("scheduled run", func(t *testing.T) {
+		tr := recordScenario(t, "schedule-thread-run")
+		var run sdktrace.ReadOnlySpan
+		for _, s := range tr.spans {
+			if s.Name() == "chat.event" && attr(s, "messaging.operation.type") == "schedule" {
+				run = s
+			}
+		}
+		if run == nil {
+			t.Fatal("no chat.event span with messaging.operation.type=schedule")
+		}
+		for _, s := range tr.spans {
+			if s.Name() == "llm.request" && s.SpanContext().TraceID() == run.SpanContext().TraceID() {
+				return // the run went down the chain to the model, in its own trace
+			}
+		}
+		t.Error("the scheduled run's trace has no llm.request")
+	})
 	t.Run("dropped", func(t *testing.T) {
 		tr := recordScenario(t, "restricted-member-dropped")
 		s := tr.chain("chat.event", "pipeline.drop")
