@@ -14,21 +14,22 @@ const (
 )
 
 // SetIgnore mutes a person (kind IgnoreUser, target their user id) or a
-// thread (IgnoreThread, its key) until until; a zero until mutes until
-// lifted. A mute of the same target is replaced.
-func (s *Store) SetIgnore(ctx context.Context, kind, target, by string, until time.Time) error {
+// thread (IgnoreThread, its key) for d from now (the store's clock); 0
+// mutes until lifted. A mute of the same target is replaced.
+func (s *Store) SetIgnore(ctx context.Context, kind, target, by string, d time.Duration) error {
 	if kind != IgnoreUser && kind != IgnoreThread || target == "" {
 		return fmt.Errorf("set ignore: bad target %s %q", kind, target)
 	}
+	now := s.now()
 	var expires int64
-	if !until.IsZero() {
-		expires = until.UnixMilli()
+	if d > 0 {
+		expires = now.Add(d).UnixMilli()
 	}
 	err := s.write(ctx, func(ctx context.Context) error {
 		_, err := s.exec(ctx, `INSERT INTO ignores (kind, target, created_by, expires_at, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (kind, target) DO UPDATE SET created_by = excluded.created_by,
 				expires_at = excluded.expires_at, created_at = excluded.created_at`,
-			kind, target, by, expires, s.now().UnixMilli())
+			kind, target, by, expires, now.UnixMilli())
 		return err
 	})
 	if err != nil {

@@ -21,13 +21,13 @@ func TestIgnoresExpireAndSurviveReopen(t *testing.T) {
 	if u, th := muted("U1", "C1:1.1", "C1:"); u || th {
 		t.Fatalf("muted before any /ignore: user %v thread %v", u, th)
 	}
-	if err := s.SetIgnore(ctx, IgnoreUser, "U1", "U0MGR", c.Now().Add(30*time.Minute)); err != nil {
+	if err := s.SetIgnore(ctx, IgnoreUser, "U1", "U0MGR", 30*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetIgnore(ctx, IgnoreThread, "C1:2.2", "U0MGR", time.Time{}); err != nil {
+	if err := s.SetIgnore(ctx, IgnoreThread, "C1:2.2", "U0MGR", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetIgnore(ctx, IgnoreThread, "C2:", "U0MGR", time.Time{}); err != nil {
+	if err := s.SetIgnore(ctx, IgnoreThread, "C2:", "U0MGR", 0); err != nil {
 		t.Fatal(err)
 	}
 	if u, th := muted("U1", "C1:1.1", "C1:"); !u || th {
