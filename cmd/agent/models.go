@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/commands"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -26,4 +29,17 @@ func (s *service) threadModel(models *commands.Models) func(ctx context.Context,
 		}
 		return m
 	}
+}
+
+// serviceMutes is the drop stage's pipeline.Mutes: the store's mutes read
+// at the service's clock (the simulator's, which its scenarios move).
+type serviceMutes struct{ s *service }
+
+func (m serviceMutes) Muted(ctx context.Context, userID, threadKey, channelKey string) (bool, bool, error) {
+	return m.s.store.Muted(ctx, userID, threadKey, channelKey, m.s.now())
+}
+
+// now is the service's clock: the simulator's when it set one.
+func (s *service) now() time.Time {
+	return cmp.Or[clock.Clock](s.clock, clock.System).Now()
 }

@@ -67,7 +67,9 @@ type Commands struct {
 	// Models is what /model chooses from; nil answers that choosing is not
 	// available here.
 	Models *Models
-	Log    *slog.Logger
+	// Now is the service's clock, for mutes' ends (nil: the system's).
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 var _ pipeline.Commands = (*Commands)(nil)

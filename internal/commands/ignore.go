@@ -14,8 +14,8 @@ import (
 // MuteStore keeps the mutes of /ignore and /ignore-thread (*store.Store);
 // the drop stage reads them (pipeline.Mutes).
 type MuteStore interface {
-	SetIgnore(ctx context.Context, kind, target, by string, d time.Duration) error
-	RemoveIgnore(ctx context.Context, kind, target string) (bool, error)
+	SetIgnore(ctx context.Context, kind, target, by string, until time.Time) error
+	RemoveIgnore(ctx context.Context, kind, target string, now time.Time) (bool, error)
 }
 
 // Texts of the mute commands, the original runtime's (interfaces.md).
@@ -73,12 +73,12 @@ func (c *Commands) ignore(ctx context.Context, ev *pipeline.Event, a pipeline.Ac
 		if err != nil {
 			return say(ctx, out, err.Error())
 		}
-		if err := c.Mutes.SetIgnore(ctx, store.IgnoreThread, key, ev.UserID, d); err != nil {
+		if err := c.Mutes.SetIgnore(ctx, store.IgnoreThread, key, ev.UserID, c.until(d)); err != nil {
 			return err
 		}
 		return say(ctx, out, "ignoring "+where+lasting(d, "`/unignore-thread`"))
 	case "/unignore-thread":
-		if _, err := c.Mutes.RemoveIgnore(ctx, store.IgnoreThread, key); err != nil {
+		if _, err := c.Mutes.RemoveIgnore(ctx, store.IgnoreThread, key, c.now()); err != nil {
 			return err
 		}
 		return say(ctx, out, "stopped ignoring "+where)
@@ -91,7 +91,7 @@ func (c *Commands) ignore(ctx context.Context, ev *pipeline.Event, a pipeline.Ac
 	}
 	who := mentioned(words[0])
 	if name == "/unignore" {
-		if _, err := c.Mutes.RemoveIgnore(ctx, store.IgnoreUser, who); err != nil {
+		if _, err := c.Mutes.RemoveIgnore(ctx, store.IgnoreUser, who, c.now()); err != nil {
 			return err
 		}
 		return say(ctx, out, fmt.Sprintf("stopped ignoring <@%s>", who))
@@ -103,10 +103,26 @@ func (c *Commands) ignore(ctx context.Context, ev *pipeline.Event, a pipeline.Ac
 	if err != nil {
 		return say(ctx, out, err.Error())
 	}
-	if err := c.Mutes.SetIgnore(ctx, store.IgnoreUser, who, ev.UserID, d); err != nil {
+	if err := c.Mutes.SetIgnore(ctx, store.IgnoreUser, who, ev.UserID, c.until(d)); err != nil {
 		return err
 	}
 	return say(ctx, out, fmt.Sprintf("ignoring <@%s>%s", who, lasting(d, fmt.Sprintf("`/unignore <@%s>`", who))))
+}
+
+// now is the service's clock (Commands.Now; nil: the system's).
+func (c *Commands) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// until is when a mute of d ends; zero (until lifted) for 0.
+func (c *Commands) until(d time.Duration) time.Time {
+	if d == 0 {
+		return time.Time{}
+	}
+	return c.now().Add(d)
 }
 
 // muteFor reads the optional duration word: none mutes until lifted.

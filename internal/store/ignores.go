@@ -14,22 +14,22 @@ const (
 )
 
 // SetIgnore mutes a person (kind IgnoreUser, target their user id) or a
-// thread (IgnoreThread, its key) for d from now (the store's clock); 0
-// mutes until lifted. A mute of the same target is replaced.
-func (s *Store) SetIgnore(ctx context.Context, kind, target, by string, d time.Duration) error {
+// thread (IgnoreThread, its key) until until; a zero until mutes until
+// lifted. A mute of the same target is replaced. The times are the
+// caller's clock (the service's, which the simulator moves).
+func (s *Store) SetIgnore(ctx context.Context, kind, target, by string, until time.Time) error {
 	if kind != IgnoreUser && kind != IgnoreThread || target == "" {
 		return fmt.Errorf("set ignore: bad target %s %q", kind, target)
 	}
-	now := s.now()
 	var expires int64
-	if d > 0 {
-		expires = now.Add(d).UnixMilli()
+	if !until.IsZero() {
+		expires = until.UnixMilli()
 	}
 	err := s.write(ctx, func(ctx context.Context) error {
 		_, err := s.exec(ctx, `INSERT INTO ignores (kind, target, created_by, expires_at, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (kind, target) DO UPDATE SET created_by = excluded.created_by,
 				expires_at = excluded.expires_at, created_at = excluded.created_at`,
-			kind, target, by, expires, now.UnixMilli())
+			kind, target, by, expires, s.now().UnixMilli())
 		return err
 	})
 	if err != nil {
@@ -38,12 +38,12 @@ func (s *Store) SetIgnore(ctx context.Context, kind, target, by string, d time.D
 	return nil
 }
 
-// RemoveIgnore lifts a mute; it reports whether one was in force.
-func (s *Store) RemoveIgnore(ctx context.Context, kind, target string) (bool, error) {
+// RemoveIgnore lifts a mute; it reports whether one was in force at now.
+func (s *Store) RemoveIgnore(ctx context.Context, kind, target string, now time.Time) (bool, error) {
 	var lifted bool
 	err := s.write(ctx, func(ctx context.Context) error {
 		res, err := s.exec(ctx, `DELETE FROM ignores WHERE kind = ? AND target = ? AND (expires_at = 0 OR expires_at > ?)`,
-			kind, target, s.now().UnixMilli())
+			kind, target, now.UnixMilli())
 		if lifted, err = oneRow(res, err); err != nil {
 			return err
 		}
@@ -57,12 +57,12 @@ func (s *Store) RemoveIgnore(ctx context.Context, kind, target string) (bool, er
 	return lifted, nil
 }
 
-// Muted reports whether a person's message in a thread is muted now: the
-// person is (user), or the thread or its channel is (thread). One read:
-// it runs on the drop path of every message.
-func (s *Store) Muted(ctx context.Context, userID, threadKey, channelKey string) (user, thread bool, err error) {
+// Muted reports whether a person's message in a thread is muted at now:
+// the person is (user), or the thread or its channel is (thread). One
+// read: it runs on the drop path of every message.
+func (s *Store) Muted(ctx context.Context, userID, threadKey, channelKey string, now time.Time) (user, thread bool, err error) {
 	var u, t int
-	err = s.queryRow(ctx, qMuted, userID, threadKey, channelKey, s.now().UnixMilli()).Scan(&u, &t)
+	err = s.queryRow(ctx, qMuted, userID, threadKey, channelKey, now.UnixMilli()).Scan(&u, &t)
 	if err != nil {
 		return false, false, fmt.Errorf("muted %q in %q: %w", userID, threadKey, err)
 	}

@@ -12,7 +12,7 @@ func TestIgnoresExpireAndSurviveReopen(t *testing.T) {
 	ctx := t.Context()
 	muted := func(user, thread, channel string) (bool, bool) {
 		t.Helper()
-		u, th, err := s.Muted(ctx, user, thread, channel)
+		u, th, err := s.Muted(ctx, user, thread, channel, c.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -21,13 +21,13 @@ func TestIgnoresExpireAndSurviveReopen(t *testing.T) {
 	if u, th := muted("U1", "C1:1.1", "C1:"); u || th {
 		t.Fatalf("muted before any /ignore: user %v thread %v", u, th)
 	}
-	if err := s.SetIgnore(ctx, IgnoreUser, "U1", "U0MGR", 30*time.Minute); err != nil {
+	if err := s.SetIgnore(ctx, IgnoreUser, "U1", "U0MGR", c.Now().Add(30*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetIgnore(ctx, IgnoreThread, "C1:2.2", "U0MGR", 0); err != nil {
+	if err := s.SetIgnore(ctx, IgnoreThread, "C1:2.2", "U0MGR", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetIgnore(ctx, IgnoreThread, "C2:", "U0MGR", 0); err != nil {
+	if err := s.SetIgnore(ctx, IgnoreThread, "C2:", "U0MGR", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if u, th := muted("U1", "C1:1.1", "C1:"); !u || th {
@@ -52,10 +52,10 @@ func TestIgnoresExpireAndSurviveReopen(t *testing.T) {
 	if u, _ := muted("U1", "C1:1.1", "C1:"); u {
 		t.Error("U1 is muted after the 30m ran out")
 	}
-	if lifted, err := s.RemoveIgnore(ctx, IgnoreUser, "U1"); err != nil || lifted {
+	if lifted, err := s.RemoveIgnore(ctx, IgnoreUser, "U1", c.Now()); err != nil || lifted {
 		t.Errorf("RemoveIgnore of an expired mute = %v, %v; want false", lifted, err)
 	}
-	if lifted, err := s.RemoveIgnore(ctx, IgnoreThread, "C1:2.2"); err != nil || !lifted {
+	if lifted, err := s.RemoveIgnore(ctx, IgnoreThread, "C1:2.2", c.Now()); err != nil || !lifted {
 		t.Errorf("RemoveIgnore = %v, %v; want true", lifted, err)
 	}
 	if _, th := muted("U2", "C1:2.2", "C1:"); th {
