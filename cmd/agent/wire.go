@@ -164,8 +164,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 
 	attach := s.attachments(chat)
 	prompts := &agentview.Prompts{Chat: chat, Prompts: s.persona.SuggestedPrompts, Log: s.log}
+	models := s.newModels(model.Model())
 	engine, err := agent.New(agent.Options{
-		Model: model, History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
+		Model: model, ModelOf: s.threadModel(models), History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
 		Attach: attach.Save, Load: attach.Load, Unseen: s.threadContext(chat),
 		Sessions: chat.SetSessionStatus, NewDMThread: prompts.Offer,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
@@ -192,7 +193,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
-		Sessions: chat.SetSessionStatus, Schedules: s.schedBook}
+		Sessions: chat.SetSessionStatus, Schedules: s.schedBook, Mutes: s.store, Models: models, Now: s.now}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.wireSchedules()
@@ -221,7 +222,7 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
 		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: retrySeen{s.store, s.storeRetry()}, Locks: threads,
-			Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop}),
+			Mutes: serviceMutes{s}, Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),

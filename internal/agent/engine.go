@@ -93,6 +93,9 @@ type Options struct {
 	// (pipeline.Event.Unseen) the thread's messages the bot had not seen:
 	// they go before the person's message, in the same write.
 	Unseen ThreadContext
+	// ModelOf, when set, is the model of a turn's requests (/model: the
+	// thread's choice); "" or nil means Model's own.
+	ModelOf func(ctx context.Context, t *pipeline.Turn) string
 	// CompactAt is the prompt size (tokens) past which the history is
 	// compacted after the turn; 0 means 150,000.
 	CompactAt int64
@@ -419,6 +422,7 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		}
 	}()
 	static, thread := e.o.Prompt(t)
+	ctx = e.withTurnModel(ctx, t)
 	// The messages as stored; the requests carry the files their labels
 	// name (attachments.go).
 	stored := msgs
@@ -592,7 +596,7 @@ func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthrop
 		defer func() { *cc = anthropic.CacheControlEphemeralParam{} }()
 	}
 	return e.o.Model.Send(ctx, anthropic.MessageNewParams{
-		Model:     anthropic.Model(e.o.Model.Model()),
+		Model:     anthropic.Model(e.modelOf(ctx)),
 		MaxTokens: e.o.MaxTokens,
 		System:    system,
 		Tools:     e.tools,

@@ -61,7 +61,15 @@ type Commands struct {
 	// Schedules keeps the schedules of /schedule, /schedules and
 	// /unschedule; nil answers that there are none here.
 	Schedules *Schedules
-	Log       *slog.Logger
+	// Mutes keeps /ignore's mutes; nil answers that muting is not
+	// available here.
+	Mutes MuteStore
+	// Models is what /model chooses from; nil answers that choosing is not
+	// available here.
+	Models *Models
+	// Now is the service's clock, for mutes' ends (nil: the system's).
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 var _ pipeline.Commands = (*Commands)(nil)
@@ -78,6 +86,12 @@ var names = map[string]string{
 		"(manager, backup manager, approvers with scope `schedule`; alias `/cron-add`)",
 	"/schedules":  "`/schedules` lists this conversation's schedules (alias `/cron-list`)",
 	"/unschedule": "`/unschedule <id>` removes a schedule (alias `/cron-remove`)",
+	"/ignore": "`/ignore <@person> [30m|2h|1d]` mutes a person everywhere, `/unignore <@person>` lifts it " +
+		"(manager, backup manager, approvers)",
+	"/ignore-thread":   "`/ignore-thread [30m|2h|1d]` mutes this thread, `/unignore-thread` lifts it (manager, backup manager, approvers)",
+	"/unignore":        "",
+	"/unignore-thread": "",
+	"/model":           "`/model [id]` shows or sets this thread's model (manager, backup manager, approvers)",
 }
 
 // aliases are the original runtime's names of the commands: its own
@@ -123,6 +137,10 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 		return true, c.ingest(ctx, ev, a, args, out)
 	case "/schedule", "/schedules", "/unschedule":
 		return true, c.schedule(ctx, ev, a, name, key, args, out)
+	case "/ignore", "/ignore-thread", "/unignore", "/unignore-thread":
+		return true, c.ignore(ctx, ev, a, name, key, args, out)
+	case "/model":
+		return true, c.model(ctx, ev, a, key, args, out)
 	}
 	return false, nil
 }
@@ -410,7 +428,9 @@ func (c *Commands) help(a pipeline.Access) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		b.WriteString("- " + names[k] + "\n")
+		if names[k] != "" { // told of with another
+			b.WriteString("- " + names[k] + "\n")
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

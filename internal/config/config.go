@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ type Config struct {
 	OAuthToken string // LLM_OAUTH_TOKEN
 	BaseURL    string // LLM_BASE_URL
 	Model      string // AGENT_MODEL
+	// Models (AGENT_MODELS) is the comma list of model ids /model may
+	// choose for a thread; empty means AGENT_MODEL only.
+	Models string
 
 	DefaultMode    string  // AGENT_DEFAULT_MODE
 	AutoAllowTools string  // AGENT_AUTO_ALLOW_TOOLS
@@ -119,6 +123,7 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "LLM_OAUTH_TOKEN", usage: "model provider subscription OAuth token", str: &c.OAuthToken},
 		{env: "LLM_BASE_URL", usage: "Anthropic-compatible gateway address (default: the provider's own)", str: &c.BaseURL},
 		{env: "AGENT_MODEL", flag: "model", usage: "model id (required with LLM_BASE_URL)", str: &c.Model},
+		{env: "AGENT_MODELS", flag: "models", usage: "comma-separated model ids /model may choose for a thread (default: AGENT_MODEL only)", str: &c.Models},
 		{env: "AGENT_DEFAULT_MODE", usage: "permission mode of new threads: ask, accept-edits, bypass, plan, dont-ask", str: &c.DefaultMode, def: DefaultMode},
 		{env: "AGENT_AUTO_ALLOW_TOOLS", usage: "comma-separated tools allowed without an approval card", str: &c.AutoAllowTools, def: DefaultAutoAllowTools},
 		{env: "AGENT_IDLE_MINUTES", usage: "minutes of idleness before a session closes (decimals allowed)", num: &c.IdleMinutes, def: strconv.Itoa(DefaultIdleMinutes)},
@@ -419,6 +424,19 @@ func (c *Config) AutoAllowed() []string {
 	for _, t := range strings.Split(c.AutoAllowTools, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ModelChoices is AGENT_MODELS as a list, the service's model (the one
+// AGENT_MODEL names or the provider's default) first and once: a thread
+// can always go back to it.
+func (c *Config) ModelChoices(service string) []string {
+	out := []string{service}
+	for _, m := range strings.Split(c.Models, ",") {
+		if m = strings.TrimSpace(m); m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,20 @@ func TestFlagDefaultsHideCredentials(t *testing.T) {
 	}
 	if err := fs.Parse(nil); err != nil || c.BotToken != "xoxb-s3cr-bot" || c.DBURL != env["AGENT_DB_URL"] {
 		t.Fatalf("the values themselves changed: %v %q %q", err, c.BotToken, c.DBURL)
+	}
+}
+
+func TestModelChoices(t *testing.T) {
+	for _, tc := range []struct {
+		models string
+		want   []string
+	}{
+		{"", []string{"model-a"}},
+		{"model-b, model-a,,model-c ", []string{"model-a", "model-b", "model-c"}},
+	} {
+		c := &Config{Models: tc.models}
+		if got := c.ModelChoices("model-a"); !slices.Equal(got, tc.want) {
+			t.Errorf("AGENT_MODELS=%q: %v, want %v", tc.models, got, tc.want)
+		}
 	}
 }

@@ -174,7 +174,7 @@ func TestParseScenarioErrorLines(t *testing.T) {
 		{"soul not a mapping", "soul: [U0X]\nsteps: [{send: {text: hi}}]\n", f + ":1: soul in soul must be a mapping"},
 		{"manager not an id", "soul:\n  manager: alice\nsteps: [{send: {text: hi}}]\n", f + `:2: manager in soul: "alice" is not a user id`},
 		{"manager emptied", "soul:\n  manager:\nsteps: [{send: {text: hi}}]\n", f + `:2: manager in soul: "" is not a user id`},
-		{"approver without scopes", "soul:\n  approvers: [U0X]\nsteps: [{send: {text: hi}}]\n", f + ":2: approvers in soul: "},
+		{"approver with an empty scope list", "soul:\n  approvers: [\"U0X :\"]\nsteps: [{send: {text: hi}}]\n", f + ":2: approvers in soul: "},
 		{"approver not an id", "soul:\n  approvers:\n    - U0X: Bash\n    - bob: Bash\nsteps: [{send: {text: hi}}]\n", f + `:4: approvers in soul: approver "bob" is not a user id`},
 		{"channel by name", "soul:\n  trusted: ['#general']\nsteps: [{send: {text: hi}}]\n", f + ":2: trusted in soul: channel #general has no id"},
 		{"blocked not an id", "soul:\n  blocked: [bob]\nsteps: [{send: {text: hi}}]\n", f + `:2: blocked in soul: blocked user "bob" is not a user id`},

@@ -242,7 +242,19 @@ func channelRef(s string) string {
 }
 
 // approverLine renders "U0X : scope, scope ; comment" as SOUL.md writes it.
+// An approver given without scopes ("U0X", "<@U0X> ; on call") has scope
+// anything (interfaces.md): the original runtime's souls list approvers so.
 func approverLine(s string) string {
+	if !strings.Contains(s, ":") {
+		body, comment, commented := strings.Cut(s, ";")
+		if id := bareUser(body); id != "" {
+			line := userRef(id) + ": " + persona.ScopeAnything
+			if commented {
+				line += " ; " + strings.TrimSpace(comment)
+			}
+			return line
+		}
+	}
 	who, rest, ok := strings.Cut(s, ":")
 	if !ok || strings.HasPrefix(s, "<@") && !strings.Contains(who, ">") {
 		return s

@@ -160,3 +160,25 @@ func TestRoleUser(t *testing.T) {
 		}
 	}
 }
+
+// The original runtime's souls list approvers without scopes: such an
+// approver has scope anything (interfaces.md), read as SOUL.md would.
+func TestApproverWithoutScopesApprovesAnything(t *testing.T) {
+	src := "soul:\n  approvers: [U0APP, \"<@U0OPS> ; on call\"]\nsteps: [{send: {text: hi}}]\n"
+	sc, err := ParseScenario("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := DefaultWorld().Merge(sc.Soul).Persona()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"U0APP", "U0OPS"} {
+		if !p.CanApprove(id, "Bash") || !p.CanApprove(id, "mode") {
+			t.Errorf("%s cannot approve everything: %+v", id, p.Approvers)
+		}
+	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("warnings: %v", p.Warnings)
+	}
+}

@@ -39,6 +39,14 @@ type ThreadLocks interface {
 	ThreadLock(ctx context.Context, threadKey string) (string, error)
 }
 
+// Mutes tells whether a person or a thread is muted (/ignore,
+// /ignore-thread). *store.Store implements it.
+type Mutes interface {
+	// Muted reports whether a message from userID in the thread is muted
+	// now: the person is (user), or the thread or its channel is (thread).
+	Muted(ctx context.Context, userID, threadKey, channelKey string) (user, thread bool, err error)
+}
+
 // DropCounter gives the counter of each drop reason, asked for once per
 // reason when the stage is built (*metrics.Metrics).
 type DropCounter interface {
@@ -50,6 +58,7 @@ type DropDeps struct {
 	Roster Roster
 	Seen   SeenStore
 	Locks  ThreadLocks // optional
+	Mutes  Mutes       // optional
 	// Self returns the bot's own identity (known after auth.test).
 	Self func() Identity
 	// Drops is agent_chat_drops_total{reason}.
@@ -63,9 +72,10 @@ type DropDeps struct {
 // other subtype (edits, deletions, joins, topic changes, ...) is ignored.
 var userSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true, "me_message": true}
 
-// DropIgnored is the drop reason of message subtypes that are not a person
-// speaking (edits, deletions, joins, ...). It is an extension of the pinned
-// reasons, exported at 0 like them.
+// DropIgnored is the drop reason of a muted person's or thread's words
+// (/ignore, /ignore-thread: pinned, interfaces.md), and of message subtypes
+// that are not a person speaking (edits, deletions, joins, ...). It is
+// exported at 0 like the others.
 const DropIgnored = "ignored"
 
 // NewDrop returns the drop filter, the first stage: it stops, before any
@@ -157,7 +167,38 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 			return DropOneOnOne, nil
 		}
 	}
+	if d.Mutes != nil && (ev.Kind == KindMessage || ev.Kind == KindCommand) {
+		muted, err := mutedHere(ctx, d, ev, manager)
+		if err != nil || muted {
+			return DropIgnored, err
+		}
+	}
 	return checkDuplicate(ctx, d.Seen, dedupe, ev)
+}
+
+// mutedHere reports whether ev's words are muted (/ignore, /ignore-thread),
+// before any model call. /unignore and /unignore-thread pass a thread's
+// mute, or the thread would stay muted for good (the command lifting it is
+// typed in it); a muted person's own /unignore passes only for a manager,
+// so that a muted person cannot make the persona answer (the command's
+// role check refuses everyone else anyway).
+func mutedHere(ctx context.Context, d DropDeps, ev *Event, manager bool) (bool, error) {
+	user, thread, err := d.Mutes.Muted(ctx, ev.UserID, ev.ThreadKey(), ThreadKey(ev.ChannelID, ""))
+	if err != nil || !user && !thread {
+		return false, err
+	}
+	var name string
+	switch {
+	case ev.Kind == KindCommand && ev.Command != nil:
+		name = strings.ToLower(ev.Command.Name)
+	case ev.Kind == KindMessage:
+		cmd, _ := ParseCommand(ev.Text, d.Self().UserID)
+		name = cmd.Name
+	}
+	if name != "/unignore" && name != "/unignore-thread" {
+		return true, nil
+	}
+	return user && !manager, nil
 }
 
 // dedupeKeys are the keys an event is known by: its event id and, for

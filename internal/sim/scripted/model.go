@@ -18,7 +18,7 @@ import (
 )
 
 // Behaviours are the scripts the model plays, in the order interfaces.md lists them.
-var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments", "context"}
+var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments", "context", "events2"}
 
 // Valid reports whether name is a behaviour.
 func Valid(name string) bool {
@@ -121,6 +121,8 @@ func script(behaviour string) []step {
 			{tool: "Grep", input: func(string, []string) any { return map[string]string{"pattern": "TODO"} }},
 			reply(fixed("ack: events done")),
 		}
+	case "events2":
+		return events2()
 	case "markdown":
 		return []step{reply(fixed(Markdown))}
 	case "upload":
@@ -161,6 +163,38 @@ func script(behaviour string) []step {
 		}
 	}
 	return nil // silent
+}
+
+// events2 reports a wide set of tool activity on the status line
+// (interfaces.md): the file tools the events behaviour leaves out, the chat
+// read tools, a tool server's tool and a plain tool name (neither of which
+// this persona has: each is refused as unknown, its status shown all the
+// same), then a reply.
+func events2() []step {
+	none := func(string, []string) any { return map[string]any{} }
+	in := func(kv ...string) func(string, []string) any {
+		return func(string, []string) any {
+			m := map[string]string{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i]] = kv[i+1]
+			}
+			return m
+		}
+	}
+	return []step{
+		{tool: "Write", input: in("file_path", "out.txt", "content", "simulated\n")},
+		{tool: "Edit", input: in("file_path", "out.txt", "old_string", "simulated", "new_string", "edited")},
+		{tool: "Glob", input: in("pattern", "*.txt")},
+		{tool: "LS", input: none},
+		{tool: "mcp__agent_chat__get_thread_history", input: none},
+		{tool: "mcp__agent_chat__get_channel_history", input: none},
+		{tool: "mcp__agent_chat__get_user", input: in("user_id", "U0MGR")},
+		{tool: "mcp__agent_chat__get_channel_info", input: none},
+		{tool: "mcp__agent_chat__list_channel_members", input: none},
+		{tool: "mcp__some_server__some_tool", input: none},
+		{tool: "plain_tool", input: none},
+		reply(fixed("ack: events2 done")),
+	}
 }
 
 // messagesRead counts the messages of a history read's result: one a
