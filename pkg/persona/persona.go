@@ -13,7 +13,7 @@ import (
 // ParserVersion identifies the shape and meaning of Parse's output. It is
 // part of the cache key of a parsed persona: bump it whenever the same
 // SOUL.md would parse to a different Persona.
-const ParserVersion = "3"
+const ParserVersion = "4"
 
 // DefaultApprovalTimeout is how long an approval card waits when SOUL.md has
 // no "## Approval timeout" (interfaces.md: 900 seconds).
@@ -67,6 +67,8 @@ type Persona struct {
 	// ApprovalTimeoutSeconds is how long an approval card waits; 0 waits
 	// forever. Parse sets DefaultApprovalTimeout when the file has none.
 	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds"`
+	// Budgets are the token caps of "## Budgets" (budgets.go).
+	Budgets Budgets `json:"budgets,omitzero"`
 	// Channels are the "## Channel <#C…>" overrides, keyed by channel id.
 	Channels map[string]ChannelOverride `json:"channels,omitempty"`
 	// Extra are the sections Parse does not know, kept for the prompt.
