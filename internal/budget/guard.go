@@ -38,7 +38,7 @@ const (
 
 // Category is the approval category of the card that raises a thread's
 // budget: the manager, or an approver with this scope, decides it.
-const Category = "budget"
+const Category = persona.ScopeBudget
 
 // noticeAt is the share of a budget past which the thread is told, once a
 // day.

@@ -31,6 +31,10 @@ const ScopeAnything = "anything"
 // channel's permission mode (/mode); "anything" covers it too.
 const ScopeMode = "mode"
 
+// ScopeBudget is the scope of an approver who may raise a thread's budget
+// from the card of its refusal ("## Budgets"); "anything" covers it too.
+const ScopeBudget = "budget"
+
 // ScopeSchedule is the scope of an approver who may create, list and
 // remove the persona's schedules; "anything" covers it too.
 const ScopeSchedule = "schedule"
