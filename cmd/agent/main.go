@@ -141,6 +141,7 @@ func (c *cli) commands() []*ffcli.Command {
 		c.inboxCommand(),
 		c.doctorCommand(),
 		c.feedbackCommand(),
+		c.usageCommand(),
 		c.schedulesCommand(),
 		c.versionCommand(),
 	}

@@ -163,10 +163,15 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 
 	attach := s.attachments(chat)
+	budgets, err := s.newBudget(gate)
+	if err != nil {
+		return nil, err
+	}
 	prompts := &agentview.Prompts{Chat: chat, Prompts: s.persona.SuggestedPrompts, Log: s.log}
 	models := s.newModels(model.Model())
 	engine, err := agent.New(agent.Options{
 		Model: model, ModelOf: s.threadModel(models), History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,
+		Budget: budgets,
 		Attach: attach.Save, Load: attach.Load, Unseen: s.threadContext(chat),
 		Sessions: chat.SetSessionStatus, NewDMThread: prompts.Offer,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,15 @@ type Gate interface {
 	Check(ctx context.Context, t *pipeline.Turn, tool string, input json.RawMessage) (bool, tools.Result, error)
 }
 
+// Budget holds turns to the persona's budgets (internal/budget.Guard):
+// Admit is asked before each model call of a turn (false: the turn stops
+// there, the thread told why; show is called before anything is posted),
+// Spent is told each call's tokens.
+type Budget interface {
+	Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool, error)
+	Spent(ctx context.Context, t *pipeline.Turn, model string, u store.Usage)
+}
+
 // Status shows what the agent is doing in the thread (the assistant status
 // indicator); "" clears it. Errors are the caller's to log.
 type Status func(ctx context.Context, channelID, threadTS, status string) error
@@ -69,6 +79,9 @@ type Options struct {
 	Prompt  Prompt
 	// Gate is consulted before every tool call; nil allows everything.
 	Gate Gate
+	// Budget, when set, records each model call's tokens and stops turns
+	// at the persona's budgets.
+	Budget Budget
 	// Status, when set, shows the agent's activity in DM threads.
 	Status Status
 	// Sessions, when set, moves the thread's agent session on the
@@ -442,6 +455,21 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			outcome = "aborted"
 			return err
 		}
+		// Checked before every call: a turn that crossed a budget's line
+		// has finished the reply it was writing and stops here.
+		if e.o.Budget != nil {
+			ok, err := e.o.Budget.Admit(ctx, t, thinking)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				outcome = "aborted"
+				return err
+			case err != nil:
+				return err
+			case !ok:
+				outcome = "budget"
+				return nil
+			}
+		}
 		streams := e.replyStreams(ctx, t, thinking)
 		sendCtx, toolCtx := ctx, ctx
 		if streams != nil {
@@ -469,6 +497,9 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			return e.modelError(err, &outcome)
 		}
 		usage := storeUsage(resp.Usage)
+		if e.o.Budget != nil {
+			e.o.Budget.Spent(ctx, t, cmp.Or(string(resp.Model), e.o.Model.Model()), usage)
+		}
 		promptTokens = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
 		assistant, uses := e.assistantMessage(ctx, resp)
 		if err := caughtUp(); err != nil {

@@ -47,6 +47,7 @@ type Config struct {
 	LogLevel       string  // AGENT_LOG_LEVEL
 	SoulExtract    string  // AGENT_SOUL_EXTRACT
 	SoulModel      string  // AGENT_SOUL_MODEL
+	Prices         string  // AGENT_PRICES: YAML price table over the known models' prices
 	PackageRunner  string  // AGENT_PACKAGE_RUNNER
 	GitAuthor      string  // AGENT_GIT_AUTHOR
 	MaxTurns       int     // AGENT_MAX_TURNS
@@ -136,6 +137,7 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_LOG_LEVEL", usage: "log level: debug, info, warn, error", str: &c.LogLevel, def: "info"},
 		{env: "AGENT_SOUL_EXTRACT", usage: "set to model to let a model fill SOUL.md fields the parser cannot find", str: &c.SoulExtract},
 		{env: "AGENT_SOUL_MODEL", usage: "model used by AGENT_SOUL_EXTRACT=model", str: &c.SoulModel, def: DefaultSoulModel},
+		{env: "AGENT_PRICES", usage: "YAML file of model prices (USD per million input, output, cache_write, cache_read tokens) over the known models'", str: &c.Prices},
 		{env: "AGENT_PACKAGE_RUNNER", usage: "what an npx command in mcp.json is rewritten to", str: &c.PackageRunner, def: DefaultPackageRunner},
 		{env: "AGENT_GIT_AUTHOR", usage: "commit identity when git has none (default: <persona name> <agent@localhost>)", str: &c.GitAuthor},
 		{env: "AGENT_MAX_TURNS", usage: "agent turns running at once across threads", integer: &c.MaxTurns, def: strconv.Itoa(DefaultMaxTurns)},

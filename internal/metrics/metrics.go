@@ -101,7 +101,18 @@ type Metrics struct {
 	// ScheduleRunsTotal is agent_schedule_runs_total{outcome}: the due
 	// times of schedules, by what came of them (schedule.Outcome…).
 	ScheduleRunsTotal *prometheus.CounterVec
+	// BudgetExhausted is agent_budget_exhausted_total{budget}: turns
+	// refused because a budget of "## Budgets" was reached (thread,
+	// channel, persona).
+	BudgetExhausted *prometheus.CounterVec
+	// LLMCost is agent_llm_cost_usd_total{channel_layer}: the estimated
+	// cost of the model calls of turns, by the trust layer of their
+	// channel (not the channel: its cardinality is bounded).
+	LLMCost *prometheus.CounterVec
 }
+
+// BudgetNames are the budgets of agent_budget_exhausted_total.
+var BudgetNames = []string{"thread", "channel", "persona"}
 
 // New returns the instruments registered on a fresh registry, never the
 // global one, together with the Go runtime and process collectors.
@@ -187,6 +198,14 @@ func New() *Metrics {
 			Name: "agent_schedule_runs_total",
 			Help: "Due times of schedules, by outcome: ran, skipped_busy (the previous run still going), skipped_missed (down past the catch-up window), failed.",
 		}, []string{"outcome"}),
+		BudgetExhausted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_budget_exhausted_total",
+			Help: "Turns refused because a budget of SOUL.md was reached, by budget (thread, channel, persona).",
+		}, []string{"budget"}),
+		LLMCost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_llm_cost_usd_total",
+			Help: "Estimated cost in US dollars of the model calls of turns (price table, AGENT_PRICES), by the channel's trust layer.",
+		}, []string{"channel_layer"}),
 	}
 	goc, procc := processCollectors()
 	m.Registry = &lazyRegistry{collectors: []prometheus.Collector{
@@ -197,8 +216,14 @@ func New() *Metrics {
 		m.ToolCalls, m.ToolDuration,
 		m.ModelRequests, m.ModelTokens, m.ModelDuration,
 		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures, m.Feedback,
-		m.ScheduleRunsTotal,
+		m.ScheduleRunsTotal, m.BudgetExhausted, m.LLMCost,
 	}}
+	for _, b := range BudgetNames {
+		m.BudgetExhausted.WithLabelValues(b)
+	}
+	for _, l := range []pipeline.Layer{pipeline.LayerTrusted, pipeline.LayerAllowed, pipeline.LayerRestricted, pipeline.LayerDM} {
+		m.LLMCost.WithLabelValues(string(l))
+	}
 	for _, v := range []string{pipeline.FeedbackGood, pipeline.FeedbackBad} {
 		m.Feedback.WithLabelValues(v)
 	}

@@ -150,6 +150,7 @@ const (
 	kindTimeout   = "approval timeout"
 	kindValues    = "values"
 	kindPrompts   = "suggested prompts"
+	kindBudgets   = "budgets"
 	kindChannel   = "channel"
 	kindExtra     = ""
 )
@@ -177,6 +178,8 @@ var sectionKinds = map[string]string{
 	"values":                     kindValues,
 	"suggested prompts":          kindPrompts,
 	"suggested prompt":           kindPrompts,
+	"budgets":                    kindBudgets,
+	"budget":                     kindBudgets,
 }
 
 // sectionKind classifies a heading; arg is the channel reference of a
@@ -245,6 +248,8 @@ func (ps *parser) section(s section) error {
 		}
 	case kindPrompts:
 		ps.prompts(s)
+	case kindBudgets:
+		ps.budgets(s)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 // ParserVersion identifies the shape and meaning of Parse's output. It is
 // part of the cache key of a parsed persona: bump it whenever the same
 // SOUL.md would parse to a different Persona.
-const ParserVersion = "3"
+const ParserVersion = "4"
 
 // DefaultApprovalTimeout is how long an approval card waits when SOUL.md has
 // no "## Approval timeout" (interfaces.md: 900 seconds).
@@ -30,6 +30,10 @@ const ScopeAnything = "anything"
 // ScopeMode is the scope of an approver who may change a thread's or a
 // channel's permission mode (/mode); "anything" covers it too.
 const ScopeMode = "mode"
+
+// ScopeBudget is the scope of an approver who may raise a thread's budget
+// from the card of its refusal ("## Budgets"); "anything" covers it too.
+const ScopeBudget = "budget"
 
 // ScopeSchedule is the scope of an approver who may create, list and
 // remove the persona's schedules; "anything" covers it too.
@@ -67,6 +71,8 @@ type Persona struct {
 	// ApprovalTimeoutSeconds is how long an approval card waits; 0 waits
 	// forever. Parse sets DefaultApprovalTimeout when the file has none.
 	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds"`
+	// Budgets are the token caps of "## Budgets" (budgets.go).
+	Budgets Budgets `json:"budgets,omitzero"`
 	// Channels are the "## Channel <#C…>" overrides, keyed by channel id.
 	Channels map[string]ChannelOverride `json:"channels,omitempty"`
 	// Extra are the sections Parse does not know, kept for the prompt.

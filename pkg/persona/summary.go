@@ -51,6 +51,7 @@ func (p *Persona) Summary() string {
 	} else {
 		line("approval timeout: %ds", p.ApprovalTimeoutSeconds)
 	}
+	line("%s", p.Budgets.summary())
 	if len(p.Channels) == 0 {
 		line("channel overrides: none")
 	} else {

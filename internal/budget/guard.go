@@ -1,0 +1,267 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/persona-runtime/agent/internal/approval"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/persona"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Store is what the guard keeps in the database (*store.Store).
+type Store interface {
+	RecordUsage(ctx context.Context, r store.UsageRecord) error
+	UsageOf(ctx context.Context, f store.UsageFilter) ([]store.UsageRow, error)
+	NoteBudgetNotice(ctx context.Context, threadKey, day string) (bool, error)
+	RaiseBudget(ctx context.Context, threadKey, budget, day string, tokens int64, by string) error
+	BudgetRaised(ctx context.Context, threadKey, budget, day string) (int64, error)
+}
+
+// Asker posts an approval card and waits for its decision (*approval.Gate).
+type Asker interface {
+	Ask(ctx context.Context, r approval.Request) (approval.Outcome, error)
+}
+
+// The budgets, as agent_budget_exhausted_total and the refusal name them.
+const (
+	Thread  = "thread"
+	Channel = "channel"
+	Persona = "persona"
+)
+
+// Category is the approval category of the card that raises a thread's
+// budget: the manager, or an approver with this scope, decides it.
+const Category = persona.ScopeBudget
+
+// noticeAt is the share of a budget past which the thread is told, once a
+// day.
+const noticeAt = 0.8
+
+// Guard records the tokens of each model call of a turn and holds the
+// turns to the persona's budgets. It implements the engine's Budget.
+type Guard struct {
+	Store  Store
+	Prices *Prices
+	// Budgets are the persona's "## Budgets".
+	Budgets persona.Budgets
+	// Zone is where a budget's day ends at midnight (AGENT_TZ; nil: UTC).
+	Zone *time.Location
+	// Now is the service's clock.
+	Now func() time.Time
+	// Gate posts the card that raises a thread's budget; nil: no card.
+	Gate Asker
+	// Exhausted is agent_budget_exhausted_total{budget}; Cost is
+	// agent_llm_cost_usd_total{channel_layer}. Either may be nil.
+	Exhausted *prometheus.CounterVec
+	Cost      *prometheus.CounterVec
+	Log       *slog.Logger
+}
+
+// Spent records one model call of the turn: its tokens in the store and
+// its estimated cost in the metric. A failed write is logged: the reply
+// is worth more than the count.
+func (g *Guard) Spent(ctx context.Context, t *pipeline.Turn, model string, u store.Usage) {
+	if g.Cost != nil {
+		g.Cost.WithLabelValues(string(t.Access.Layer)).Add(max(g.Prices.Cost(model, u), 0))
+	}
+	err := g.Store.RecordUsage(ctx, store.UsageRecord{At: g.now(), ThreadKey: t.Event.ThreadKey(), ChannelID: t.Event.ChannelID,
+		UserID: t.Event.UserID, Model: model, Usage: u})
+	if err != nil {
+		g.Log.WarnContext(ctx, "record model usage", "thread", t.Event.ThreadKey(), "err", err)
+	}
+}
+
+// standing is one budget's state for a thread.
+type standing struct {
+	budget      string
+	day         string // "" for the thread budget
+	used, limit int64  // limit with the thread's raises
+	base        int64  // the limit of SOUL.md
+}
+
+// Admit decides whether the turn may call the model (before its first
+// call and after each): it may while every budget is below its line. The
+// first time in a day a budget passes 80 %, the thread is told; at 100 %
+// the thread gets "budget reached: <which> (resets <when>)" and the card
+// that raises this thread's budget, and the turn waits for it: approved,
+// the thread's allowance grows by the budget's size and the turn goes on.
+// show is called before anything is posted (the turn's first status
+// must land first).
+func (g *Guard) Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool, error) {
+	if !g.Budgets.Any() {
+		return true, nil
+	}
+	now := g.now().In(g.zone())
+	day, midnight := now.Format(time.DateOnly), startOfDay(now)
+	list, err := g.standings(ctx, t, day, midnight)
+	if err != nil {
+		// Unknown spend does not stop the persona: the thread is answered
+		// and the failure logged.
+		g.Log.ErrorContext(ctx, "budget check", "thread", t.Event.ThreadKey(), "err", err)
+		return true, nil
+	}
+	var near *standing
+	for i := range list {
+		s := &list[i]
+		if s.used >= s.limit {
+			return g.refuse(ctx, t, *s, midnight, show)
+		}
+		if float64(s.used) >= noticeAt*float64(s.limit) && (near == nil || ratio(*s) > ratio(*near)) {
+			near = s
+		}
+	}
+	if near != nil {
+		first, err := g.Store.NoteBudgetNotice(ctx, t.Event.ThreadKey(), day)
+		if err != nil {
+			g.Log.WarnContext(ctx, "budget notice", "thread", t.Event.ThreadKey(), "err", err)
+		}
+		if first {
+			show()
+			if _, err := t.Out.Post(ctx, noticeText(*near)); err != nil {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}
+
+// standings are the thread's budgets that SOUL.md sets, in the order they
+// are checked: thread, channel, persona.
+func (g *Guard) standings(ctx context.Context, t *pipeline.Turn, day string, midnight time.Time) ([]standing, error) {
+	key := t.Event.ThreadKey()
+	var out []standing
+	for _, b := range []struct {
+		name  string
+		limit int64
+		f     store.UsageFilter
+		day   string
+	}{
+		{Thread, g.Budgets.Thread, store.UsageFilter{ThreadKey: key, Since: time.UnixMilli(0)}, ""},
+		{Channel, g.Budgets.Channel, store.UsageFilter{ChannelID: t.Event.ChannelID, Since: midnight}, day},
+		{Persona, g.Budgets.Persona, store.UsageFilter{Since: midnight}, day},
+	} {
+		if b.limit <= 0 {
+			continue
+		}
+		rows, err := g.Store.UsageOf(ctx, b.f)
+		if err != nil {
+			return nil, err
+		}
+		raised, err := g.Store.BudgetRaised(ctx, key, b.name, b.day)
+		if err != nil {
+			return nil, err
+		}
+		s := standing{budget: b.name, day: b.day, limit: b.limit + raised, base: b.limit}
+		for _, r := range rows {
+			s.used += g.Prices.Tokens(r.Model, r.Usage)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// refuse tells the thread the budget s is reached and offers the card that
+// raises it; the turn goes on only if it is approved.
+func (g *Guard) refuse(ctx context.Context, t *pipeline.Turn, s standing, midnight time.Time, show func()) (bool, error) {
+	if g.Exhausted != nil {
+		g.Exhausted.WithLabelValues(s.budget).Inc()
+	}
+	g.Log.InfoContext(ctx, "budget reached", "budget", s.budget, "thread", t.Event.ThreadKey(), "used", s.used, "limit", s.limit)
+	show()
+	if _, err := t.Out.Post(ctx, RefusalText(s.budget, resets(s, midnight, g.zone()))); err != nil {
+		return false, err
+	}
+	if g.Gate == nil {
+		return false, nil
+	}
+	summary := fmt.Sprintf("Raise this thread's %s budget by %d tokens? It has used %d of %d.", s.budget, s.base, s.used, s.limit)
+	if s.day != "" {
+		summary += " The raise is for today (" + s.day + ") only."
+	}
+	out, err := g.Gate.Ask(ctx, approval.Request{ThreadKey: t.Event.ThreadKey(), ChannelID: t.Event.ChannelID,
+		ThreadTS: t.Event.RootTS(), RequestedBy: t.Event.UserID, Category: Category, Summary: summary,
+		Digest: approval.Digest(Category, []byte(t.Event.ThreadKey()+"\x00"+s.budget+"\x00"+s.day+"\x00"+fmt.Sprint(s.limit)))})
+	if err != nil {
+		return false, err
+	}
+	if !out.Approved() {
+		return false, nil
+	}
+	if err := g.Store.RaiseBudget(ctx, t.Event.ThreadKey(), s.budget, s.day, s.base, out.By); err != nil {
+		return false, err
+	}
+	g.Log.InfoContext(ctx, "budget raised", "budget", s.budget, "thread", t.Event.ThreadKey(), "tokens", s.base, "by", out.By)
+	return true, nil
+}
+
+// RefusalText is the line a thread gets when a budget is reached
+// (interfaces.md).
+func RefusalText(budget, when string) string {
+	return fmt.Sprintf("budget reached: %s (resets %s)", budget, when)
+}
+
+// resets says when the budget s resets: the next midnight of the zone for
+// a daily budget; a thread's budget only grows when raised.
+func resets(s standing, midnight time.Time, zone *time.Location) string {
+	if s.day == "" {
+		return "only when raised"
+	}
+	next := midnight.AddDate(0, 0, 1)
+	return next.Format("2006-01-02 15:04") + " " + zoneName(zone)
+}
+
+func zoneName(z *time.Location) string {
+	if z == nil {
+		return "UTC"
+	}
+	return z.String()
+}
+
+// noticeText is the 80 % notice.
+func noticeText(s standing) string {
+	what := "this thread's budget"
+	switch s.budget {
+	case Channel:
+		what = "this channel's budget for today"
+	case Persona:
+		what = "my budget for today"
+	}
+	return fmt.Sprintf("budget: %d %% of %s is used (%d of %d tokens)", int(100*ratio(s)), what, s.used, s.limit)
+}
+
+func ratio(s standing) float64 { return float64(s.used) / float64(s.limit) }
+
+// startOfDay is the midnight that began t's day, in t's zone.
+func startOfDay(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+}
+
+func (g *Guard) zone() *time.Location {
+	if g.Zone == nil {
+		return time.UTC
+	}
+	return g.Zone
+}
+
+func (g *Guard) now() time.Time {
+	if g.Now == nil {
+		return time.Now()
+	}
+	return g.Now()
+}
+
+// Check reports a guard missing what it needs.
+func (g *Guard) Check() error {
+	if g.Store == nil || g.Prices == nil || g.Log == nil {
+		return errors.New("budget: Guard needs Store, Prices and Log")
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package budget
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/persona-runtime/agent/internal/store"
+)
+
+// Price is a model's list price in US dollars per million tokens of each
+// kind.
+type Price struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheWrite float64 `json:"cache_write"`
+	CacheRead  float64 `json:"cache_read"`
+}
+
+// Cost is the estimated cost of u in US dollars.
+func (p Price) Cost(u store.Usage) float64 {
+	return (float64(u.Input)*p.Input + float64(u.Output)*p.Output +
+		float64(u.CacheWrite)*p.CacheWrite + float64(u.CacheRead)*p.CacheRead) / 1e6
+}
+
+// defaultCacheReadWeight is what a cache read token counts for against a
+// budget when the model's prices are unknown: the providers' usual tenth.
+const defaultCacheReadWeight = 0.1
+
+// Prices is the price table: model id (or the start of one: a dated id
+// like claude-sonnet-4-5-20250929 takes the price of claude-sonnet-4-5)
+// to its price.
+type Prices struct {
+	byModel map[string]Price
+}
+
+// knownPrices are the list prices of the known models (USD per million
+// tokens; cache writes are the 5-minute ones). AGENT_PRICES overrides
+// them model by model.
+var knownPrices = map[string]Price{
+	"claude-opus-4":     {Input: 15, Output: 75, CacheWrite: 18.75, CacheRead: 1.50},
+	"claude-opus-4-0":   {Input: 15, Output: 75, CacheWrite: 18.75, CacheRead: 1.50},
+	"claude-opus-4-1":   {Input: 15, Output: 75, CacheWrite: 18.75, CacheRead: 1.50},
+	"claude-opus-4-5":   {Input: 5, Output: 25, CacheWrite: 6.25, CacheRead: 0.50},
+	"claude-sonnet-4":   {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.30},
+	"claude-sonnet-4-0": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.30},
+	"claude-sonnet-4-5": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.30},
+	"claude-3-7-sonnet": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.30},
+	"claude-haiku-4-5":  {Input: 1, Output: 5, CacheWrite: 1.25, CacheRead: 0.10},
+	"claude-3-5-haiku":  {Input: 0.80, Output: 4, CacheWrite: 1, CacheRead: 0.08},
+	"claude-3-haiku":    {Input: 0.25, Output: 1.25, CacheWrite: 0.30, CacheRead: 0.03},
+}
+
+// DefaultPrices is the table of the known models.
+func DefaultPrices() *Prices {
+	p := &Prices{byModel: make(map[string]Price, len(knownPrices))}
+	for k, v := range knownPrices {
+		p.byModel[k] = v
+	}
+	return p
+}
+
+// Of is the price of model: its own, else the longest known id it starts
+// with (followed by "-" or "@"); ok is false for a model the table does
+// not know.
+func (p *Prices) Of(model string) (Price, bool) {
+	if pr, ok := p.byModel[model]; ok {
+		return pr, true
+	}
+	best := ""
+	for k := range p.byModel {
+		if len(k) > len(best) && strings.HasPrefix(model, k) && strings.ContainsAny(model[len(k):len(k)+1], "-@") {
+			best = k
+		}
+	}
+	if best == "" {
+		return Price{}, false
+	}
+	return p.byModel[best], true
+}
+
+// Cost is the estimated cost of u on model, 0 for a model without a price.
+func (p *Prices) Cost(model string, u store.Usage) float64 {
+	pr, _ := p.Of(model)
+	return pr.Cost(u)
+}
+
+// Tokens is u as a budget counts it: input + output + cache writes, cache
+// reads at their price weight (their price over the input price).
+func (p *Prices) Tokens(model string, u store.Usage) int64 {
+	w := defaultCacheReadWeight
+	if pr, ok := p.Of(model); ok && pr.Input > 0 {
+		w = pr.CacheRead / pr.Input
+	}
+	return u.Input + u.Output + u.CacheWrite + int64(float64(u.CacheRead)*w+0.5)
+}
+
+// Models lists the table's ids, sorted.
+func (p *Prices) Models() []string {
+	ids := make([]string, 0, len(p.byModel))
+	for k := range p.byModel {
+		ids = append(ids, k)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// LoadPrices reads the AGENT_PRICES file over the known prices: a YAML
+// map of model id to its four prices, per million tokens:
+//
+//	claude-sonnet-4-5:
+//	  input: 3
+//	  output: 15
+//	  cache_write: 3.75
+//	  cache_read: 0.30
+//
+// Every model it names needs all four, none negative. An error names the
+// file and the line.
+func LoadPrices(path string) (*Prices, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("prices: %w", err)
+	}
+	return ParsePrices(path, src)
+}
+
+// ParsePrices is LoadPrices on src read from the file name.
+func ParsePrices(name string, src []byte) (*Prices, error) {
+	fail := func(line int, format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
+	}
+	p := DefaultPrices()
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	if err := dec.Decode(&doc); err != nil {
+		if err.Error() == "EOF" {
+			return p, nil // an empty file: the known prices
+		}
+		return nil, fmt.Errorf("%s: %w", name, err) // yaml's message carries the line
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fail(root.Line, "want a map of model id to its prices")
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key, val := root.Content[i], root.Content[i+1]
+		model := strings.TrimSpace(key.Value)
+		if key.Kind != yaml.ScalarNode || model == "" {
+			return nil, fail(key.Line, "want a model id")
+		}
+		if val.Kind != yaml.MappingNode {
+			return nil, fail(val.Line, "model %s: want input, output, cache_write and cache_read prices (USD per million tokens)", model)
+		}
+		var pr Price
+		seen := map[string]bool{}
+		for j := 0; j+1 < len(val.Content); j += 2 {
+			k, v := val.Content[j], val.Content[j+1]
+			dst := map[string]*float64{"input": &pr.Input, "output": &pr.Output, "cache_write": &pr.CacheWrite, "cache_read": &pr.CacheRead}[k.Value]
+			if dst == nil {
+				return nil, fail(k.Line, "model %s: unknown price %q (want input, output, cache_write, cache_read)", model, k.Value)
+			}
+			var f float64
+			if v.Kind != yaml.ScalarNode || v.Decode(&f) != nil || f < 0 {
+				return nil, fail(v.Line, "model %s: %s must be a number of US dollars per million tokens, not %q", model, k.Value, v.Value)
+			}
+			*dst, seen[k.Value] = f, true
+		}
+		for _, need := range []string{"input", "output", "cache_write", "cache_read"} {
+			if !seen[need] {
+				return nil, fail(key.Line, "model %s: missing %s", model, need)
+			}
+		}
+		p.byModel[model] = pr
+	}
+	return p, nil
+}

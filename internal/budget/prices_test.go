@@ -1,0 +1,69 @@
+package budget
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/persona-runtime/agent/internal/store"
+)
+
+func TestPricesKnownAndDated(t *testing.T) {
+	p := DefaultPrices()
+	u := store.Usage{Input: 1_000_000, Output: 1_000_000, CacheWrite: 1_000_000, CacheRead: 1_000_000}
+	if got := p.Cost("claude-sonnet-4-5-20250929", u); got != 3+15+3.75+0.30 {
+		t.Errorf("dated sonnet cost = %v", got)
+	}
+	if got := p.Cost("claude-opus-4-5", u); got != 5+25+6.25+0.5 {
+		t.Errorf("opus 4.5 took another price: %v", got)
+	}
+	if _, ok := p.Of("claude-opus-45"); ok {
+		t.Error("a prefix without a separator matched")
+	}
+	if got := p.Cost("mystery", u); got != 0 {
+		t.Errorf("unknown model cost = %v", got)
+	}
+	// Cache reads weigh their price over the input's: a tenth here.
+	if got := p.Tokens("claude-haiku-4-5", store.Usage{Input: 10, Output: 20, CacheWrite: 30, CacheRead: 1000}); got != 160 {
+		t.Errorf("weighted tokens = %d, want 160", got)
+	}
+}
+
+func TestLoadPrices(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		path := filepath.Join(dir, "prices.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	p, err := LoadPrices(write("claude-test:\n  input: 2\n  output: 4\n  cache_write: 2.5\n  cache_read: 0.5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr, ok := p.Of("claude-test"); !ok || pr != (Price{2, 4, 2.5, 0.5}) {
+		t.Errorf("claude-test = %+v %v", pr, ok)
+	}
+	if _, ok := p.Of("claude-sonnet-4-5"); !ok {
+		t.Error("the file dropped the known prices")
+	}
+	for _, c := range []struct{ text, want string }{
+		{"m:\n  input: 1\n  output: x\n  cache_write: 1\n  cache_read: 1\n", ":3: model m: output must be a number"},
+		{"m:\n  input: 1\n  output: 1\n  cache_write: 1\n", ":1: model m: missing cache_read"},
+		{"m:\n  input: 1\n  ouput: 1\n", `:3: model m: unknown price "ouput"`},
+		{"m:\n  input: -1\n  output: 1\n  cache_write: 1\n  cache_read: 1\n", ":2: model m: input must be"},
+		{"- m\n", ":1: want a map"},
+		{"m: [\n", "line"},
+		{"m: 3\n", ":1: model m: want input"},
+	} {
+		_, err := LoadPrices(write(c.text))
+		if err == nil || !strings.Contains(err.Error(), "prices.yaml") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want the file and %q", c.text, err, c.want)
+		}
+	}
+	if _, err := LoadPrices(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// UsageRecord is one model call's tokens, with whose they are.
+type UsageRecord struct {
+	At        time.Time
+	ThreadKey string
+	ChannelID string
+	UserID    string
+	Model     string
+	Usage
+}
+
+// RecordUsage stores one model call's tokens.
+func (s *Store) RecordUsage(ctx context.Context, r UsageRecord) error {
+	at := r.At
+	if at.IsZero() {
+		at = s.now()
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO model_usage
+		(at, thread_key, channel_id, user_id, model, input, output, cache_read, cache_write) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		at.UnixMilli(), r.ThreadKey, r.ChannelID, r.UserID, r.Model, r.Input, r.Output, r.CacheRead, r.CacheWrite)
+	if err != nil {
+		return fmt.Errorf("record usage: %w", err)
+	}
+	return nil
+}
+
+// UsageFilter selects model calls: of one thread, of one channel (either
+// may be empty: all), made at or after Since.
+type UsageFilter struct {
+	ThreadKey string
+	ChannelID string
+	Since     time.Time
+}
+
+// UsageRow is the tokens of one key (a channel, thread or person, as
+// UsageBy groups them; "" in UsageOf) and model.
+type UsageRow struct {
+	Key   string
+	Model string
+	Usage
+}
+
+// UsageOf sums the tokens of the calls f selects, per model (the price
+// weights differ by model).
+func (s *Store) UsageOf(ctx context.Context, f UsageFilter) ([]UsageRow, error) {
+	q := `SELECT '', model, CAST(sum(input) AS BIGINT), CAST(sum(output) AS BIGINT), CAST(sum(cache_read) AS BIGINT), CAST(sum(cache_write) AS BIGINT) FROM model_usage WHERE at >= ?`
+	args := []any{f.Since.UnixMilli()}
+	if f.ThreadKey != "" {
+		q += ` AND thread_key = ?`
+		args = append(args, f.ThreadKey)
+	}
+	if f.ChannelID != "" {
+		q += ` AND channel_id = ?`
+		args = append(args, f.ChannelID)
+	}
+	return s.usageRows(ctx, q+` GROUP BY model ORDER BY model`, args...)
+}
+
+// Usage groupings of UsageBy.
+const (
+	UsageByChannel = "channel"
+	UsageByThread  = "thread"
+	UsageByPerson  = "person"
+)
+
+// UsageBy sums the tokens of the calls made at or after since, per key of
+// the grouping by (UsageByChannel, UsageByThread or UsageByPerson) and
+// model.
+func (s *Store) UsageBy(ctx context.Context, since time.Time, by string) ([]UsageRow, error) {
+	col, ok := map[string]string{UsageByChannel: "channel_id", UsageByThread: "thread_key", UsageByPerson: "user_id"}[by]
+	if !ok {
+		return nil, fmt.Errorf("usage: unknown grouping %q (want channel, thread or person)", by)
+	}
+	return s.usageRows(ctx, `SELECT `+col+`, model, CAST(sum(input) AS BIGINT), CAST(sum(output) AS BIGINT), CAST(sum(cache_read) AS BIGINT), CAST(sum(cache_write) AS BIGINT)
+		FROM model_usage WHERE at >= ? GROUP BY `+col+`, model ORDER BY `+col+`, model`, since.UnixMilli())
+}
+
+func (s *Store) usageRows(ctx context.Context, q string, args ...any) ([]UsageRow, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("usage: %w", err)
+	}
+	defer rows.Close()
+	var out []UsageRow
+	for rows.Next() {
+		var r UsageRow
+		if err := rows.Scan(&r.Key, &r.Model, &r.Input, &r.Output, &r.CacheRead, &r.CacheWrite); err != nil {
+			return nil, fmt.Errorf("usage: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("usage: %w", err)
+	}
+	return out, nil
+}
+
+// NoteBudgetNotice records that the thread was told it is near a budget
+// on day; first is false when it was already told that day.
+func (s *Store) NoteBudgetNotice(ctx context.Context, threadKey, day string) (first bool, err error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO budget_notices (thread_key, day, at) VALUES (?, ?, ?)
+		ON CONFLICT (thread_key, day) DO NOTHING`, threadKey, day, s.now().UnixMilli())
+	if err != nil {
+		return false, fmt.Errorf("budget notice: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("budget notice: %w", err)
+	}
+	return n > 0, nil
+}
+
+// RaiseBudget adds tokens to the thread's allowance under budget (thread,
+// channel or persona) for day ("" for the thread budget, which has none).
+func (s *Store) RaiseBudget(ctx context.Context, threadKey, budget, day string, tokens int64, by string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO budget_raises (thread_key, budget, day, tokens, by_user, at)
+		VALUES (?, ?, ?, ?, ?, ?)`, threadKey, budget, day, tokens, by, s.now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("raise budget: %w", err)
+	}
+	return nil
+}
+
+// BudgetRaised is what the thread's raises under budget for day add up to.
+func (s *Store) BudgetRaised(ctx context.Context, threadKey, budget, day string) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT CAST(coalesce(sum(tokens), 0) AS BIGINT) FROM budget_raises
+		WHERE thread_key = ? AND budget = ? AND day = ?`, threadKey, budget, day).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("budget raised: %w", err)
+	}
+	return n, nil
+}

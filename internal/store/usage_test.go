@@ -1,0 +1,63 @@
+package store
+
+import (
+	"testing"
+	"time"
+)
+
+func TestUsageSums(t *testing.T) {
+	s, c := newTestStore(t)
+	ctx := t.Context()
+	rec := func(thread, channel, user, model string, in, out, cr, cw int64) {
+		t.Helper()
+		err := s.RecordUsage(ctx, UsageRecord{ThreadKey: thread, ChannelID: channel, UserID: user, Model: model,
+			Usage: Usage{Input: in, Output: out, CacheRead: cr, CacheWrite: cw}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := c.Now()
+	rec("C1:1.0", "C1", "U1", "m1", 10, 20, 30, 40)
+	c.Advance(time.Hour)
+	rec("C1:1.0", "C1", "U2", "m1", 1, 2, 3, 4)
+	rec("C1:2.0", "C1", "U1", "m2", 100, 0, 0, 0)
+	rec("C2:3.0", "C2", "U1", "m1", 1000, 0, 0, 0)
+
+	got, err := s.UsageOf(ctx, UsageFilter{ThreadKey: "C1:1.0", Since: start})
+	if err != nil || len(got) != 1 || got[0].Usage != (Usage{11, 22, 33, 44}) {
+		t.Fatalf("thread usage = %+v, %v", got, err)
+	}
+	got, err = s.UsageOf(ctx, UsageFilter{ChannelID: "C1", Since: start.Add(time.Minute)})
+	if err != nil || len(got) != 2 || got[0].Usage.Input != 1 || got[1].Model != "m2" {
+		t.Fatalf("channel usage since = %+v, %v", got, err)
+	}
+	got, err = s.UsageBy(ctx, start, UsageByPerson)
+	if err != nil || len(got) != 3 || got[0].Key != "U1" || got[0].Model != "m1" || got[0].Input != 1010 {
+		t.Fatalf("by person = %+v, %v", got, err)
+	}
+	if _, err := s.UsageBy(ctx, start, "planet"); err == nil {
+		t.Error("an unknown grouping was accepted")
+	}
+}
+
+func TestBudgetNoticeOnceAndRaises(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	for i, want := range []bool{true, false} {
+		if first, err := s.NoteBudgetNotice(ctx, "C1:1.0", "2026-01-01"); err != nil || first != want {
+			t.Fatalf("notice %d: first=%v err=%v", i, first, err)
+		}
+	}
+	if first, _ := s.NoteBudgetNotice(ctx, "C1:1.0", "2026-01-02"); !first {
+		t.Error("the next day's notice was taken for a repeat")
+	}
+	_ = s.RaiseBudget(ctx, "C1:1.0", "thread", "", 500, "U1")
+	_ = s.RaiseBudget(ctx, "C1:1.0", "thread", "", 250, "U1")
+	_ = s.RaiseBudget(ctx, "C1:1.0", "channel", "2026-01-01", 7, "U1")
+	if n, err := s.BudgetRaised(ctx, "C1:1.0", "thread", ""); err != nil || n != 750 {
+		t.Errorf("raised = %d, %v; want 750", n, err)
+	}
+	if n, _ := s.BudgetRaised(ctx, "C1:2.0", "thread", ""); n != 0 {
+		t.Errorf("another thread raised = %d", n)
+	}
+}
