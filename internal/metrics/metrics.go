@@ -46,7 +46,7 @@ type Metrics struct {
 	SessionsLive prometheus.Gauge
 	// Drops is agent_chat_drops_total{reason}: events dropped at the
 	// gateway; every reason of pipeline.DropReasons (and
-	// pipeline.DropIgnored) starts at zero.
+	// pipeline.MoreDropReasons) starts at zero.
 	Drops *prometheus.CounterVec
 	// Events is agent_events_total{kind,outcome}: inbound events by kind
 	// (message, action, command) and outcome (handled, dropped, error, ...).
@@ -236,7 +236,9 @@ func New() *Metrics {
 	for _, r := range pipeline.DropReasons {
 		m.Drops.WithLabelValues(r)
 	}
-	m.Drops.WithLabelValues(pipeline.DropIgnored)
+	for _, r := range pipeline.MoreDropReasons {
+		m.Drops.WithLabelValues(r)
+	}
 	for _, k := range TokenKinds {
 		m.ModelTokens.WithLabelValues(k)
 	}

@@ -17,7 +17,7 @@ func TestNewExportsPinnedSeriesAtZero(t *testing.T) {
 	var want strings.Builder
 	want.WriteString("# HELP agent_sessions_live Agent sessions currently live.\n# TYPE agent_sessions_live gauge\nagent_sessions_live 0\n")
 	want.WriteString("# HELP agent_chat_drops_total Chat events dropped at the gateway, by reason.\n# TYPE agent_chat_drops_total counter\n")
-	for _, r := range append(append([]string(nil), pipeline.DropReasons...), pipeline.DropIgnored) {
+	for _, r := range append(append([]string(nil), pipeline.DropReasons...), pipeline.MoreDropReasons...) {
 		fmt.Fprintf(&want, "agent_chat_drops_total{reason=%q} 0\n", r)
 	}
 	want.WriteString("# HELP agent_model_tokens_total Tokens reported by the model provider, by kind.\n# TYPE agent_model_tokens_total counter\n")

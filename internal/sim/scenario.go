@@ -62,7 +62,7 @@ type Step struct {
 	DM       bool   // send: in the DM
 	Contains string // expect_reply, expect_card
 	CardKind string // expect_card (default approval)
-	Reason   string // expect_drop: one of pipeline.DropReasons or "ignored"
+	Reason   string // expect_drop: one of pipeline.DropReasons or MoreDropReasons
 	Action   string // click: approve, deny, always, stop
 	// Files are send's attachments, by name: each is made from its
 	// extension (SampleFile).
@@ -127,7 +127,7 @@ var stepFields = map[string][]string{
 var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick, StepAdvance, StepSchedule}
 
 // dropReasons are what expect_drop may name: the drop stage's reasons.
-var dropReasons = append(slices.Clone(pipeline.DropReasons), pipeline.DropIgnored)
+var dropReasons = append(slices.Clone(pipeline.DropReasons), pipeline.MoreDropReasons...)
 
 // Error is a problem with a scenario file; it renders as
 // "<file>:<line>: <message>" ("<file>: <message>" when Line is 0).

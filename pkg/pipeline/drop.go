@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/trace"
@@ -73,10 +74,16 @@ type DropDeps struct {
 var userSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true, "me_message": true}
 
 // DropIgnored is the drop reason of a muted person's or thread's words
-// (/ignore, /ignore-thread: pinned, interfaces.md), and of message subtypes
-// that are not a person speaking (edits, deletions, joins, ...). It is
-// exported at 0 like the others.
-const DropIgnored = "ignored"
+// (/ignore, /ignore-thread: pinned, interfaces.md); DropNotSpeech of
+// events that are not a person speaking (edits, deletions, joins, an
+// event without a user). Both are exported at 0 like the others.
+const (
+	DropIgnored   = "ignored"
+	DropNotSpeech = "not_speech"
+)
+
+// MoreDropReasons are the drop reasons beyond the pinned DropReasons.
+var MoreDropReasons = []string{DropIgnored, DropNotSpeech}
 
 // NewDrop returns the drop filter, the first stage: it stops, before any
 // store write or model call, everything the persona must not see: the bot's
@@ -91,7 +98,7 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 		panic("pipeline: NewDrop needs Roster, Seen, Self, Drops and Log")
 	}
 	counters := map[string]Counter{}
-	for _, r := range append(DropReasons, DropIgnored) {
+	for _, r := range append(slices.Clone(DropReasons), MoreDropReasons...) {
 		counters[r] = d.Drops.Dropped(r)
 	}
 	dedupe := newRecent(4096)
@@ -125,11 +132,11 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 			return DropSelf, nil
 		}
 		if !userSubtypes[ev.Subtype] {
-			return DropIgnored, nil
+			return DropNotSpeech, nil
 		}
 	}
 	if ev.UserID == "" && ev.Kind != KindReply {
-		return DropIgnored, nil
+		return DropNotSpeech, nil
 	}
 	// A scheduled run is the runtime's own event, made by its creator
 	// earlier: whether its creator may still have it run is the schedule

@@ -135,7 +135,7 @@ func newDropCounter() dropCounter {
 }
 
 // allDropReasons are the reason labels the drop stage reports.
-var allDropReasons = append(append([]string(nil), pipeline.DropReasons...), pipeline.DropIgnored)
+var allDropReasons = append(append([]string(nil), pipeline.DropReasons...), pipeline.MoreDropReasons...)
 
 // dropFixture is a drop stage over fakes, with the terminal after it.
 type dropFixture struct {
@@ -239,10 +239,10 @@ func TestDropReasons(t *testing.T) {
 		{name: "bot's own user id in a DM", ev: msg("E1", dmCh, botUser, ""), want: pipeline.DropSelf},
 
 		// ignored: subtypes that are not a person speaking.
-		{name: "message_changed", ev: with(msg("E1", trustedCh, member, ""), func(e *pipeline.Event) { e.Subtype = "message_changed" }), want: pipeline.DropIgnored},
-		{name: "channel_join", ev: with(msg("E1", trustedCh, member, ""), func(e *pipeline.Event) { e.Subtype = "channel_join" }), want: pipeline.DropIgnored},
-		{name: "message_deleted", ev: with(msg("E1", trustedCh, "", ""), func(e *pipeline.Event) { e.Subtype = "message_deleted" }), want: pipeline.DropIgnored},
-		{name: "no user", ev: msg("E1", trustedCh, "", ""), want: pipeline.DropIgnored},
+		{name: "message_changed", ev: with(msg("E1", trustedCh, member, ""), func(e *pipeline.Event) { e.Subtype = "message_changed" }), want: pipeline.DropNotSpeech},
+		{name: "channel_join", ev: with(msg("E1", trustedCh, member, ""), func(e *pipeline.Event) { e.Subtype = "channel_join" }), want: pipeline.DropNotSpeech},
+		{name: "message_deleted", ev: with(msg("E1", trustedCh, "", ""), func(e *pipeline.Event) { e.Subtype = "message_deleted" }), want: pipeline.DropNotSpeech},
+		{name: "no user", ev: msg("E1", trustedCh, "", ""), want: pipeline.DropNotSpeech},
 		{name: "file_share passes", ev: with(msg("E1", trustedCh, member, ""), func(e *pipeline.Event) { e.Subtype = "file_share" })},
 		{name: "thread_broadcast passes", ev: with(msg("E1", trustedCh, member, "1.0"), func(e *pipeline.Event) { e.Subtype = "thread_broadcast" })},
 		{name: "me_message passes", ev: with(msg("E1", trustedCh, member, ""), func(e *pipeline.Event) { e.Subtype = "me_message" })},
@@ -295,7 +295,7 @@ func TestDropReasons(t *testing.T) {
 		{name: "DM opened by non-manager, DMs open", ev: home(member), roster: dmOpen},
 		{name: "DM opened by manager", ev: home(manager)},
 		{name: "DM opened by blocked user, DMs open", ev: home(blocked), roster: dmOpen, want: pipeline.DropBlocked},
-		{name: "DM opened by nobody", ev: home(""), roster: dmOpen, want: pipeline.DropIgnored},
+		{name: "DM opened by nobody", ev: home(""), roster: dmOpen, want: pipeline.DropNotSpeech},
 
 		// The stop button passes the layers like the words it stops.
 		{name: "stop in restricted channel by member", ev: stop(randomCh, member), want: pipeline.DropWhitelist},
@@ -482,7 +482,7 @@ func TestDropClicks(t *testing.T) {
 		{"member in trusted channel", click("action:T1", trustedCh, member), ""},
 		{"in a thread locked to someone else", with(click("action:T1", trustedCh, member), func(e *pipeline.Event) { e.ThreadTS = "1.0" }), ""},
 		{"blocked user", click("action:T1", trustedCh, blocked), pipeline.DropBlocked},
-		{"no user", click("action:T1", trustedCh, ""), pipeline.DropIgnored},
+		{"no user", click("action:T1", trustedCh, ""), pipeline.DropNotSpeech},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
