@@ -58,6 +58,11 @@ var slashCommands = []slashCommand{
 	{Command: "/schedule", Description: "Schedule work in this channel", UsageHint: `"<when>" "<prompt>" [channel]`},
 	{Command: "/schedules", Description: "List this conversation's schedules"},
 	{Command: "/unschedule", Description: "Remove a schedule", UsageHint: "<id>"},
+	{Command: "/ignore", Description: "Mute a person", UsageHint: "<@person> [30m|2h|1d]"},
+	{Command: "/ignore-thread", Description: "Mute this channel", UsageHint: "[30m|2h|1d]"},
+	{Command: "/unignore", Description: "Lift a person's mute", UsageHint: "<@person>"},
+	{Command: "/unignore-thread", Description: "Lift this channel's mute"},
+	{Command: "/model", Description: "Show or set this conversation's model", UsageHint: "[model id]"},
 	{Command: "/help", Description: "What the agent does and who may do what"},
 }
 
