@@ -96,7 +96,9 @@ func TestRecallFindsMemoriesAndMessagesBestFirst(t *testing.T) {
 	if rs[0].ThreadTS != "100.1" || !strings.Contains(rs[0].Snippet, "Fridays") {
 		t.Errorf("first = %+v, want the thread that decided", rs[0])
 	}
-	if !slices.ContainsFunc(rs, func(r Recalled) bool { return r.Author == "U0MGR" && strings.Contains(r.Snippet, "Fridays, we decided") }) {
+	if !slices.ContainsFunc(rs, func(r Recalled) bool {
+		return r.Author == "U0MGR" && strings.Contains(r.Snippet, "Fridays, we decided")
+	}) {
 		t.Errorf("recall = %q, want the manager's words, with the manager as author", snippets(rs))
 	}
 	if rs[0].Kind != KindMessage || rs[0].ID != "" || rs[0].Channel != dmChan {
