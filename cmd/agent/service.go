@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/persona-runtime/agent/internal/memory"
 	"io"
 	"log/slog"
 	"sync"
@@ -45,12 +46,14 @@ type chatAPI interface {
 
 // service is the running runtime: everything `agent start` builds.
 type service struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	tp       *sdktrace.TracerProvider
-	tracer   trace.Tracer
-	store    *store.Store
-	persona  *persona.Persona
+	cfg     *config.Config
+	log     *slog.Logger
+	tp      *sdktrace.TracerProvider
+	tracer  trace.Tracer
+	store   *store.Store
+	persona *persona.Persona
+	// memory is memory across threads (memory.go).
+	memory   *memory.Memories
 	metrics  *metrics.Metrics
 	sessions *session.Manager
 	redactor *redact.Redactor

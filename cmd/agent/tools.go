@@ -43,6 +43,7 @@ func (s *service) newTools(ctx context.Context, d serviceDeps, mcpConf *tools.MC
 	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: s.gitAuthor(), Log: s.log, KBLock: s.store}
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
+	registry.Add(s.memories().Tools()...)
 	if err := s.mountMCP(ctx, registry, mcpConf, confine, confiner); err != nil {
 		return nil, err
 	}

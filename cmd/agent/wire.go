@@ -175,6 +175,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.onToolCall),
 		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
+		FirstTurn: s.memories().FirstTurn,
 	})
 	if err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
-		Sessions: chat.SetSessionStatus}
+		Sessions: chat.SetSessionStatus, Memory: memoryCommands{s.memories()}}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.handler = s.chain(engine, clicks, commands, prompts, chat)

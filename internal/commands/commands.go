@@ -58,7 +58,10 @@ type Commands struct {
 	// Sessions, when set, moves a thread's agent session on the platform:
 	// a stop button clicked when no turn runs leaves it active.
 	Sessions func(ctx context.Context, u pipeline.SessionUpdate) error
-	Log      *slog.Logger
+	// Memory answers /memory and /forget; nil says memory is not
+	// configured.
+	Memory Memory
+	Log    *slog.Logger
 }
 
 var _ pipeline.Commands = (*Commands)(nil)
@@ -70,6 +73,8 @@ var names = map[string]string{
 	"/compact": "`/compact` summarises this thread's history now",
 	"/help":    "`/help` shows this",
 	"/1on1":    "`/1on1` locks this thread to you and the manager (whoever started the thread, the manager, approvers); `/1on1 off` releases it",
+	"/memory":  "`/memory` lists what I remember in this conversation and everywhere, with ids",
+	"/forget":  "`/forget <id>` forgets a memory (the manager, the backup manager or whoever asked me to remember it)",
 	"/ingest":  "`/ingest [label]` synthesises the knowledge base's raw notes into its wiki (manager, backup manager, approvers)",
 }
 
@@ -103,6 +108,10 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 		return true, c.oneOnOne(ctx, ev, a, key, args, out)
 	case "/ingest":
 		return true, c.ingest(ctx, ev, a, args, out)
+	case "/memory":
+		return true, c.memoryList(ctx, ev, out)
+	case "/forget":
+		return true, c.forget(ctx, ev, a, args, out)
 	}
 	return false, nil
 }

@@ -168,3 +168,25 @@ func (m *Memories) FirstTurn(ctx context.Context, channel, text string) string {
 	}
 	return FirstTurnText(found, persona)
 }
+
+// List is /memory's answer in channel (ListText).
+func (m *Memories) List(ctx context.Context, channel string) (string, error) {
+	ms, err := m.Store.Memories(ctx, channel)
+	if err != nil {
+		return "", err
+	}
+	return ListText(ms), nil
+}
+
+// ForgetText is /forget's answer: done, or the refusal.
+func (m *Memories) ForgetText(ctx context.Context, who Who, channel, id string) (string, error) {
+	err := m.Forget(ctx, who, channel, id)
+	var r Refusal
+	switch {
+	case errors.As(err, &r):
+		return string(r), nil
+	case err != nil:
+		return "", err
+	}
+	return "forgot memory " + strings.TrimSpace(id), nil
+}
