@@ -120,9 +120,10 @@ func visible(mem store.Memory, channel string) bool {
 	return mem.Scope == store.ScopePersona || mem.Channel == channel
 }
 
-// Recall searches what channel may see for query (store.Recall).
-func (m *Memories) Recall(ctx context.Context, channel, query string, limit int) ([]store.Recalled, error) {
-	return m.Store.Recall(ctx, store.RecallQuery{Text: query, Channel: channel, Limit: limit})
+// Recall searches what channel may see for query (store.Recall), but the
+// messages of the asking thread (threadTS).
+func (m *Memories) Recall(ctx context.Context, channel, threadTS, query string, limit int) ([]store.Recalled, error) {
+	return m.Store.Recall(ctx, store.RecallQuery{Text: query, Channel: channel, Thread: threadTS, Limit: limit})
 }
 
 // oneWord is an id as said back: its first 20 characters of one word.

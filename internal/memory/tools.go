@@ -113,11 +113,11 @@ func (m *Memories) recallTool(ctx context.Context, input json.RawMessage) (tools
 	if r := decodeInput(input, &in); r != nil {
 		return *r, nil
 	}
-	_, channel, _, refused := turnWho(ctx)
+	_, channel, ts, refused := turnWho(ctx)
 	if refused != nil {
 		return *refused, nil
 	}
-	rs, err := m.Recall(ctx, channel, in.Query, min(max(in.Limit, 0), 20))
+	rs, err := m.Recall(ctx, channel, ts, in.Query, min(max(in.Limit, 0), 20))
 	if err != nil {
 		return tools.Result{}, err
 	}

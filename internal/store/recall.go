@@ -22,6 +22,9 @@ type RecallQuery struct {
 	Limit int
 	// Kind, when set, searches only memories or only messages.
 	Kind string
+	// Thread, when set, is the asking thread's ts: its own messages are
+	// left out (the model has them already; recall is of past threads).
+	Thread string
 }
 
 // recencyMs is how fast relevance fades with age: a match a month old
@@ -70,7 +73,7 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
 
 const qRecallSQLite = `SELECT kind, ref, chan, channel, thread_ts, author, created_at, body,
 	snippet(recall, 0, '', '', '…', 24)
-	FROM recall WHERE recall MATCH ?
+	FROM recall WHERE recall MATCH ? AND NOT (kind = 'message' AND thread_ts = ?)
 	ORDER BY bm25(recall, 1.0, 0.0) * (CASE kind WHEN 'memory' THEN ` + "2.0" + ` ELSE 1.0 END)
 		/ (1.0 + max(0, ? - created_at) / ` + "2592000000.0" + `)
 	LIMIT ?`
@@ -83,7 +86,7 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery,
 	if q.Kind != "" {
 		fetch = limit * 4 // kind is carried, not searched: filtered below
 	}
-	rows, err := s.query(ctx, qRecallSQLite, match, now, fetch)
+	rows, err := s.query(ctx, qRecallSQLite, match, q.Thread, now, fetch)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +123,12 @@ const qRecallPG = `SELECT kind, ref, scope, channel_id, thread_ts, author, creat
 				/ (1.0 + greatest(0, ? - created_at) / 2592000000.0) AS score
 		FROM recall, websearch_to_tsquery('english', ?) q
 		WHERE tsv @@ q AND (channel_id = ? OR scope = 'persona') AND (? = '' OR kind = ?)
+			AND NOT (kind = 'message' AND channel_id = ? AND thread_ts = ?)
 		ORDER BY score DESC LIMIT ?
 	) best ORDER BY score DESC`
 
 func (s *Store) recallPG(ctx context.Context, terms []string, q RecallQuery, now int64, limit int) ([]Recalled, error) {
-	rows, err := s.query(ctx, qRecallPG, now, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, limit)
+	rows, err := s.query(ctx, qRecallPG, now, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, q.Channel, q.Thread, limit)
 	if err != nil {
 		return nil, err
 	}
