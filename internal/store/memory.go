@@ -230,6 +230,9 @@ func (s *Store) indexDoc(ctx context.Context, tx bun.Tx, d doc) (int64, error) {
 	if d.scope == ScopePersona {
 		key = ScopePersona
 	}
+	if d.kind == KindMemory {
+		key += " " + KindMemory // so a search of memories alone skips the messages
+	}
 	res, err := s.txExec(ctx, tx, qIndexSQLite, d.body, key, d.kind, d.ref, d.channel, d.threadTS, d.author, d.at)
 	if err != nil {
 		return 0, fmt.Errorf("index: %w", err)

@@ -82,11 +82,13 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery,
 	// The visibility key is searched with the words: this conversation's
 	// rows, and the persona's.
 	match := `chan : ("` + chanKey(q.Channel) + `" OR "` + ScopePersona + `") AND body : ("` + strings.Join(terms, `" OR "`) + `")`
-	fetch := limit
-	if q.Kind != "" {
-		fetch = limit * 4 // kind is carried, not searched: filtered below
+	switch q.Kind {
+	case KindMemory:
+		match += ` AND chan : "` + KindMemory + `"`
+	case KindMessage:
+		match += ` NOT chan : "` + KindMemory + `"`
 	}
-	rows, err := s.query(ctx, qRecallSQLite, match, q.Thread, now, fetch)
+	rows, err := s.query(ctx, qRecallSQLite, match, q.Thread, now, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -99,18 +101,13 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery,
 		if err := rows.Scan(&r.Kind, &r.ID, &key, &r.Channel, &r.ThreadTS, &r.Author, &at, &body, &r.Snippet); err != nil {
 			return nil, err
 		}
-		if q.Kind != "" && r.Kind != q.Kind {
-			continue
-		}
 		r.At = fromUnixMilli(at)
 		r.Scope = ScopeConversation
-		if key == ScopePersona {
+		if strings.HasPrefix(key, ScopePersona) {
 			r.Scope = ScopePersona
 		}
 		finish(&r, body)
-		if len(out) < limit {
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }
