@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/base32"
 	"flag"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -16,9 +19,33 @@ import (
 // redactor is: a memory holding what it would redact is refused.
 func (s *service) memories() *memory.Memories {
 	if s.memory == nil {
-		s.memory = &memory.Memories{Store: s.store, Redact: s.redactor.Redact, Log: s.log}
+		s.memory = &memory.Memories{Store: s.store, Redact: s.redactor.Redact, NewID: s.memoryIDs, Log: s.log}
 	}
 	return s.memory
+}
+
+// simMemoryIDs numbers a scenario's memories in store.NewMemoryID's shape
+// (maaaaaaab, maaaaaaac, …), so that its golden file holds the same ids at
+// every run and its steps can name them.
+func simMemoryIDs() func() string {
+	var n atomic.Uint64
+	return func() string {
+		v := n.Add(1)
+		b := []byte{byte(v >> 32), byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
+		return "m" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+	}
+}
+
+// simEpoch is where a scenario's database clock starts.
+var simEpoch = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+
+// simStoreNow is a scenario's database clock: simEpoch, moving on at the
+// real pace from the scenario's start, so that the dates recall and
+// /memory show are the same at every run while what measures durations
+// in the store still sees time pass.
+func simStoreNow() func() time.Time {
+	start := time.Now()
+	return func() time.Time { return simEpoch.Add(time.Since(start)) }
 }
 
 // memoryCommands adapts the memory to /memory and /forget.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/persona-runtime/agent/internal/memory"
 	"io"
 	"log/slog"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/inbox"
+	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/store"
@@ -46,14 +46,12 @@ type chatAPI interface {
 
 // service is the running runtime: everything `agent start` builds.
 type service struct {
-	cfg     *config.Config
-	log     *slog.Logger
-	tp      *sdktrace.TracerProvider
-	tracer  trace.Tracer
-	store   *store.Store
-	persona *persona.Persona
-	// memory is memory across threads (memory.go).
-	memory   *memory.Memories
+	cfg      *config.Config
+	log      *slog.Logger
+	tp       *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	store    *store.Store
+	persona  *persona.Persona
 	metrics  *metrics.Metrics
 	sessions *session.Manager
 	redactor *redact.Redactor
@@ -79,6 +77,10 @@ type service struct {
 	// noBypass is why no thread may run in bypass here ("" when it may;
 	// doors.go).
 	noBypass string
+	// memory is memory across threads (memory.go); memoryIDs:
+	// serviceDeps.memoryIDs.
+	memory    *memory.Memories
+	memoryIDs func() string
 
 	closers []func(context.Context) error
 }
@@ -113,4 +115,11 @@ type serviceDeps struct {
 	// something is written there (the simulator's scenarios): nothing is
 	// read from it or seeded in it at start.
 	soul []byte
+	// memoryIDs, when set, makes the new memories' ids, and storeNow is
+	// the clock that stamps what is stored (the database's rows, the
+	// history's messages): the simulator's, so that a scenario can name a
+	// memory and its golden file holds the dates recall and /memory say.
+	// Nil: random ids, the real time.
+	memoryIDs func() string
+	storeNow  func() time.Time
 }

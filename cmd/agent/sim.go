@@ -106,6 +106,7 @@ func simBoot(ctx context.Context, cfg *config.Config, d runner.Deps) (runner.Ser
 		stderr: d.Log, getenv: d.Getenv, model: d.Model, spans: d.Spans, soul: d.Soul, stores: d.Stores,
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return d.Platform, d.Platform },
 		onHandled: d.OnHandled, onDrop: d.OnDrop, onToolCall: d.OnToolCall,
+		memoryIDs: simMemoryIDs(), storeNow: simStoreNow(),
 	})
 	if err != nil {
 		return nil, err

@@ -54,7 +54,11 @@ type Memories struct {
 	// Redact is the service's redactor: a text it would change holds a
 	// credential or matches a redaction pattern, and is refused.
 	Redact func(string) string
-	Log    *slog.Logger
+	// NewID, when set, makes the new memories' ids (the simulator's: the
+	// same at every run, so that a scenario can name one); nil:
+	// store.NewMemoryID.
+	NewID func() string
+	Log   *slog.Logger
 }
 
 // Remember stores text as a memory of the conversation channel (thread
@@ -83,7 +87,11 @@ func (m *Memories) Remember(ctx context.Context, who Who, channel, threadTS, tex
 		m.Log.WarnContext(ctx, "memory refused", "why", "secret", "user_id", who.UserID, "channel", channel)
 		return store.Memory{}, Refusal(msgSecret)
 	}
-	return m.Store.AddMemory(ctx, store.Memory{Text: text, Author: who.UserID, Channel: channel, ThreadTS: threadTS, Scope: scope})
+	mem := store.Memory{Text: text, Author: who.UserID, Channel: channel, ThreadTS: threadTS, Scope: scope}
+	if m.NewID != nil {
+		mem.ID = m.NewID()
+	}
+	return m.Store.AddMemory(ctx, mem)
 }
 
 // Forget deletes the memory id, if who may: the manager, the backup
