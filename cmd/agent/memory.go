@@ -74,16 +74,42 @@ type memoryRecord struct {
 // for the operator.
 func (c *cli) memoryCommand() *ffcli.Command {
 	var dir string
+	var flags *flag.FlagSet
 	return c.command(command{
 		name:  "memory",
 		usage: "agent memory [list|export|forget <id>] [--json] [--dir DIR]",
 		help:  "list, export (markdown) or forget what the persona remembers",
 		json:  "memory",
 		flags: func(fs *flag.FlagSet) {
+			flags = fs
 			fs.StringVar(&dir, "dir", "memories", "where export writes its markdown files")
 		},
-		run: func(ctx context.Context, inv *invocation, args []string) error { return runMemory(ctx, inv, args, dir) },
+		run: func(ctx context.Context, inv *invocation, args []string) error {
+			args, err := interspersed(flags, args)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			return runMemory(ctx, inv, args, dir)
+		},
 	})
+}
+
+// interspersed parses the flags fs finds among args, after the words too
+// (`agent memory list --json`, as the usage line has it: the flag package
+// stops at the first word), and returns the words.
+func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var words []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			words = append(words, args[0])
+			args = args[1:]
+		}
+	}
+	return words, nil
 }
 
 func runMemory(ctx context.Context, inv *invocation, args []string, dir string) error {
