@@ -1,12 +1,16 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uptrace/bun"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -236,4 +240,62 @@ func TestMessageText(t *testing.T) {
 func mustJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// A SQLite recall ranks the newest maxCandidates matches; a word in more
+// than a tenth of the index is left out of a query with other words, so
+// an old memory matching the rare word is still found behind thousands of
+// newer messages holding the common one. Another conversation's memory
+// stays out of it.
+func TestRecallCommonWordsSQLite(t *testing.T) {
+	clock := newClock()
+	s, err := Open(t.Context(), InMemory, Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := remember(t, s, trustedChan, "U1", ScopeConversation, "the release train leaves on Tuesdays")
+	remember(t, s, allowedChan, "U2", ScopeConversation, "the train in the allowed channel")
+	const n = 10_500
+	clock.Advance(time.Hour)
+	err = s.inTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
+		for i := range n {
+			if _, err := s.indexDoc(ctx, tx, doc{kind: KindMessage, ref: "s1", channel: trustedChan, threadTS: fmt.Sprintf("%d.1", i),
+				scope: ScopeConversation, body: fmt.Sprintf("status check %d is green", i), at: clock.Now().UnixMilli() + int64(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := recall(t, s, trustedChan, "status of the train")
+	if len(rs) != 1 || rs[0].ID != old.ID {
+		t.Fatalf("status of the train: %+v, want only memory %s", snippets(rs), old.ID)
+	}
+	rs = recall(t, s, trustedChan, "status check")
+	if len(rs) != 10 || rs[0].Snippet != fmt.Sprintf("status check %d is green", n-1) {
+		t.Fatalf("common words alone: %q, want the newest ten", snippets(rs))
+	}
+}
+
+// A long message's snippet is its words around the first that matches.
+func TestRecallSnippet(t *testing.T) {
+	var words []string
+	for i := range 60 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	words[40] = "Deployed,"
+	got := snippet(strings.Join(words, " "), []string{"deploy"})
+	want := "…" + strings.Join(words[34:58], " ") + "…"
+	if got != want {
+		t.Errorf("snippet = %q\nwant %q", got, want)
+	}
+	if got := snippet("short and sweet", []string{"sweet"}); got != "short and sweet" {
+		t.Errorf("short: %q", got)
+	}
+	if got := snippet(strings.Join(words, " "), []string{"nothing"}); got != strings.Join(words[:24], " ")+"…" {
+		t.Errorf("no hit: %q", got)
+	}
 }

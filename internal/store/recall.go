@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -43,7 +44,10 @@ const maxTerms = 16
 // of q.Text, best first: relevance (BM25 on SQLite, ts_rank_cd on
 // Postgres), memories before messages of the same relevance, fading with
 // age. The visibility rule is part of the search itself, not a filter on
-// its results. A query without searchable words finds nothing.
+// its results. A query without searchable words finds nothing. On SQLite
+// the newest maxCandidates matches are ranked, and a word in more than a
+// tenth of the index is left out when the query has others (commonWords):
+// a recall's cost does not grow with how common its words are.
 func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
 	if q.Channel == "" {
 		return nil, fmt.Errorf("recall: no channel")
@@ -71,23 +75,57 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
 	return out, nil
 }
 
-const qRecallSQLite = `SELECT kind, ref, chan, channel, thread_ts, author, created_at, body,
-	snippet(recall, 0, '', '', '…', 24)
-	FROM recall WHERE recall MATCH ? AND NOT (kind = 'message' AND thread_ts = ?)
-	ORDER BY bm25(recall, 1.0, 0.0) * (CASE kind WHEN 'memory' THEN ` + "2.0" + ` ELSE 1.0 END)
-		/ (1.0 + max(0, ? - created_at) / ` + "2592000000.0" + `)
-	LIMIT ?`
+// maxCandidates caps the rows a SQLite recall ranks: the newest that
+// match (rowid order is the order things were stored in), so that ranking
+// costs the same however many rows a query's words match. The visibility
+// key stays in the MATCH that finds them.
+const maxCandidates = 1000
+
+// commonShare: a word found in more than this share of the index's rows
+// is common (commonWords). BM25 weighs it little, yet working out that
+// weight reads every row holding it: that, not the ranking, is what made
+// common words dear.
+const commonShare = 10
+
+// maxCommon is how many common words a query of common words alone keeps.
+const maxCommon = 3
+
+// qRecallSQLite ranks the newest maxCandidates matches of a MATCH
+// (relevance, memories first, fading with age). The snippet is cut in Go
+// (snippet): FTS5's snippet() would make it for every candidate, and
+// opening the MATCH again for the best alone costs more than the ranking.
+var qRecallSQLite = `SELECT kind, ref, chan, channel, thread_ts, author, created_at, body FROM (
+		SELECT rowid AS id, bm25(recall, 1.0, 0.0) AS rank, kind, ref, chan, channel, thread_ts, author, created_at, body
+		FROM recall WHERE recall MATCH ?1 AND NOT (kind = 'message' AND thread_ts = ?2)
+		ORDER BY rowid DESC LIMIT ` + strconv.Itoa(maxCandidates) + `
+	) ORDER BY rank * (CASE kind WHEN 'memory' THEN ` + "2.0" + ` ELSE 1.0 END)
+		/ (1.0 + max(0, ?3 - created_at) / ` + "2592000000.0" + `), id DESC
+	LIMIT ?4`
+
+// qCountSQLite counts the rows of a MATCH, up to a limit; qSpanSQLite is
+// the span of the index's row ids: about its number of rows, read from
+// both ends of its rowid order without a scan.
+const (
+	qCountSQLite = `SELECT count(*) FROM (SELECT 1 FROM recall WHERE recall MATCH ? LIMIT ?)`
+	qSpanSQLite  = `SELECT coalesce((SELECT rowid FROM recall ORDER BY rowid DESC LIMIT 1), 0)
+		- coalesce((SELECT rowid FROM recall ORDER BY rowid LIMIT 1), 1) + 1`
+)
 
 func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery, now int64, limit int) ([]Recalled, error) {
 	// The visibility key is searched with the words: this conversation's
 	// rows, and the persona's.
-	match := `chan : ("` + chanKey(q.Channel) + `" OR "` + ScopePersona + `") AND body : ("` + strings.Join(terms, `" OR "`) + `")`
+	where := `chan : ("` + chanKey(q.Channel) + `" OR "` + ScopePersona + `")`
 	switch q.Kind {
 	case KindMemory:
-		match += ` AND chan : "` + KindMemory + `"`
+		where += ` AND chan : "` + KindMemory + `"`
 	case KindMessage:
-		match += ` NOT chan : "` + KindMemory + `"`
+		where += ` NOT chan : "` + KindMemory + `"`
 	}
+	terms, err := s.commonWords(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	match := where + ` AND body : ("` + strings.Join(terms, `" OR "`) + `")`
 	rows, err := s.query(ctx, qRecallSQLite, match, q.Thread, now, limit)
 	if err != nil {
 		return nil, err
@@ -98,10 +136,11 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery,
 		var r Recalled
 		var key, body string
 		var at int64
-		if err := rows.Scan(&r.Kind, &r.ID, &key, &r.Channel, &r.ThreadTS, &r.Author, &at, &body, &r.Snippet); err != nil {
+		if err := rows.Scan(&r.Kind, &r.ID, &key, &r.Channel, &r.ThreadTS, &r.Author, &at, &body); err != nil {
 			return nil, err
 		}
 		r.At = fromUnixMilli(at)
+		r.Snippet = snippet(body, terms)
 		r.Scope = ScopeConversation
 		if strings.HasPrefix(key, ScopePersona) {
 			r.Scope = ScopePersona
@@ -110,6 +149,71 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery,
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// snippetWords is how many words a snippet keeps.
+const snippetWords = 24
+
+// snippet is body cut to snippetWords words around the first that starts
+// like one of terms (the index stems its words: "deploy" finds
+// "deployed"), with "…" where it was cut; all of body when it is short.
+func snippet(body string, terms []string) string {
+	words := strings.Fields(body)
+	if len(words) <= snippetWords {
+		return body
+	}
+	hit := 0
+find:
+	for i, w := range words {
+		w = strings.ToLower(strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
+		for _, t := range terms {
+			if stem := t[:min(len(t), max(4, len(t)-2))]; strings.HasPrefix(w, stem) {
+				hit = i
+				break find
+			}
+		}
+	}
+	from := max(0, min(hit-snippetWords/4, len(words)-snippetWords))
+	text := strings.Join(words[from:from+snippetWords], " ")
+	if from > 0 {
+		text = "…" + text
+	}
+	if from+snippetWords < len(words) {
+		text += "…"
+	}
+	return text
+}
+
+// commonWords returns terms without those found in more than one row in
+// commonShare of the whole index, unless all of them are: then the first
+// maxCommon are kept. Each count stops at that share, so counting costs
+// less than the weight BM25 would work out for a common word.
+func (s *Store) commonWords(ctx context.Context, terms []string) ([]string, error) {
+	if len(terms) < 2 {
+		return terms, nil
+	}
+	var rows int64
+	if err := s.queryRow(ctx, qSpanSQLite).Scan(&rows); err != nil {
+		return nil, err
+	}
+	limit := rows / commonShare
+	if limit < maxCandidates {
+		return terms, nil // a small index: every word is cheap
+	}
+	var kept []string
+	for _, t := range terms {
+		var n int64
+		if err := s.queryRow(ctx, qCountSQLite, `body : ("`+t+`")`, limit+1).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n <= limit {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return terms[:min(len(terms), maxCommon)], nil
+	}
+	return kept, nil
 }
 
 const qRecallPG = `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
