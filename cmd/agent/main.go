@@ -139,6 +139,7 @@ func (c *cli) commands() []*ffcli.Command {
 		c.simCommand(),
 		c.auditCommand(),
 		c.inboxCommand(),
+		c.memoryCommand(),
 		c.doctorCommand(),
 		c.feedbackCommand(),
 		c.usageCommand(),

@@ -17,6 +17,7 @@ import (
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/inbox"
+	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/schedule"
@@ -95,6 +96,10 @@ type service struct {
 	schedWG   sync.WaitGroup
 	// onScheduleRun: serviceDeps.onScheduleRun.
 	onScheduleRun func(ev *pipeline.Event)
+	// memory is memory across threads (memory.go); memoryIDs:
+	// serviceDeps.memoryIDs.
+	memory    *memory.Memories
+	memoryIDs func() string
 
 	closers []func(context.Context) error
 }
@@ -140,4 +145,11 @@ type serviceDeps struct {
 	// waits).
 	onScheduleRun   func(ev *pipeline.Event)
 	onSchedulerIdle func(until time.Time)
+	// memoryIDs, when set, makes the new memories' ids, and storeNow is
+	// the clock that stamps what is stored (the database's rows, the
+	// history's messages): the simulator's, so that a scenario can name a
+	// memory and its golden file holds the dates recall and /memory say.
+	// Nil: random ids, the real time.
+	memoryIDs func() string
+	storeNow  func() time.Time
 }

@@ -44,6 +44,7 @@ func (s *service) newTools(ctx context.Context, d serviceDeps, mcpConf *tools.MC
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
 	registry.Add((&tools.ScheduleServer{Book: s.schedBook}).Tools()...)
+	registry.Add(s.memories().Tools()...)
 	if err := s.mountMCP(ctx, registry, mcpConf, confine, confiner); err != nil {
 		return nil, err
 	}

@@ -37,7 +37,8 @@ import (
 // platform is a parameter so that the simulator can swap it; `agent start`
 // passes socket mode and the Web API.
 func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *service, err error) {
-	s := &service{cfg: cfg, started: time.Now(), clock: d.clock, onScheduleRun: d.onScheduleRun}
+	s := &service{cfg: cfg, started: time.Now(), clock: d.clock, onScheduleRun: d.onScheduleRun,
+		memoryIDs: d.memoryIDs}
 	defer func() {
 		if err != nil {
 			s.close(context.Background())
@@ -74,7 +75,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}
 	if d.stores != nil && cfg.Database() == store.InMemory {
-		if s.store, err = d.stores.Get(ctx, store.Options{Logger: s.log}); err != nil {
+		if s.store, err = d.stores.Get(ctx, store.Options{Logger: s.log, Now: d.storeNow}); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
 		s.closers = append(s.closers, func(ctx context.Context) error { return d.stores.Put(ctx, s.store) })
@@ -182,6 +183,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.onToolCall),
 		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
+		FirstTurn: s.memories().FirstTurn, Now: d.storeNow,
 	})
 	if err != nil {
 		return nil, err
@@ -198,7 +200,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
-		Sessions: chat.SetSessionStatus, Schedules: s.schedBook, Mutes: s.store, Models: models, Now: s.now}
+		Sessions: chat.SetSessionStatus, Schedules: s.schedBook, Mutes: s.store, Models: models, Now: s.now,
+		Memory: memoryCommands{s.memories()}}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.wireSchedules()

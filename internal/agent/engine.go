@@ -109,6 +109,13 @@ type Options struct {
 	// ModelOf, when set, is the model of a turn's requests (/model: the
 	// thread's choice); "" or nil means Model's own.
 	ModelOf func(ctx context.Context, t *pipeline.Turn) string
+	// FirstTurn, when set, is what a thread's first turn carries of
+	// memory (memory.Memories.FirstTurn): the memories most relevant to
+	// the first message in its conversation and the persona-wide ones, as
+	// a text block before the person's words; "" adds nothing. It goes
+	// into the messages, after the cached prefix (tools, system prompt),
+	// which stays byte-identical.
+	FirstTurn func(ctx context.Context, channelID, text string) string
 	// CompactAt is the prompt size (tokens) past which the history is
 	// compacted after the turn; 0 means 150,000.
 	CompactAt int64
@@ -364,6 +371,9 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 	}
 	input := e.turnInput(ctx, t, e.userMessage(t, e.attachments(ctx, t)))
+	if len(stored) == 0 {
+		input = e.withMemories(ctx, t, input)
+	}
 	if err := e.persistEvent(ctx, sid, t.Event.ID, input...); err != nil {
 		return err
 	}

@@ -66,6 +66,7 @@ type config struct {
 	unseen             func(*store.Store) agent.ThreadContext       // nil: no thread context
 	sessions           func(context.Context, pipeline.SessionUpdate) error
 	newDMThread        func(ctx context.Context, channelID string)
+	firstTurn          func(ctx context.Context, channelID, text string) string
 }
 
 // env is an Engine with the real model client against the Anthropic fake,
@@ -150,6 +151,7 @@ func newEnv(t *testing.T, c config) *env {
 		Gate:        gate,
 		Sessions:    c.sessions,
 		NewDMThread: c.newDMThread,
+		FirstTurn:   c.firstTurn,
 	}
 	if c.attach != nil {
 		o.Attach, o.Load = c.attach.Save, c.attach.Load

@@ -69,7 +69,10 @@ type Commands struct {
 	Models *Models
 	// Now is the service's clock, for mutes' ends (nil: the system's).
 	Now func() time.Time
-	Log *slog.Logger
+	// Memory answers /memory and /forget; nil says memory is not
+	// configured.
+	Memory Memory
+	Log    *slog.Logger
 }
 
 var _ pipeline.Commands = (*Commands)(nil)
@@ -81,6 +84,8 @@ var names = map[string]string{
 	"/compact": "`/compact` summarises this thread's history now",
 	"/help":    "`/help` shows this",
 	"/1on1":    "`/1on1` locks this thread to you and the manager (whoever started the thread, the manager, approvers); `/1on1 off` releases it",
+	"/memory":  "`/memory` lists what I remember in this conversation and everywhere, with ids",
+	"/forget":  "`/forget <id>` forgets a memory (the manager, the backup manager or whoever asked me to remember it)",
 	"/ingest":  "`/ingest [label]` synthesises the knowledge base's raw notes into its wiki (manager, backup manager, approvers)",
 	"/schedule": "`/schedule \"<when>\" \"<prompt>\" [channel]` schedules work here: cron (`0 9 * * 1-5`), `@daily`, `@every 2h`, `in 30m` or a time " +
 		"(manager, backup manager, approvers with scope `schedule`; alias `/cron-add`)",
@@ -141,6 +146,10 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 		return true, c.ignore(ctx, ev, a, name, key, args, out)
 	case "/model":
 		return true, c.model(ctx, ev, a, key, args, out)
+	case "/memory":
+		return true, c.memoryList(ctx, ev, out)
+	case "/forget":
+		return true, c.forget(ctx, ev, a, args, out)
 	}
 	return false, nil
 }

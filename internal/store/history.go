@@ -82,6 +82,9 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 			if err := s.insertMessages(ctx, tx, rows, 0); err != nil {
 				return err
 			}
+			if err := s.indexMessages(ctx, tx, rows); err != nil {
+				return err
+			}
 			return s.markAnswering(ctx, tx, a, now)
 		}
 		var res sql.Result
@@ -103,6 +106,9 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 			return err
 		}
 		if err := s.insertMessages(ctx, tx, rows, last); err != nil {
+			return err
+		}
+		if err := s.indexMessages(ctx, tx, rows); err != nil {
 			return err
 		}
 		return s.markAnswering(ctx, tx, a, now)
@@ -168,7 +174,9 @@ func (s *Store) history(ctx context.Context, sessionID string) ([]Message, error
 // its messages, stores summary on the session and inserts keep numbered
 // from 1 (callers' Seq values are ignored; a zero CreatedAt means now).
 // Readers see the old history or the new one, never a mix. It returns an
-// error matching ErrNotFound if there is no such session.
+// error matching ErrNotFound if there is no such session. The recall
+// index keeps what was said: compaction shortens what the model reads
+// again, not what the persona can recall.
 func (s *Store) ReplaceHistory(ctx context.Context, sessionID string, summary string, keep []Message) error {
 	rows, err := messageRows(sessionID, keep, s.now())
 	if err != nil {

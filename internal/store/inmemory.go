@@ -174,7 +174,8 @@ func (s *Store) handOver() *Store {
 }
 
 // templateDeletes deletes the rows of each of the template's tables but
-// SQLite's own and the migrations', a table's before those of the tables
+// SQLite's own, the migrations' and the shadow tables of a full-text index
+// (deleting from the index empties them as the index keeps them), a table's before those of the tables
 // its foreign keys point to: each delete leaves no row pointing at a row
 // gone, so the foreign keys hold after every statement. (Deferring them to
 // the commit would take a flag pragma, and setting one expires every
@@ -185,7 +186,7 @@ var templateDeletes = sync.OnceValues(func() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tables, err := tpl.names("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name",
+	tables, err := tpl.names("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name",
 		migrationsTable)
 	if err != nil {
 		return nil, err

@@ -11,7 +11,7 @@ import (
 func countRows(t *testing.T, s *Store) map[string]int {
 	t.Helper()
 	ctx := t.Context()
-	rows, err := s.db.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+	rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%'")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +84,13 @@ func TestMemoryPoolEmptiesAndReuses(t *testing.T) {
 		if err := s.PutPersonaCache(ctx, "k", []byte("v")); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := s.AddMemory(ctx, Memory{ID: "maaaaaaaa", Text: "we deploy on Tuesdays", Channel: "D1", Scope: ScopeConversation}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fill(a)
 	filled := countRows(t, a)
-	for _, n := range []string{"sessions", "messages", "approvals", "approval_events", "processed_events", "inbox", "threads", "persona_cache"} {
+	for _, n := range []string{"sessions", "messages", "approvals", "approval_events", "processed_events", "inbox", "threads", "persona_cache", "memories", "recall"} {
 		if filled[n] == 0 {
 			t.Errorf("%s: no row written; the test does not cover it", n)
 		}

@@ -150,7 +150,11 @@ const (
 
 // prepareHot prepares the statements that run inside transactions.
 func (s *Store) prepareHot(ctx context.Context) error {
-	for _, q := range []string{qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStarted, qMarkEvent, qInboxReceive, qInsertSession} {
+	index := qIndexSQLite
+	if s.pg {
+		index = qIndexPG
+	}
+	for _, q := range []string{index, qSessionThread, qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStarted, qMarkEvent, qInboxReceive, qInsertSession} {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)
 		}

@@ -12,10 +12,11 @@ type Kind uint8
 const (
 	// KindChat tools are the agent's voice (reply, edit, upload,
 	// request_approval, react, unreact) and its eyes on its own
-	// conversation (the read tools of chat_read.go): never gated, in
-	// every mode and layer. The agent_schedule tools are of this kind
-	// too: their door is the sender's role (the book's rule, the same as
-	// /schedule's), not a card.
+	// conversation (the read tools of chat_read.go), and its memory
+	// (remember, recall, forget: internal/memory applies their own rules
+	// of who and where): never gated, in every mode and layer. The
+	// agent_schedule tools are of this kind too: their door is the
+	// sender's role (the book's rule, the same as /schedule's), not a card.
 	KindChat Kind = iota + 1
 	// KindRead tools only read (Read, Grep, Glob, LS, list/read skills,
 	// list/open KBs).
@@ -57,11 +58,19 @@ const (
 	KBOpen       = "mcp__agent_kb__open_kb"
 )
 
+// Memory tool names (internal/memory serves them).
+const (
+	MemoryRemember = "mcp__agent_memory__remember"
+	MemoryRecall   = "mcp__agent_memory__recall"
+	MemoryForget   = "mcp__agent_memory__forget"
+)
+
 var kinds = map[string]Kind{
 	ChatReply: KindChat, ChatEdit: KindChat, ChatUpload: KindChat, ChatRequestApproval: KindChat,
 	ChatThreadHistory: KindChat, ChatChannelHistory: KindChat, ChatGetUser: KindChat, ChatChannelInfo: KindChat,
 	ChatChannelMembers: KindChat, ChatReact: KindChat, ChatUnreact: KindChat,
 	ScheduleAdd: KindChat, ScheduleList: KindChat, ScheduleRemove: KindChat,
+	MemoryRemember: KindChat, MemoryRecall: KindChat, MemoryForget: KindChat,
 	"Read": KindRead, "Grep": KindRead, "Glob": KindRead, "LS": KindRead,
 	SkillsList: KindRead, SkillsRead: KindRead, KBList: KindRead, KBOpen: KindRead,
 	"Write": KindEdit, "Edit": KindEdit, SkillsWrite: KindEdit, SkillsDelete: KindEdit,

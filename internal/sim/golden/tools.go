@@ -15,10 +15,11 @@ type ToolCall struct {
 
 // ToolLine renders a tool call: the tool, its input (redacted, on one
 // line, cut at 160 characters) and its outcome with the first line of its
-// result. The result of a history read is what the model read of the
-// conversation: its messages follow, one a line ("    | …", each cut at
-// 160 characters, at most historyLines), so that a change in what the
-// model is shown (an author's role, an escape) changes the transcript.
+// result. The result of a history read or a recall is what the model read
+// of the conversation: its messages follow, one a line ("    | …", each
+// cut at 160 characters, at most historyLines), so that a change in what
+// the model is shown (an author's role, an escape, what memory finds)
+// changes the transcript.
 func ToolLine(name, input, result, outcome string) string {
 	// The model's JSON as a person writes it: no \u003c for "<".
 	var v any
@@ -32,8 +33,11 @@ func ToolLine(name, input, result, outcome string) string {
 	}
 	line := "tool " + name + " " + OneLine(input, 160) + " → " + outcome
 	if historyReads[name] && outcome == "ok" {
-		first, rest, _ := strings.Cut(result, "\n")
+		first, rest, more := strings.Cut(result, "\n")
 		line += ": " + OneLine(first, 100)
+		if !more {
+			return line
+		}
 		for i, l := range strings.Split(rest, "\n") {
 			if i == historyLines {
 				line += "\n    | …"
@@ -53,6 +57,7 @@ func ToolLine(name, input, result, outcome string) string {
 var historyReads = map[string]bool{
 	"mcp__agent_chat__get_thread_history":  true,
 	"mcp__agent_chat__get_channel_history": true,
+	"mcp__agent_memory__recall":            true,
 }
 
 // historyLines is how many lines of a history read ToolLine shows.

@@ -18,7 +18,7 @@ import (
 )
 
 // Behaviours are the scripts the model plays, in the order interfaces.md lists them.
-var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments", "context", "events2"}
+var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments", "context", "events2", "memory"}
 
 // Valid reports whether name is a behaviour.
 func Valid(name string) bool {
@@ -249,6 +249,9 @@ func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (msg *an
 		words = threadContext(p.Messages, words)
 	}
 	steps := script(behaviour)
+	if behaviour == "memory" {
+		steps = memoryScript(words, carriedMemories(p.Messages))
+	}
 	if len(results) >= len(steps) {
 		return &anthropic.Message{Role: "assistant", StopReason: anthropic.StopReasonEndTurn, Model: "stub"}, nil
 	}

@@ -69,6 +69,22 @@ func TestScriptedScripts(t *testing.T) {
 				anthropic.NewTextBlock("Attachment attachments/b.pdf (application/pdf, 9 bytes, sha256 00):"),
 				anthropic.NewTextBlock("(not shown: changed)"))},
 			"mcp__agent_chat__reply", `{"text":"seen: attachments/a.png: image/png, 3 bytes; attachments/b.pdf: (not shown: changed)"}`},
+		// memory: the first word picks the tool, the reply names what the
+		// turn carried.
+		{"memory", []anthropic.MessageParam{user(pipeline.Envelope("U1", "manager", "remember we deploy on Tuesdays"))},
+			"mcp__agent_memory__remember", `{"text":"we deploy on Tuesdays"}`},
+		{"memory", []anthropic.MessageParam{user(pipeline.Envelope("U1", "manager", "remember everywhere: Morgan owns releases"))},
+			"mcp__agent_memory__remember", `{"text":"Morgan owns releases","scope":"persona"}`},
+		{"memory", []anthropic.MessageParam{user(pipeline.Envelope("U1", "manager", "forget maaaaaaab"))},
+			"mcp__agent_memory__forget", `{"id":"maaaaaaab"}`},
+		{"memory", []anthropic.MessageParam{
+			anthropic.NewUserMessage(anthropic.NewTextBlock("[runtime] Memories that may help (the recall tool finds more):\n"+
+				"- maaaaaaab (2026-01-05): we deploy on Tuesdays\n- maaaaaaac (2026-01-05, persona-wide): Morgan owns releases"),
+				anthropic.NewTextBlock(pipeline.Envelope("U1", "manager", "recall deploy"))),
+			used("a", "x"), result("a", "1 found, best first:\n- memory maaaaaaab, …")},
+			"mcp__agent_chat__reply", `{"text":"memory: carried maaaaaaab, maaaaaaac; 1 found, best first:"}`},
+		{"memory", []anthropic.MessageParam{user(pipeline.Envelope("U1", "manager", "hello"))},
+			"mcp__agent_chat__reply", `{"text":"memory: say remember, recall or forget"}`},
 		// A previous turn's tool results do not count for this one.
 		{"reply", []anthropic.MessageParam{user(pipeline.Envelope("U1", "member", "first")), used("a", "x"), result("a", "posted (ts 1)"), hello},
 			"mcp__agent_chat__reply", `{"text":"ack: done"}`},

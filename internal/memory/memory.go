@@ -1,0 +1,201 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Store is the persistence of memories (*store.Store).
+type Store interface {
+	AddMemory(ctx context.Context, m store.Memory) (store.Memory, error)
+	Memory(ctx context.Context, id string) (store.Memory, error)
+	Memories(ctx context.Context, channel string) ([]store.Memory, error)
+	ForgetMemory(ctx context.Context, id string) error
+	Recall(ctx context.Context, q store.RecallQuery) ([]store.Recalled, error)
+}
+
+// Refusal texts; the persona-wide one is pinned (interfaces.md, "Memory").
+const (
+	MsgPersonaRefused = "only the manager can make a persona-wide memory"
+	msgForgetRefused  = "only the manager, the backup manager or its author can forget memory %s"
+	msgSecret         = "not remembered: the text holds a credential or matches a redaction pattern"
+	msgTooLong        = "not remembered: a memory is at most %d characters (this is %d)"
+	msgEmpty          = "not remembered: the text is empty"
+	msgBadScope       = "scope must be conversation or persona"
+	msgNoMemory       = "no memory %s"
+)
+
+// Refusal is a request the rules refuse: its text is said as it is (a
+// tool's is_error result, a command's answer).
+type Refusal string
+
+func (r Refusal) Error() string { return string(r) }
+
+// Who asks: the turn's sender and their role.
+type Who struct {
+	UserID string
+	Role   pipeline.Role
+}
+
+// managing is the manager or the backup manager.
+func (w Who) managing() bool {
+	return w.Role == pipeline.RoleManager || w.Role == pipeline.RoleBackup
+}
+
+// Memories applies the rules of memory over the store.
+type Memories struct {
+	Store Store
+	// Redact is the service's redactor: a text it would change holds a
+	// credential or matches a redaction pattern, and is refused.
+	Redact func(string) string
+	// NewID, when set, makes the new memories' ids (the simulator's: the
+	// same at every run, so that a scenario can name one); nil:
+	// store.NewMemoryID.
+	NewID func() string
+	Log   *slog.Logger
+}
+
+// Remember stores text as a memory of the conversation channel (thread
+// threadTS), or of the persona (scope persona: the manager and backup
+// manager only). A refusal is a Refusal.
+func (m *Memories) Remember(ctx context.Context, who Who, channel, threadTS, text, scope string) (store.Memory, error) {
+	text = strings.TrimSpace(text)
+	switch scope {
+	case "":
+		scope = store.ScopeConversation
+	case store.ScopeConversation, store.ScopePersona:
+	default:
+		return store.Memory{}, Refusal(msgBadScope)
+	}
+	switch n := len([]rune(text)); {
+	case n == 0:
+		return store.Memory{}, Refusal(msgEmpty)
+	case n > store.MaxMemoryLen:
+		return store.Memory{}, Refusal(fmt.Sprintf(msgTooLong, store.MaxMemoryLen, n))
+	}
+	if scope == store.ScopePersona && !who.managing() {
+		m.Log.WarnContext(ctx, "memory refused", "why", "persona scope", "user_id", who.UserID, "channel", channel)
+		return store.Memory{}, Refusal(MsgPersonaRefused)
+	}
+	if m.Redact != nil && m.Redact(text) != text {
+		m.Log.WarnContext(ctx, "memory refused", "why", "secret", "user_id", who.UserID, "channel", channel)
+		return store.Memory{}, Refusal(msgSecret)
+	}
+	mem := store.Memory{Text: text, Author: who.UserID, Channel: channel, ThreadTS: threadTS, Scope: scope}
+	if m.NewID != nil {
+		mem.ID = m.NewID()
+	}
+	return m.Store.AddMemory(ctx, mem)
+}
+
+// Forget deletes the memory id, if who may: the manager, the backup
+// manager or its author. A memory another conversation keeps is "no
+// memory" from here unless who manages: its existence is not told.
+func (m *Memories) Forget(ctx context.Context, who Who, channel, id string) error {
+	id = strings.TrimSpace(id)
+	if !store.ValidMemoryID(id) {
+		return Refusal(fmt.Sprintf(msgNoMemory, oneWord(id)))
+	}
+	mem, err := m.Store.Memory(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !visible(mem, channel) && !who.managing() {
+		return Refusal(fmt.Sprintf(msgNoMemory, id))
+	}
+	if err != nil {
+		return err
+	}
+	if !who.managing() && who.UserID != mem.Author {
+		m.Log.WarnContext(ctx, "memory forget refused", "memory", id, "user_id", who.UserID)
+		return Refusal(fmt.Sprintf(msgForgetRefused, id))
+	}
+	if err := m.Store.ForgetMemory(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return Refusal(fmt.Sprintf(msgNoMemory, id))
+		}
+		return err
+	}
+	m.Log.InfoContext(ctx, "memory forgotten", "memory", id, "user_id", who.UserID)
+	return nil
+}
+
+// visible reports whether mem may be shown in channel.
+func visible(mem store.Memory, channel string) bool {
+	return mem.Scope == store.ScopePersona || mem.Channel == channel
+}
+
+// Recall searches what channel may see for query (store.Recall), but the
+// messages of the asking thread (threadTS).
+func (m *Memories) Recall(ctx context.Context, channel, threadTS, query string, limit int) ([]store.Recalled, error) {
+	return m.Store.Recall(ctx, store.RecallQuery{Text: query, Channel: channel, Thread: threadTS, Limit: limit})
+}
+
+// oneWord is an id as said back: its first 20 characters of one word.
+func oneWord(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), " ")
+	if len(s) > 20 {
+		s = s[:20] + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == '`' || r == '<' || r == '>' || r == '@' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// firstTurnFound and firstTurnPersona cap what a first turn carries.
+const (
+	firstTurnFound   = 3
+	firstTurnPersona = 10
+)
+
+// FirstTurn is what a thread's first turn in channel carries of memory
+// (FirstTurnText): the memories most relevant to its first message and
+// the newest persona-wide ones; "" when there are none. A failure is
+// logged and carries nothing: memory helps a turn, never stops one.
+func (m *Memories) FirstTurn(ctx context.Context, channel, text string) string {
+	found, err := m.Store.Recall(ctx, store.RecallQuery{Text: text, Channel: channel, Limit: firstTurnFound, Kind: store.KindMemory})
+	if err != nil {
+		m.Log.WarnContext(ctx, "memories for a first turn", "channel", channel, "err", err)
+		return ""
+	}
+	all, err := m.Store.Memories(ctx, channel)
+	if err != nil {
+		m.Log.WarnContext(ctx, "memories for a first turn", "channel", channel, "err", err)
+		return ""
+	}
+	var persona []store.Memory
+	for i := len(all) - 1; i >= 0 && len(persona) < firstTurnPersona; i-- {
+		if all[i].Scope == store.ScopePersona {
+			persona = append(persona, all[i])
+		}
+	}
+	return FirstTurnText(found, persona)
+}
+
+// List is /memory's answer in channel (ListText).
+func (m *Memories) List(ctx context.Context, channel string) (string, error) {
+	ms, err := m.Store.Memories(ctx, channel)
+	if err != nil {
+		return "", err
+	}
+	return ListText(ms), nil
+}
+
+// ForgetText is /forget's answer: done, or the refusal.
+func (m *Memories) ForgetText(ctx context.Context, who Who, channel, id string) (string, error) {
+	err := m.Forget(ctx, who, channel, id)
+	var r Refusal
+	switch {
+	case errors.As(err, &r):
+		return string(r), nil
+	case err != nil:
+		return "", err
+	}
+	return "forgot memory " + strings.TrimSpace(id), nil
+}

@@ -1,0 +1,159 @@
+package memory
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/persona-runtime/agent/internal/store"
+)
+
+// msgNone is /memory's answer when nothing is remembered here.
+const msgNone = "No memories here."
+
+// ListText is /memory's answer: this conversation's and the persona's
+// memories, each with its id, oldest first.
+func ListText(ms []store.Memory) string {
+	if len(ms) == 0 {
+		return msgNone
+	}
+	var b strings.Builder
+	b.WriteString("Memories (`/forget <id>` removes one):")
+	for _, m := range ms {
+		fmt.Fprintf(&b, "\n• `%s` %s", m.ID, line(m))
+	}
+	return b.String()
+}
+
+// line is a memory in one line: scope, date, author, text.
+func line(m store.Memory) string {
+	scope := ""
+	if m.Scope == store.ScopePersona {
+		scope = "[persona] "
+	}
+	author := ""
+	if m.Author != "" {
+		author = " <@" + m.Author + ">"
+	}
+	return fmt.Sprintf("%s(%s%s) %s", scope, m.CreatedAt.Format("2006-01-02"), author, oneLine(m.Text))
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// RecallText is what the recall tool returns: each thing found with what
+// it is, its date, its author and where it was said (its thread, for a
+// link), then its words.
+func RecallText(rs []store.Recalled, channel string) string {
+	if len(rs) == 0 {
+		return "Nothing remembered or said here matches."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d found, best first:", len(rs))
+	for _, r := range rs {
+		b.WriteString("\n- ")
+		if r.Kind == store.KindMemory {
+			fmt.Fprintf(&b, "memory %s", r.ID)
+			if r.Scope == store.ScopePersona {
+				b.WriteString(" (persona-wide)")
+			}
+		} else {
+			b.WriteString("message")
+		}
+		fmt.Fprintf(&b, ", %s", r.At.Format("2006-01-02"))
+		if r.Author != "" {
+			fmt.Fprintf(&b, ", by <@%s>", r.Author)
+		} else if r.Kind == store.KindMessage {
+			b.WriteString(", by you")
+		}
+		// Where a persona-wide memory was made is its conversation's
+		// business, not this one's.
+		if r.Channel == channel && r.ThreadTS != "" {
+			fmt.Fprintf(&b, ", thread %s/%s", r.Channel, r.ThreadTS)
+		}
+		b.WriteString(": ")
+		b.WriteString(oneLine(r.Snippet))
+	}
+	return b.String()
+}
+
+// FirstTurnText is what a thread's first turn carries of memory: the
+// memories found for its first message and the persona's, or "" when
+// there are none. It begins with the runtime's mark, which keeps it out
+// of the recall index (store: runtimeNote).
+func FirstTurnText(found []store.Recalled, persona []store.Memory) string {
+	seen := map[string]bool{}
+	var lines []string
+	for _, r := range found {
+		if r.Kind == store.KindMemory && !seen[r.ID] {
+			seen[r.ID] = true
+			lines = append(lines, fmt.Sprintf("- %s (%s): %s", r.ID, r.At.Format("2006-01-02"), oneLine(r.Snippet)))
+		}
+	}
+	for _, m := range persona {
+		if !seen[m.ID] {
+			seen[m.ID] = true
+			lines = append(lines, fmt.Sprintf("- %s (%s, persona-wide): %s", m.ID, m.CreatedAt.Format("2006-01-02"), oneLine(m.Text)))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "[runtime] Memories that may help (the recall tool finds more):\n" + strings.Join(lines, "\n")
+}
+
+// Export writes ms as markdown into dir: one file per conversation
+// (<channel>.md) and persona.md, each memory a bullet with its id, date,
+// author and thread. It returns the files written.
+func Export(dir string, ms []store.Memory) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("export memories: %w", err)
+	}
+	groups := map[string][]store.Memory{}
+	var order []string
+	for _, m := range ms {
+		name := "persona"
+		if m.Scope != store.ScopePersona {
+			name = safeName(m.Channel)
+		}
+		if _, ok := groups[name]; !ok {
+			order = append(order, name)
+		}
+		groups[name] = append(groups[name], m)
+	}
+	var files []string
+	for _, name := range order {
+		var b strings.Builder
+		if name == "persona" {
+			b.WriteString("# Persona-wide memories\n\n")
+		} else {
+			fmt.Fprintf(&b, "# Memories of conversation %s\n\n", groups[name][0].Channel)
+		}
+		for _, m := range groups[name] {
+			fmt.Fprintf(&b, "- %s\n  <!-- id %s; %s; by %s; thread %s/%s -->\n", oneLine(m.Text), m.ID,
+				m.CreatedAt.Format("2006-01-02 15:04 MST"), m.Author, m.Channel, m.ThreadTS)
+		}
+		path := filepath.Join(dir, name+".md")
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			return files, fmt.Errorf("export memories: %w", err)
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
+
+// safeName is a channel id as a file name.
+func safeName(channel string) string {
+	name := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '_'
+	}, channel)
+	if name == "" || name == "persona" {
+		name = "_" + name
+	}
+	return name
+}

@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// Conversations of the visibility tests: a DM with the manager, a trusted
+// channel and an allowed one.
+const (
+	dmChan      = "D0MANAGER"
+	trustedChan = "C0TRUSTED"
+	allowedChan = "C0ALLOWED"
+)
+
+// say stores a person's message (in its envelope) and the persona's answer
+// in a new session of the thread channel:ts.
+func say(t *testing.T, s *Store, channel, ts, user, words, answer string) {
+	t.Helper()
+	sid := NewID()
+	if err := s.CreateSession(t.Context(), Session{ID: sid, ThreadKey: channel + ":" + ts}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []Message{{Role: RoleUser, Content: textBlocks(pipeline.Envelope(user, "member", words))}}
+	if answer != "" {
+		msgs = append(msgs, Message{Role: RoleAssistant, Content: textBlocks(answer)})
+	}
+	if err := s.AppendMessages(t.Context(), sid, msgs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func textBlocks(texts ...string) json.RawMessage {
+	var blocks []map[string]string
+	for _, t := range texts {
+		blocks = append(blocks, map[string]string{"type": "text", "text": t})
+	}
+	b, _ := json.Marshal(blocks)
+	return b
+}
+
+func remember(t *testing.T, s *Store, channel, author, scope, text string) Memory {
+	t.Helper()
+	m, err := s.AddMemory(t.Context(), Memory{Text: text, Author: author, Channel: channel, ThreadTS: "1.1", Scope: scope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func recall(t *testing.T, s *Store, channel, query string) []Recalled {
+	t.Helper()
+	rs, err := s.Recall(t.Context(), RecallQuery{Text: query, Channel: channel, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func snippets(rs []Recalled) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Snippet)
+	}
+	return out
+}
+
+func TestRecallFindsMemoriesAndMessagesBestFirst(t *testing.T) {
+	s, clock := newTestStore(t)
+	say(t, s, dmChan, "100.1", "U0MGR", "the release train leaves on Fridays, we decided", "Noted: release train on Fridays.")
+	clock.Advance(7 * 24 * time.Hour)
+	say(t, s, dmChan, "200.1", "U0MGR", "what did we decide about the release train?", "")
+	clock.Advance(time.Hour)
+	m := remember(t, s, dmChan, "U0MGR", ScopeConversation, "we deploy on Tuesdays")
+
+	rs := recall(t, s, dmChan, "when do we deploy?")
+	if len(rs) != 1 || rs[0].Kind != KindMemory || rs[0].ID != m.ID || rs[0].Snippet != "we deploy on Tuesdays" {
+		t.Fatalf("recall deploy = %+v, want only the memory", rs)
+	}
+	if rs[0].Author != "U0MGR" || rs[0].Channel != dmChan || rs[0].ThreadTS != "1.1" || !rs[0].At.Equal(m.CreatedAt) {
+		t.Errorf("memory found as %+v", rs[0])
+	}
+
+	// Both messages match; the one matching more words comes first, and
+	// of two equal matches the newer.
+	rs = recall(t, s, dmChan, "release train on Fridays")
+	if len(rs) < 2 {
+		t.Fatalf("recall release train = %+v, want the messages", rs)
+	}
+	if rs[0].ThreadTS != "100.1" || !strings.Contains(rs[0].Snippet, "Fridays") {
+		t.Errorf("first = %+v, want the thread that decided", rs[0])
+	}
+	if !slices.ContainsFunc(rs, func(r Recalled) bool {
+		return r.Author == "U0MGR" && strings.Contains(r.Snippet, "Fridays, we decided")
+	}) {
+		t.Errorf("recall = %q, want the manager's words, with the manager as author", snippets(rs))
+	}
+	if rs[0].Kind != KindMessage || rs[0].ID != "" || rs[0].Channel != dmChan {
+		t.Errorf("first = %+v, want a message with its thread", rs[0])
+	}
+	// The persona's own answer is found, with no author.
+	if !slices.ContainsFunc(rs, func(r Recalled) bool { return r.Author == "" && strings.Contains(r.Snippet, "Noted") }) {
+		t.Errorf("recall = %q, want the persona's answer too", snippets(rs))
+	}
+
+	clock.Advance(time.Minute)
+	say(t, s, dmChan, "300.1", "U0MGR", "deploy checklist", "")
+	clock.Advance(time.Minute)
+	say(t, s, dmChan, "400.1", "U0MGR", "deploy checklist", "")
+	rs = recall(t, s, dmChan, "checklist")
+	if len(rs) != 2 || rs[0].ThreadTS != "400.1" {
+		t.Errorf("equal matches = %+v, want the newer first", rs)
+	}
+}
+
+func TestRecallVisibility(t *testing.T) {
+	s, _ := newTestStore(t)
+	remember(t, s, dmChan, "U0MGR", ScopeConversation, "deploy secret: the DM's own fact")
+	say(t, s, dmChan, "1.1", "U0MGR", "deploy plans from the DM", "")
+	say(t, s, trustedChan, "2.1", "U0ANN", "deploy plans from the trusted channel", "")
+	remember(t, s, trustedChan, "U0ANN", ScopeConversation, "deploy: trusted channel memory")
+	remember(t, s, dmChan, "U0MGR", ScopePersona, "deploy: the persona-wide memory")
+
+	for _, tc := range []struct {
+		channel string
+		want    []string
+	}{
+		{allowedChan, []string{"deploy: the persona-wide memory"}},
+		{trustedChan, []string{"deploy: the persona-wide memory", "deploy: trusted channel memory", "deploy plans from the trusted channel"}},
+		{dmChan, []string{"deploy: the persona-wide memory", "deploy secret: the DM's own fact", "deploy plans from the DM"}},
+	} {
+		got := snippets(recall(t, s, tc.channel, "deploy"))
+		slices.Sort(got)
+		slices.Sort(tc.want)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("recall in %s = %q, want %q", tc.channel, got, tc.want)
+		}
+	}
+	// The listing follows the same rule.
+	ms, err := s.Memories(t.Context(), allowedChan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Scope != ScopePersona {
+		t.Errorf("memories of %s = %+v, want the persona's only", allowedChan, ms)
+	}
+	all, err := s.Memories(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 {
+		t.Errorf("all memories = %+v, want 3", all)
+	}
+}
+
+// A query is words, never the index's query language: quotes, column
+// filters and operators in it search for nothing more.
+func TestRecallQueryIsWordsOnly(t *testing.T) {
+	s, _ := newTestStore(t)
+	say(t, s, dmChan, "1.1", "U0MGR", "the DM's deploy secret", "")
+	for _, q := range []string{`x" OR chan : "persona`, `chan:k44 OR deploy`, `deploy*`, `NEAR(deploy secret)`, `"`, `*`, `)(`} {
+		for _, r := range recall(t, s, allowedChan, q) {
+			t.Errorf("recall %q in %s found %+v", q, allowedChan, r)
+		}
+	}
+	if terms := QueryTerms(`When do WE deploy? "deploy" OR chan:persona`); !slices.Equal(terms, []string{"deploy", "chan", "persona"}) {
+		t.Errorf("terms = %q", terms)
+	}
+}
+
+func TestForgetMemory(t *testing.T) {
+	s, _ := newTestStore(t)
+	m := remember(t, s, dmChan, "U0MGR", ScopePersona, "we deploy on Tuesdays")
+	keep := remember(t, s, dmChan, "U0MGR", ScopeConversation, "we deploy from main")
+	if err := s.ForgetMemory(t.Context(), m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if rs := recall(t, s, dmChan, "Tuesdays"); len(rs) != 0 {
+		t.Errorf("after forget, recall = %+v", rs)
+	}
+	if rs := recall(t, s, dmChan, "deploy"); len(rs) != 1 || rs[0].ID != keep.ID {
+		t.Errorf("after forget, recall deploy = %+v, want the other memory only", rs)
+	}
+	if _, err := s.Memory(t.Context(), m.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Memory after forget: %v, want ErrNotFound", err)
+	}
+	if err := s.ForgetMemory(t.Context(), m.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("forget twice: %v, want ErrNotFound", err)
+	}
+}
+
+func TestAddMemoryChecks(t *testing.T) {
+	s, _ := newTestStore(t)
+	for _, m := range []Memory{
+		{Text: strings.Repeat("é", MaxMemoryLen+1), Channel: dmChan, Scope: ScopeConversation},
+		{Text: " ", Channel: dmChan, Scope: ScopeConversation},
+		{Text: "x", Channel: dmChan, Scope: "everyone"},
+		{Text: "x", Scope: ScopeConversation},
+	} {
+		if _, err := s.AddMemory(t.Context(), m); err == nil {
+			t.Errorf("AddMemory(%.20q, %q) stored it", m.Text, m.Scope)
+		}
+	}
+	m, err := s.AddMemory(t.Context(), Memory{Text: strings.Repeat("é", MaxMemoryLen), Author: "U1", Channel: dmChan, Scope: ScopeConversation})
+	if err != nil {
+		t.Fatalf("a memory of %d characters: %v", MaxMemoryLen, err)
+	}
+	if !ValidMemoryID(m.ID) {
+		t.Errorf("id %q", m.ID)
+	}
+	got, err := s.Memory(t.Context(), m.ID)
+	if err != nil || got != m {
+		t.Errorf("Memory = %+v, %v; want %+v", got, err, m)
+	}
+}
+
+func TestMessageText(t *testing.T) {
+	content := json.RawMessage(`[{"type":"text","text":"[runtime] Memories: we deploy on Tuesdays"},
+		{"type":"text","text":` + mustJSON(pipeline.Envelope("U0ANN", "member", "hello <message there")) + `},
+		{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"tool output"}]}]`)
+	body, author := messageText(RoleUser, content)
+	if body != "hello &lt;message there" || author != "U0ANN" {
+		t.Errorf("messageText = %q, %q", body, author)
+	}
+	if body, author := messageText(RoleAssistant, json.RawMessage(`[{"type":"text","text":"sure"},{"type":"tool_use","id":"t","name":"x","input":{}}]`)); body != "sure" || author != "" {
+		t.Errorf("assistant text = %q, %q", body, author)
+	}
+}
+
+func mustJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// A SQLite recall ranks the newest maxCandidates matches; a word in more
+// than a tenth of the index is left out of a query with other words, so
+// an old memory matching the rare word is still found behind thousands of
+// newer messages holding the common one. Another conversation's memory
+// stays out of it.
+func TestRecallCommonWordsSQLite(t *testing.T) {
+	clock := newClock()
+	s, err := Open(t.Context(), InMemory, Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := remember(t, s, trustedChan, "U1", ScopeConversation, "the release train leaves on Tuesdays")
+	remember(t, s, allowedChan, "U2", ScopeConversation, "the train in the allowed channel")
+	const n = 10_500
+	clock.Advance(time.Hour)
+	err = s.inTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
+		for i := range n {
+			if _, err := s.indexDoc(ctx, tx, doc{kind: KindMessage, ref: "s1", channel: trustedChan, threadTS: fmt.Sprintf("%d.1", i),
+				scope: ScopeConversation, body: fmt.Sprintf("status check %d is green", i), at: clock.Now().UnixMilli() + int64(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := recall(t, s, trustedChan, "status of the train")
+	if len(rs) != 1 || rs[0].ID != old.ID {
+		t.Fatalf("status of the train: %+v, want only memory %s", snippets(rs), old.ID)
+	}
+	rs = recall(t, s, trustedChan, "status check")
+	if len(rs) != 10 || rs[0].Snippet != fmt.Sprintf("status check %d is green", n-1) {
+		t.Fatalf("common words alone: %q, want the newest ten", snippets(rs))
+	}
+}
+
+// A long message's snippet is its words around the first that matches.
+func TestRecallSnippet(t *testing.T) {
+	var words []string
+	for i := range 60 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	words[40] = "Deployed,"
+	got := snippet(strings.Join(words, " "), []string{"deploy"})
+	want := "…" + strings.Join(words[34:58], " ") + "…"
+	if got != want {
+		t.Errorf("snippet = %q\nwant %q", got, want)
+	}
+	if got := snippet("short and sweet", []string{"sweet"}); got != "short and sweet" {
+		t.Errorf("short: %q", got)
+	}
+	if got := snippet(strings.Join(words, " "), []string{"nothing"}); got != strings.Join(words[:24], " ")+"…" {
+		t.Errorf("no hit: %q", got)
+	}
+}

@@ -1,0 +1,369 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/uptrace/bun"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
+)
+
+// RecallQuery is what Recall looks for, and where.
+type RecallQuery struct {
+	Text string
+	// Channel is the conversation asking: only its own memories and
+	// messages are searched, and the persona-wide memories. Required.
+	Channel string
+	// Limit caps the results; 0 means 5, at most 50.
+	Limit int
+	// Kind, when set, searches only memories or only messages.
+	Kind string
+	// Thread, when set, is the asking thread's ts: its own messages are
+	// left out (the model has them already; recall is of past threads).
+	Thread string
+}
+
+// recencyMs is how fast relevance fades with age: a match a month old
+// counts half as much as the same match today.
+const recencyMs = 30 * 24 * 3600 * 1000.0
+
+// memoryBoost is how much more a memory counts than a message matching as
+// well: someone asked for it to be kept.
+const memoryBoost = 2.0
+
+// maxTerms caps the words a query searches for.
+const maxTerms = 16
+
+// Recall searches the memories and the stored messages visible in
+// q.Channel (its own, and the persona-wide memories) for any of the words
+// of q.Text, best first: relevance (BM25 on SQLite, ts_rank_cd on
+// Postgres), memories before messages of the same relevance, fading with
+// age. The visibility rule is part of the search itself, not a filter on
+// its results. A query without searchable words finds nothing. On SQLite
+// the newest maxCandidates matches are ranked, and a word in more than a
+// tenth of the index is left out when the query has others (commonWords):
+// a recall's cost does not grow with how common its words are.
+func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
+	if q.Channel == "" {
+		return nil, fmt.Errorf("recall: no channel")
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 5
+	}
+	limit = min(limit, 50)
+	terms := QueryTerms(q.Text)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	now := s.now().UnixMilli()
+	var out []Recalled
+	var err error
+	if s.pg {
+		out, err = s.recallPG(ctx, terms, q, now, limit)
+	} else {
+		out, err = s.recallSQLite(ctx, terms, q, now, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	return out, nil
+}
+
+// maxCandidates caps the rows a SQLite recall ranks: the newest that
+// match (rowid order is the order things were stored in), so that ranking
+// costs the same however many rows a query's words match. The visibility
+// key stays in the MATCH that finds them.
+const maxCandidates = 1000
+
+// commonShare: a word found in more than this share of the index's rows
+// is common (commonWords). BM25 weighs it little, yet working out that
+// weight reads every row holding it: that, not the ranking, is what made
+// common words dear.
+const commonShare = 10
+
+// maxCommon is how many common words a query of common words alone keeps.
+const maxCommon = 3
+
+// qRecallSQLite ranks the newest maxCandidates matches of a MATCH
+// (relevance, memories first, fading with age). The snippet is cut in Go
+// (snippet): FTS5's snippet() would make it for every candidate, and
+// opening the MATCH again for the best alone costs more than the ranking.
+var qRecallSQLite = `SELECT kind, ref, chan, channel, thread_ts, author, created_at, body FROM (
+		SELECT rowid AS id, bm25(recall, 1.0, 0.0) AS rank, kind, ref, chan, channel, thread_ts, author, created_at, body
+		FROM recall WHERE recall MATCH ?1 AND NOT (kind = 'message' AND thread_ts = ?2)
+		ORDER BY rowid DESC LIMIT ` + strconv.Itoa(maxCandidates) + `
+	) ORDER BY rank * (CASE kind WHEN 'memory' THEN ` + "2.0" + ` ELSE 1.0 END)
+		/ (1.0 + max(0, ?3 - created_at) / ` + "2592000000.0" + `), id DESC
+	LIMIT ?4`
+
+// qCountSQLite counts the rows of a MATCH, up to a limit; qSpanSQLite is
+// the span of the index's row ids: about its number of rows, read from
+// both ends of its rowid order without a scan.
+const (
+	qCountSQLite = `SELECT count(*) FROM (SELECT 1 FROM recall WHERE recall MATCH ? LIMIT ?)`
+	qSpanSQLite  = `SELECT coalesce((SELECT rowid FROM recall ORDER BY rowid DESC LIMIT 1), 0)
+		- coalesce((SELECT rowid FROM recall ORDER BY rowid LIMIT 1), 1) + 1`
+)
+
+func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery, now int64, limit int) ([]Recalled, error) {
+	// The visibility key is searched with the words: this conversation's
+	// rows, and the persona's.
+	where := `chan : ("` + chanKey(q.Channel) + `" OR "` + ScopePersona + `")`
+	switch q.Kind {
+	case KindMemory:
+		where += ` AND chan : "` + KindMemory + `"`
+	case KindMessage:
+		where += ` NOT chan : "` + KindMemory + `"`
+	}
+	terms, err := s.commonWords(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	match := where + ` AND body : ("` + strings.Join(terms, `" OR "`) + `")`
+	rows, err := s.query(ctx, qRecallSQLite, match, q.Thread, now, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Recalled
+	for rows.Next() {
+		var r Recalled
+		var key, body string
+		var at int64
+		if err := rows.Scan(&r.Kind, &r.ID, &key, &r.Channel, &r.ThreadTS, &r.Author, &at, &body); err != nil {
+			return nil, err
+		}
+		r.At = fromUnixMilli(at)
+		r.Snippet = snippet(body, terms)
+		r.Scope = ScopeConversation
+		if strings.HasPrefix(key, ScopePersona) {
+			r.Scope = ScopePersona
+		}
+		finish(&r, body)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// snippetWords is how many words a snippet keeps.
+const snippetWords = 24
+
+// snippet is body cut to snippetWords words around the first that starts
+// like one of terms (the index stems its words: "deploy" finds
+// "deployed"), with "…" where it was cut; all of body when it is short.
+func snippet(body string, terms []string) string {
+	words := strings.Fields(body)
+	if len(words) <= snippetWords {
+		return body
+	}
+	hit := 0
+find:
+	for i, w := range words {
+		w = strings.ToLower(strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
+		for _, t := range terms {
+			if stem := t[:min(len(t), max(4, len(t)-2))]; strings.HasPrefix(w, stem) {
+				hit = i
+				break find
+			}
+		}
+	}
+	from := max(0, min(hit-snippetWords/4, len(words)-snippetWords))
+	text := strings.Join(words[from:from+snippetWords], " ")
+	if from > 0 {
+		text = "…" + text
+	}
+	if from+snippetWords < len(words) {
+		text += "…"
+	}
+	return text
+}
+
+// commonWords returns terms without those found in more than one row in
+// commonShare of the whole index, unless all of them are: then the first
+// maxCommon are kept. Each count stops at that share, so counting costs
+// less than the weight BM25 would work out for a common word.
+func (s *Store) commonWords(ctx context.Context, terms []string) ([]string, error) {
+	if len(terms) < 2 {
+		return terms, nil
+	}
+	var rows int64
+	if err := s.queryRow(ctx, qSpanSQLite).Scan(&rows); err != nil {
+		return nil, err
+	}
+	limit := rows / commonShare
+	if limit < maxCandidates {
+		return terms, nil // a small index: every word is cheap
+	}
+	var kept []string
+	for _, t := range terms {
+		var n int64
+		if err := s.queryRow(ctx, qCountSQLite, `body : ("`+t+`")`, limit+1).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n <= limit {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return terms[:min(len(terms), maxCommon)], nil
+	}
+	return kept, nil
+}
+
+const qRecallPG = `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
+	ts_headline('english', body, q, 'MaxWords=24, MinWords=12, StartSel="", StopSel=""')
+	FROM (
+		SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body, q,
+			ts_rank_cd(tsv, q) * (CASE kind WHEN 'memory' THEN 2.0 ELSE 1.0 END)
+				/ (1.0 + greatest(0, ? - created_at) / 2592000000.0) AS score
+		FROM recall, websearch_to_tsquery('english', ?) q
+		WHERE tsv @@ q AND (channel_id = ? OR scope = 'persona') AND (? = '' OR kind = ?)
+			AND NOT (kind = 'message' AND channel_id = ? AND thread_ts = ?)
+		ORDER BY score DESC LIMIT ?
+	) best ORDER BY score DESC`
+
+func (s *Store) recallPG(ctx context.Context, terms []string, q RecallQuery, now int64, limit int) ([]Recalled, error) {
+	rows, err := s.query(ctx, qRecallPG, now, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, q.Channel, q.Thread, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Recalled
+	for rows.Next() {
+		var r Recalled
+		var at int64
+		var body string
+		if err := rows.Scan(&r.Kind, &r.ID, &r.Scope, &r.Channel, &r.ThreadTS, &r.Author, &at, &body, &r.Snippet); err != nil {
+			return nil, err
+		}
+		r.At = fromUnixMilli(at)
+		finish(&r, body)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// finish gives a memory its whole text (it is short), and a message its
+// snippet; a message's ref is its session, not an id a person uses.
+func finish(r *Recalled, body string) {
+	if r.Kind == KindMemory {
+		r.Snippet = body
+		return
+	}
+	r.ID = ""
+	r.Snippet = strings.TrimSpace(r.Snippet)
+}
+
+// stopwords are words too common to search for (Postgres drops its own).
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
+		before being below between both but by can could did do does doing down during each few for from further
+		had has have having he her here hers him his how i if in into is it its itself just me more most my no nor
+		not now of off on once only or other our ours out over own same she should so some such than that the their
+		theirs them then there these they this those through to too under until up very was we were what when where
+		which while who whom why will with would you your yours`) {
+		stopwords[w] = true
+	}
+}
+
+// QueryTerms are the words Recall searches for in text: lower-cased
+// letters and digits, without the commonest English words, each once, at
+// most maxTerms. Nothing of the query's own syntax survives, so a query
+// can neither fail to parse nor change what is searched.
+func QueryTerms(text string) []string {
+	var terms []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if stopwords[w] || seen[w] || (len(w) < 2 && !unicode.IsDigit([]rune(w)[0])) {
+			continue
+		}
+		seen[w] = true
+		terms = append(terms, w)
+		if len(terms) == maxTerms {
+			break
+		}
+	}
+	return terms
+}
+
+// runtimeNote opens the runtime's own text blocks (notes, the memories a
+// first turn carries): they are not what anyone said, and are not indexed.
+const runtimeNote = "[runtime]"
+
+// messageText is what the index keeps of a stored message: the words of
+// its text blocks, out of their envelopes, and who wrote them (the last
+// envelope's author; "" for the persona's own). Tool calls and results,
+// and the runtime's notes, are left out.
+func messageText(role string, content []byte) (body, author string) {
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		var s string
+		if json.Unmarshal(content, &s) != nil {
+			return "", ""
+		}
+		blocks = append(blocks, struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{"text", s})
+	}
+	var b strings.Builder
+	for _, bl := range blocks {
+		if bl.Type != "text" || bl.Text == "" || strings.HasPrefix(bl.Text, runtimeNote) {
+			continue
+		}
+		text := bl.Text
+		if role == RoleUser {
+			if who, _, words, ok := pipeline.ParseEnvelope(text); ok {
+				author, text = who, words
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(text)
+	}
+	return b.String(), author
+}
+
+const qSessionThread = "SELECT thread_key FROM sessions WHERE session_id = ?"
+
+// indexMessages adds the words of rows (of one session) to the index, in
+// the transaction that stores them.
+func (s *Store) indexMessages(ctx context.Context, tx bun.Tx, rows []messageRow) error {
+	var channel, threadTS string
+	looked := false
+	for _, r := range rows {
+		body, author := messageText(r.Role, []byte(r.Content))
+		if strings.TrimSpace(body) == "" {
+			continue
+		}
+		if !looked {
+			var key string
+			if err := s.txQueryRow(ctx, tx, qSessionThread, r.SessionID).Scan(&key); err != nil {
+				return fmt.Errorf("index messages: session %s: %w", r.SessionID, err)
+			}
+			channel, threadTS, _ = strings.Cut(key, ":")
+			looked = true
+		}
+		if _, err := s.indexDoc(ctx, tx, doc{
+			kind: KindMessage, ref: r.SessionID, channel: channel, threadTS: threadTS,
+			author: author, scope: ScopeConversation, body: body, at: r.CreatedAt,
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
