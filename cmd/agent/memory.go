@@ -12,6 +12,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/persona-runtime/agent/internal/memory"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -36,16 +37,18 @@ func simMemoryIDs() func() string {
 	}
 }
 
-// simEpoch is where a scenario's database clock starts.
-var simEpoch = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-
-// simStoreNow is a scenario's database clock: simEpoch, moving on at the
-// real pace from the scenario's start, so that the dates recall and
-// /memory show are the same at every run while what measures durations
-// in the store still sees time pass.
-func simStoreNow() func() time.Time {
+// simStoreNow is a scenario's database clock: the scenario's simulated
+// clock (which starts on 2026-01-05 09:00 UTC and moves with its advance
+// steps), plus the real time elapsed since the scenario began, so that
+// the dates recall and /memory show are the same at every run, rows
+// written after an advance are dated after it, and what measures
+// durations in the store still sees time pass.
+func simStoreNow(clk clock.Clock) func() time.Time {
+	if clk == nil {
+		return nil
+	}
 	start := time.Now()
-	return func() time.Time { return simEpoch.Add(time.Since(start)) }
+	return func() time.Time { return clk.Now().Add(time.Since(start)) }
 }
 
 // memoryCommands adapts the memory to /memory and /forget.

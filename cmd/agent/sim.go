@@ -112,7 +112,7 @@ func simBoot(ctx context.Context, cfg *config.Config, d runner.Deps) (runner.Ser
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return d.Platform, d.Platform },
 		onHandled: d.OnHandled, onDrop: d.OnDrop, onToolCall: d.OnToolCall,
 		clock: d.Clock, onScheduleRun: d.OnScheduleRun, onSchedulerIdle: d.OnSchedulerIdle,
-		memoryIDs: simMemoryIDs(), storeNow: simStoreNow(),
+		memoryIDs: simMemoryIDs(), storeNow: simStoreNow(d.Clock),
 	})
 	if err != nil {
 		return nil, err
