@@ -33,6 +33,7 @@ type scheduleRuns struct {
 
 var (
 	_ schedule.Runner       = (*scheduleRuns)(nil)
+	_ schedule.Recorder     = (*scheduleRuns)(nil)
 	_ pipeline.ScheduleGate = (*scheduleRuns)(nil)
 )
 
@@ -59,16 +60,40 @@ func (r *scheduleRuns) Busy(id string) bool {
 	return busy
 }
 
-// Run turns a claimed run into an event and hands it to the gateway, which
-// records it in the inbox before queueing it in its thread. A channel
-// target first posts the run's top-level message, whose thread the run
-// answers in.
-func (r *scheduleRuns) Run(ctx context.Context, run schedule.Run) error {
+// runEvent is the event of a claimed run: the same on every replica, under
+// the run's fixed id.
+func (r *scheduleRuns) runEvent(run schedule.Run) *pipeline.Event {
 	sc := run.Schedule
-	ev := &pipeline.Event{ID: schedule.RunID(sc.ID, run.Due), Kind: pipeline.KindSchedule, Type: "schedule",
+	return &pipeline.Event{ID: schedule.RunID(sc.ID, run.Due), Kind: pipeline.KindSchedule, Type: "schedule",
 		TeamID: r.s.self.TeamID, UserID: sc.Creator, ChannelID: sc.Channel, ThreadTS: sc.ThreadTS, Text: sc.Prompt,
 		Received: r.s.clock.Now(),
 		Schedule: &pipeline.Schedule{ID: sc.ID, Name: sc.Name, Due: run.Due, Channel: sc.Channel, ThreadTS: sc.ThreadTS}}
+}
+
+// Record is a thread target's run as the inbox keeps it, for the claim to
+// write in its own transaction: a crash after the claim leaves the run to
+// the inbox. A channel target's event is known only once its top-level
+// message is posted, after the claim: it records itself when delivered.
+func (r *scheduleRuns) Record(run schedule.Run) (*schedule.RunRecord, error) {
+	if run.Schedule.Target == schedule.TargetChannel || r.s.inbox == nil {
+		return nil, nil
+	}
+	e, err := r.s.inbox.Entry(r.runEvent(run))
+	if err != nil {
+		return nil, err
+	}
+	return &schedule.RunRecord{EventID: e.EventID, Kind: e.Kind, ChannelID: e.ChannelID, ThreadTS: e.ThreadTS,
+		UserID: e.UserID, Event: e.Event}, nil
+}
+
+// Run turns a claimed run into an event and hands it to the gateway, which
+// records it in the inbox (unless the claim did) before queueing it in its
+// thread. A channel target first posts the run's top-level message, whose
+// thread the run answers in.
+func (r *scheduleRuns) Run(ctx context.Context, run schedule.Run) error {
+	sc := run.Schedule
+	ev := r.runEvent(run)
+	ev.Recorded = run.Recorded
 	// A creator who may no longer schedule work is stopped by the gate in
 	// the thread the schedule was made in: no top-level post for a run
 	// that will not happen.

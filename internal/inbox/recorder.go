@@ -110,9 +110,25 @@ func MsgKey(ev *pipeline.Event) string {
 // event): the first of twins (a mention arrives as a message and as a
 // mention) to be received is the one that runs.
 func (r *Recorder) Receive(ctx context.Context, ev *pipeline.Event) (fresh bool, err error) {
-	if !kept(ev) || ev.Resumed {
+	if !kept(ev) || ev.Resumed || ev.Recorded {
 		return true, nil
 	}
+	e, err := r.Entry(ev)
+	if err != nil {
+		return true, err
+	}
+	key := pipeline.DedupeKey(ev)
+	fresh, marked, err := r.o.Store.InboxReceiveMark(ctx, e, key)
+	if err == nil && fresh && key != "" {
+		ev.Marked, ev.Fresh = true, marked
+	}
+	return fresh, err
+}
+
+// Entry is ev's record as the inbox keeps it (its text redacted), for a
+// writer that records it itself: a scheduled run's claim writes its run's
+// record in its own transaction, and the run is then delivered Recorded.
+func (r *Recorder) Entry(ev *pipeline.Event) (store.InboxEntry, error) {
 	cp := *ev
 	cp.Text = r.o.Redact(cp.Text)
 	if cp.Command != nil {
@@ -122,15 +138,10 @@ func (r *Recorder) Receive(ctx context.Context, ev *pipeline.Event) (fresh bool,
 	}
 	data, err := json.Marshal(&cp)
 	if err != nil {
-		return true, fmt.Errorf("inbox: encode event: %w", err)
+		return store.InboxEntry{}, fmt.Errorf("inbox: encode event: %w", err)
 	}
-	key := pipeline.DedupeKey(ev)
-	fresh, marked, err := r.o.Store.InboxReceiveMark(ctx, store.InboxEntry{EventID: ev.ID, Kind: ev.Kind.String(), ChannelID: ev.ChannelID,
-		ThreadTS: ev.RootTS(), UserID: ev.UserID, MsgKey: MsgKey(ev), Event: data}, key)
-	if err == nil && fresh && key != "" {
-		ev.Marked, ev.Fresh = true, marked
-	}
-	return fresh, err
+	return store.InboxEntry{EventID: ev.ID, Kind: ev.Kind.String(), ChannelID: ev.ChannelID,
+		ThreadTS: ev.RootTS(), UserID: ev.UserID, MsgKey: MsgKey(ev), Event: data}, nil
 }
 
 // count adds one to the events that ended as outcome.

@@ -40,12 +40,33 @@ type Claim struct {
 	// runs (skipped), LastRunAt is kept.
 	Ran    time.Time
 	Missed int // added to the schedule's Missed
+	// Record, when set, is the run's record in the inbox, written in the
+	// claim's transaction when the claim wins (and Ran is set): a crash
+	// after the claim leaves the run to the inbox, resumed or told.
+	Record *RunRecord
+}
+
+// RunRecord is a run's record in the inbox: the event as the inbox keeps
+// it, under its fixed id (RunID).
+type RunRecord struct {
+	EventID, Kind, ChannelID, ThreadTS, UserID string
+	Event                                      []byte // JSON
+}
+
+// Recorder is a Runner that can say beforehand what a run's inbox record
+// is, so that the claim writes it (Claim.Record); its Run is then told
+// the run is recorded (Run.Recorded). A nil record: the run records
+// itself when it starts.
+type Recorder interface {
+	Record(r Run) (*RunRecord, error)
 }
 
 // Run is a claimed run, handed to the Runner.
 type Run struct {
 	Schedule Schedule // as read before the claim
 	Due      time.Time
+	// Recorded: the claim wrote the run's inbox record (Recorder).
+	Recorded bool
 }
 
 // Runner is what runs a claimed run (cmd: an event into the pipeline).
@@ -233,6 +254,13 @@ func (s *Scheduler) claim(ctx context.Context, sc Schedule, now time.Time) error
 	if busy {
 		c.Ran = time.Time{}
 	}
+	if rec, ok := s.d.Runner.(Recorder); ok && !c.Ran.IsZero() {
+		if c.Record, err = rec.Record(Run{Schedule: sc, Due: p.Run}); err != nil {
+			// The run records itself when it starts, as without a Recorder.
+			log.WarnContext(ctx, "schedule: the run's record could not be made before the claim", "error", err)
+			c.Record = nil
+		}
+	}
 	won, err := s.d.Store.ClaimSchedule(ctx, c)
 	if err != nil || !won {
 		return err // lost to another replica: its run, its counts
@@ -247,7 +275,7 @@ func (s *Scheduler) claim(ctx context.Context, sc Schedule, now time.Time) error
 		log.InfoContext(ctx, "schedule: run skipped, the previous one still runs", "due", p.Run)
 		s.count(OutcomeSkippedBusy, 1)
 	default:
-		if err := s.d.Runner.Run(ctx, Run{Schedule: sc, Due: p.Run}); err != nil {
+		if err := s.d.Runner.Run(ctx, Run{Schedule: sc, Due: p.Run, Recorded: c.Record != nil}); err != nil {
 			log.ErrorContext(ctx, "schedule: run did not start", "due", p.Run, "error", err)
 			s.count(OutcomeFailed, 1)
 			return nil // claimed: the due time is spent either way

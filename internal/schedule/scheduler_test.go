@@ -378,3 +378,55 @@ func TestSchedulerFailures(t *testing.T) {
 		t.Fatalf("after a store error sleeps until %v, want %v", at, due.Add(retryAfter))
 	}
 }
+
+// recordingRunner is a runner that says its runs' inbox records
+// beforehand (a Recorder).
+type recordingRunner struct{ *runner }
+
+func (r recordingRunner) Record(run Run) (*RunRecord, error) {
+	return &RunRecord{EventID: RunID(run.Schedule.ID, run.Due), Kind: "schedule", Event: []byte(`{}`)}, nil
+}
+
+// A Recorder's run record goes with the claim (the store writes both in
+// one transaction), and its run is told it is recorded; a skipped due time
+// carries no record.
+func TestSchedulerClaimCarriesTheRecord(t *testing.T) {
+	start := fake.ClockStart
+	four := start.Truncate(time.Hour).Add(time.Hour)
+	store := newMemStore(hourly("sa", four))
+	r := &rig{clock: fake.NewClock(time.Time{}), store: store, runner: newRunner(), counts: &counts{m: map[string]int{}},
+		sleeps: make(chan time.Time, 100)}
+	s, err := NewScheduler(Deps{Store: store, Runner: recordingRunner{r.runner}, Clock: r.clock, Metrics: r.counts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waiting = func(until time.Time) { r.sleeps <- until }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	r.sleep(t)
+	r.clock.Set(four)
+	run := r.run(t)
+	if !run.Recorded {
+		t.Fatal("the run of a recorded claim is not told it is recorded")
+	}
+	r.sleep(t)
+	store.mu.Lock()
+	claims := slices.Clone(store.claims)
+	store.mu.Unlock()
+	if len(claims) != 1 || claims[0].Record == nil || claims[0].Record.EventID != RunID("sa", four) {
+		t.Fatalf("claims = %+v, want one carrying the run's record", claims)
+	}
+	// Busy: the due time is skipped, and the claim records nothing.
+	r.runner.mu.Lock()
+	r.runner.busy["sa"] = true
+	r.runner.mu.Unlock()
+	r.clock.Set(four.Add(time.Hour))
+	r.sleep(t)
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if last := store.claims[len(store.claims)-1]; last.Record != nil || !last.Ran.IsZero() {
+		t.Fatalf("a skipped due time's claim = %+v, want no record", last)
+	}
+}

@@ -3,12 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/uptrace/bun"
+
+	"github.com/persona-runtime/agent/internal/schedule"
 )
 
 // The store keeps the schedules (migrations/0009_schedules) and serves
@@ -187,28 +189,68 @@ func (s *Store) DueSchedules(ctx context.Context, now time.Time, limit int) ([]s
 // of zero deletes the schedule (a one-off that came) (schedule.Store).
 func (s *Store) ClaimSchedule(ctx context.Context, c schedule.Claim) (bool, error) {
 	var won bool
-	err := s.write(ctx, func(ctx context.Context) error {
-		var err error
-		if c.Next.IsZero() {
-			won, err = oneRow(s.exec(ctx, `DELETE FROM schedules WHERE id = ? AND next_run_at = ? AND NOT paused`,
-				c.ID, c.Due.UnixMilli()))
+	var err error
+	if c.Record != nil && !c.Ran.IsZero() && !c.Next.IsZero() {
+		// The claim and the run's inbox record in one transaction: a
+		// crash after the claim leaves the run to the inbox.
+		err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			var err error
+			won, err = oneRow(s.txExec(ctx, tx, qClaimRan, c.Next.UnixMilli(), c.Ran.UnixMilli(), c.Missed, c.ID, c.Due.UnixMilli()))
+			if err != nil || !won {
+				return err
+			}
+			return s.recordRun(ctx, tx, c.Record)
+		})
+	} else if c.Record != nil && !c.Ran.IsZero() {
+		err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			var err error
+			won, err = oneRow(s.txExec(ctx, tx, qClaimLast, c.ID, c.Due.UnixMilli()))
+			if err != nil || !won {
+				return err
+			}
+			return s.recordRun(ctx, tx, c.Record)
+		})
+	} else {
+		err = s.write(ctx, func(ctx context.Context) error {
+			var err error
+			switch {
+			case c.Next.IsZero():
+				won, err = oneRow(s.exec(ctx, qClaimLast, c.ID, c.Due.UnixMilli()))
+			case c.Ran.IsZero(): // skipped: the last run stays
+				won, err = oneRow(s.exec(ctx, qClaimSkipped, c.Next.UnixMilli(), c.Missed, c.ID, c.Due.UnixMilli()))
+			default:
+				won, err = oneRow(s.exec(ctx, qClaimRan, c.Next.UnixMilli(), c.Ran.UnixMilli(), c.Missed, c.ID, c.Due.UnixMilli()))
+			}
 			return err
-		}
-		if c.Ran.IsZero() { // skipped: the last run stays
-			won, err = oneRow(s.exec(ctx, `UPDATE schedules SET next_run_at = ?, missed = missed + ?
-				WHERE id = ? AND next_run_at = ? AND NOT paused`,
-				c.Next.UnixMilli(), c.Missed, c.ID, c.Due.UnixMilli()))
-			return err
-		}
-		won, err = oneRow(s.exec(ctx, `UPDATE schedules SET next_run_at = ?, last_run_at = ?, missed = missed + ?
-			WHERE id = ? AND next_run_at = ? AND NOT paused`,
-			c.Next.UnixMilli(), c.Ran.UnixMilli(), c.Missed, c.ID, c.Due.UnixMilli()))
-		return err
-	})
+		})
+	}
 	if err != nil {
 		return false, fmt.Errorf("claim schedule %s: %w", c.ID, err)
 	}
 	return won, nil
+}
+
+// The claims: one conditional statement each, won only while the schedule
+// is still due at the time read and not paused.
+const (
+	qClaimLast    = `DELETE FROM schedules WHERE id = ? AND next_run_at = ? AND NOT paused`
+	qClaimSkipped = `UPDATE schedules SET next_run_at = ?, missed = missed + ?
+		WHERE id = ? AND next_run_at = ? AND NOT paused`
+	qClaimRan = `UPDATE schedules SET next_run_at = ?, last_run_at = ?, missed = missed + ?
+		WHERE id = ? AND next_run_at = ? AND NOT paused`
+)
+
+// recordRun writes a claimed run's inbox record in tx, as InboxReceive
+// does; a record already there (the same due time claimed before a
+// crash) is left as it is.
+func (s *Store) recordRun(ctx context.Context, tx bun.Tx, r *schedule.RunRecord) error {
+	if r.EventID == "" || !json.Valid(r.Event) {
+		return fmt.Errorf("record run: an event id and a JSON event are required")
+	}
+	now := s.now().UnixMilli()
+	_, err := s.txExec(ctx, tx, qInboxReceive, r.EventID, r.Kind, r.ChannelID, r.ThreadTS, r.UserID, "", string(r.Event),
+		InboxReceived, now, now, s.replica)
+	return err
 }
 
 func (s *Store) schedules(ctx context.Context, query string, args ...any) ([]schedule.Schedule, error) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -130,6 +131,58 @@ func TestClaimSchedule(t *testing.T) {
 	}
 	if _, err := s.Schedule(ctx, once.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a one-off that ran is kept: %v", err)
+	}
+}
+
+// A claim that carries its run's inbox record writes it in the same
+// transaction: the record is there exactly when the claim won, so a crash
+// after the claim leaves the run to the inbox (resumed or told), and a
+// lost claim records nothing.
+func TestClaimScheduleRecordsTheRun(t *testing.T) {
+	s, c := newTestStore(t)
+	ctx := t.Context()
+	unfinished := func() []string {
+		t.Helper()
+		es, err := s.InboxUnfinished(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range es {
+			ids = append(ids, e.EventID+" "+e.State)
+		}
+		return ids
+	}
+	rec := func(id string) *schedule.RunRecord {
+		return &schedule.RunRecord{EventID: id, Kind: "schedule", ChannelID: "D1", ThreadTS: "1.1", UserID: "U1",
+			Event: []byte(`{"id":"` + id + `"}`)}
+	}
+	for _, when := range []string{"@hourly", "in 3s"} { // a recurring run, a one-off
+		sc, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", when), DefaultMaxSchedules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var next time.Time
+		if when == "@hourly" {
+			next = sc.NextRunAt.Add(time.Hour)
+		}
+		id := schedule.RunID(sc.ID, sc.NextRunAt)
+		claim := schedule.Claim{ID: sc.ID, Due: sc.NextRunAt, Next: next, Ran: sc.NextRunAt, Record: rec(id)}
+		if won, err := s.ClaimSchedule(ctx, claim); err != nil || !won {
+			t.Fatalf("%s: claim: %v, %v", when, won, err)
+		}
+		if got := unfinished(); !slices.Contains(got, id+" "+InboxReceived) {
+			t.Fatalf("%s: after the claim the inbox holds %q, want %s received", when, got, id)
+		}
+		// The same due time claimed again (another replica, late) loses
+		// and records nothing more.
+		claim.Record = rec(id + "-again")
+		if won, err := s.ClaimSchedule(ctx, claim); err != nil || won {
+			t.Fatalf("%s: the same due time claimed twice: %v, %v", when, won, err)
+		}
+		if got := unfinished(); slices.Contains(got, id+"-again "+InboxReceived) {
+			t.Fatalf("%s: a lost claim recorded its run: %q", when, got)
+		}
 	}
 }
 

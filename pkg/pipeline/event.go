@@ -110,6 +110,10 @@ type Event struct {
 	// short: it is not a redelivery, and its message may already be in the
 	// session's history.
 	Resumed bool
+	// Recorded marks an event whose inbox record its maker wrote (a
+	// scheduled run's, in its claim's transaction): the gateway does not
+	// record it again.
+	Recorded bool `json:"-"`
 	// Redelivery marks a copy of an event the inbox recorded before (the
 	// platform's retry, or an envelope another replica got too): it is
 	// dropped as a duplicate.
