@@ -172,7 +172,7 @@ func exportedSeries(page string) map[string]bool {
 
 func TestPromMetricNames(t *testing.T) {
 	for expr, want := range map[string][]string{
-		`histogram_quantile(0.99, sum by (le) (rate(agent_turn_duration_seconds_bucket{job=~"$job"}[$__rate_interval])))`: {"agent_turn_duration_seconds_bucket"},
+		`histogram_quantile(0.99, sum by (le) (rate(agent_turn_duration_seconds_bucket{job=~"$job"}[$__rate_interval])))`:                                                                          {"agent_turn_duration_seconds_bucket"},
 		`sum without (instance, pod, outcome) (increase(agent_approvals_total{outcome="requested"}[2h])) - sum without (outcome) (increase(agent_approvals_total{outcome!="requested"}[2h])) >= 5`: {"agent_approvals_total", "agent_approvals_total"},
 		`agent_socket_connected == 0`: {"agent_socket_connected"},
 		`60 * rate(a_total{x="}{ b_total"}[5m] offset 1h) / on (job) group_left (pod) b_info and c`: {"a_total", "b_info", "c"},
