@@ -171,15 +171,21 @@ func exportedSeries(page string) map[string]bool {
 }
 
 func TestPromMetricNames(t *testing.T) {
-	for expr, want := range map[string][]string{
-		`histogram_quantile(0.99, sum by (le) (rate(agent_turn_duration_seconds_bucket{job=~"$job"}[$__rate_interval])))`:                                                                          {"agent_turn_duration_seconds_bucket"},
-		`sum without (instance, pod, outcome) (increase(agent_approvals_total{outcome="requested"}[2h])) - sum without (outcome) (increase(agent_approvals_total{outcome!="requested"}[2h])) >= 5`: {"agent_approvals_total", "agent_approvals_total"},
-		`agent_socket_connected == 0`: {"agent_socket_connected"},
-		`60 * rate(a_total{x="}{ b_total"}[5m] offset 1h) / on (job) group_left (pod) b_info and c`: {"a_total", "b_info", "c"},
-		`max_over_time(up[1h:5m]) > 1e3`: {"up"},
-	} {
-		if got := promMetricNames(expr); !slices.Equal(got, want) {
-			t.Errorf("promMetricNames(%q) = %q, want %q", expr, got, want)
+	tests := []struct {
+		expr string
+		want []string
+	}{
+		{`histogram_quantile(0.99, sum by (le) (rate(agent_turn_duration_seconds_bucket{job=~"$job"}[$__rate_interval])))`,
+			[]string{"agent_turn_duration_seconds_bucket"}},
+		{`sum without (instance, outcome) (increase(agent_approvals_total{outcome="requested"}[2h])) - sum without (outcome) (increase(agent_approvals_total[2h])) >= 5`,
+			[]string{"agent_approvals_total", "agent_approvals_total"}},
+		{`agent_socket_connected == 0`, []string{"agent_socket_connected"}},
+		{`60 * rate(a_total{x="}{ b_total"}[5m] offset 1h) / on (job) group_left (pod) b_info and c`, []string{"a_total", "b_info", "c"}},
+		{`max_over_time(up[1h:5m]) > 1e3`, []string{"up"}},
+	}
+	for _, tc := range tests {
+		if got := promMetricNames(tc.expr); !slices.Equal(got, tc.want) {
+			t.Errorf("promMetricNames(%q) = %q, want %q", tc.expr, got, tc.want)
 		}
 	}
 }
