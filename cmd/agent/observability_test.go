@@ -189,3 +189,25 @@ func TestPromMetricNames(t *testing.T) {
 		}
 	}
 }
+
+// agent_socket_connected is 1 once the service's socket is up, and not
+// exported at all with the HTTP ingress: AgentSocketDisconnected fires on
+// 0, which must never be a process without a socket.
+func TestSocketConnectedMetric(t *testing.T) {
+	t.Run("socket mode", func(t *testing.T) {
+		h := newHarness(t, testSoul)
+		h.start()
+		h.waitMetric("agent_socket_connected", 1)
+	})
+	t.Run("HTTP ingress", func(t *testing.T) {
+		h, _ := newIngressHarness(t, testSoul)
+		h.start()
+		_, page := h.getAt(h.metricsPort, "/metrics")
+		if !exportedSeries(page)["agent_turns_total"] {
+			t.Fatalf("no agent metrics on /metrics:\n%s", page)
+		}
+		if exportedSeries(page)["agent_socket_connected"] {
+			t.Error("agent_socket_connected exported with the HTTP ingress")
+		}
+	})
+}
