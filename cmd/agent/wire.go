@@ -89,6 +89,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		return nil, err
 	}
 	s.metrics = metrics.New()
+	if sm, ok := transport.(interface{ SetConnectedGauge(slackio.Gauge) }); ok {
+		sm.SetConnectedGauge(s.metrics.SocketGauge()) // agent_socket_connected, socket mode only
+	}
 	llmMetrics := &llm.Metrics{Requests: s.metrics.ModelRequests, Tokens: s.metrics.ModelTokens, Duration: s.metrics.ModelDuration}
 	x, err := newExtractor(cfg, s.log, s.tracer, llmMetrics)
 	if err != nil {

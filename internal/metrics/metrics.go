@@ -109,7 +109,33 @@ type Metrics struct {
 	// cost of the model calls of turns, by the trust layer of their
 	// channel (not the channel: its cardinality is bounded).
 	LLMCost *prometheus.CounterVec
+	// SocketConnected is agent_socket_connected: 1 while the socket mode
+	// connection to the platform is open, 0 while it connects or is
+	// down. A vector without labels, so that it is exported only by a
+	// process that uses a socket (SocketGauge), never with the HTTP
+	// ingress, where 0 would raise the alert that watches it.
+	SocketConnected *prometheus.GaugeVec
 }
+
+// SocketGauge is the SocketConnected gauge, exported from this call on.
+func (m *Metrics) SocketGauge() prometheus.Gauge { return m.SocketConnected.WithLabelValues() }
+
+// Outcomes exported at zero from start, so that the shipped dashboard and
+// alert rules (deploy/observability) see every series before it first
+// moves: rate() of an absent series is no data, not 0.
+var (
+	// ApprovalOutcomes are agent_approvals_total's outcomes (the store's
+	// approval states).
+	ApprovalOutcomes = []string{"requested", "approved", "denied", "always", "timed_out", "expired"}
+	// ModelOutcomes are agent_model_requests_total's outcomes (internal/llm).
+	ModelOutcomes = []string{"ok", "unavailable", "auth", "invalid_request", "context_too_long", "canceled", "error"}
+	// TurnOutcomes are the usual outcomes of agent_turns_total (the engine
+	// has a few more, exported when they first happen).
+	TurnOutcomes = []string{"ok", "error", "aborted", "budget"}
+	// DeliveryErrors are the errors of agent_chat_delivery_failures_total
+	// that are not one of the platform's codes.
+	DeliveryErrors = []string{"rate_limited", "network"}
+)
 
 // BudgetNames are the budgets of agent_budget_exhausted_total.
 var BudgetNames = []string{"thread", "channel", "persona"}
@@ -206,6 +232,10 @@ func New() *Metrics {
 			Name: "agent_llm_cost_usd_total",
 			Help: "Estimated cost in US dollars of the model calls of turns (price table, AGENT_PRICES), by the channel's trust layer.",
 		}, []string{"channel_layer"}),
+		SocketConnected: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "agent_socket_connected",
+			Help: "1 while the socket mode connection to the chat platform is open, 0 while it connects or is down (absent with the HTTP ingress).",
+		}, nil),
 	}
 	goc, procc := processCollectors()
 	m.Registry = &lazyRegistry{collectors: []prometheus.Collector{
@@ -216,8 +246,20 @@ func New() *Metrics {
 		m.ToolCalls, m.ToolDuration,
 		m.ModelRequests, m.ModelTokens, m.ModelDuration,
 		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures, m.Feedback,
-		m.ScheduleRunsTotal, m.BudgetExhausted, m.LLMCost,
+		m.ScheduleRunsTotal, m.BudgetExhausted, m.LLMCost, m.SocketConnected,
 	}}
+	for _, o := range ApprovalOutcomes {
+		m.Approvals.WithLabelValues(o)
+	}
+	for _, o := range ModelOutcomes {
+		m.ModelRequests.WithLabelValues(o)
+	}
+	for _, o := range TurnOutcomes {
+		m.Turns.WithLabelValues(o)
+	}
+	for _, e := range DeliveryErrors {
+		m.DeliveryFailures.WithLabelValues(e)
+	}
 	for _, b := range BudgetNames {
 		m.BudgetExhausted.WithLabelValues(b)
 	}

@@ -121,3 +121,40 @@ func BenchmarkNew(b *testing.B) {
 		New()
 	}
 }
+
+// The series the shipped dashboard and alerts (deploy/observability) read
+// exist from start; agent_socket_connected only once a socket asks for it.
+func TestNewExportsOutcomesAtZero(t *testing.T) {
+	m := New()
+	var want strings.Builder
+	want.WriteString("# HELP agent_approvals_total Approval cards, by outcome.\n# TYPE agent_approvals_total counter\n")
+	for _, o := range sorted(ApprovalOutcomes) {
+		fmt.Fprintf(&want, "agent_approvals_total{outcome=%q} 0\n", o)
+	}
+	want.WriteString("# HELP agent_model_requests_total Requests to the model provider, by outcome.\n# TYPE agent_model_requests_total counter\n")
+	for _, o := range sorted(ModelOutcomes) {
+		fmt.Fprintf(&want, "agent_model_requests_total{outcome=%q} 0\n", o)
+	}
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want.String()),
+		"agent_approvals_total", "agent_model_requests_total", "agent_socket_connected"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(m.Turns); n != len(TurnOutcomes) {
+		t.Errorf("agent_turns_total has %d series, want %d", n, len(TurnOutcomes))
+	}
+	if n := testutil.CollectAndCount(m.DeliveryFailures); n != len(DeliveryErrors) {
+		t.Errorf("agent_chat_delivery_failures_total has %d series, want %d", n, len(DeliveryErrors))
+	}
+	m.SocketGauge().Set(1)
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(
+		"# HELP agent_socket_connected 1 while the socket mode connection to the chat platform is open, 0 while it connects or is down (absent with the HTTP ingress).\n"+
+			"# TYPE agent_socket_connected gauge\nagent_socket_connected 1\n"), "agent_socket_connected"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}

@@ -75,8 +75,31 @@ func isNotFound(err error) bool {
 // in a tight loop, acknowledging each envelope before converting and
 // delivering it, so that a slow consumer never delays pongs or acks.
 type SocketMode struct {
-	api *slack.Client
-	log *slog.Logger
+	api       *slack.Client
+	log       *slog.Logger
+	connected Gauge // nil: not reported
+}
+
+// Gauge is what SetConnectedGauge reports to (a Prometheus gauge).
+type Gauge interface{ Set(float64) }
+
+// SetConnectedGauge makes Run report its connection on g: 1 from the
+// platform's hello until the connection is lost or replaced, 0 while it
+// connects, reconnects or has stopped. An operator alerts on a persona
+// that hears nothing because its socket is down (the process is up).
+// Call it before Run.
+func (s *SocketMode) SetConnectedGauge(g Gauge) { s.connected = g }
+
+// setConnected reports the connection's state, when asked to.
+func (s *SocketMode) setConnected(up bool) {
+	if s.connected == nil {
+		return
+	}
+	v := 0.0
+	if up {
+		v = 1
+	}
+	s.connected.Set(v)
 }
 
 var _ gateway.Transport = (*SocketMode)(nil)
@@ -99,10 +122,13 @@ func (s *SocketMode) Run(ctx context.Context, deliver func(*pipeline.Event)) err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.setConnected(false)
+	defer s.setConnected(false)
 	client := socketmode.New(s.api)
 	s.log.InfoContext(ctx, "slack socket mode started")
 	for {
 		runErr, fatal := s.session(runCtx, cancel, client, deliver)
+		s.setConnected(false)
 		switch code := slackErrorCode(runErr); {
 		case fatal != nil:
 			return fatal
@@ -161,7 +187,11 @@ func (s *SocketMode) handle(ctx context.Context, client *socketmode.Client, evt 
 			attrs = append(attrs, "app_id", evt.Request.ConnectionInfo.AppID, "num_connections", evt.Request.NumConnections)
 		}
 		s.log.InfoContext(ctx, "socket ready", attrs...)
+		s.setConnected(true)
 	case socketmode.EventTypeConnecting:
+		// A new connection, also after the platform asked to refresh one
+		// (disconnect) or a read failed: none is open until its hello.
+		s.setConnected(false)
 		if c, ok := evt.Data.(*slack.ConnectingEvent); ok && c.ConnectionCount > 0 && c.Attempt == 1 {
 			s.log.InfoContext(ctx, "socket reconnecting", "connection", c.ConnectionCount)
 		} else if ok {
@@ -172,6 +202,7 @@ func (s *SocketMode) handle(ctx context.Context, client *socketmode.Client, evt 
 		if !ok {
 			break
 		}
+		s.setConnected(false)
 		if code := slackErrorCode(ce.ErrorObj); slackFatalSocketCodes[code] {
 			return &socketAuthError{code: code, err: ce.ErrorObj}
 		}

@@ -454,3 +454,86 @@ func TestSocketModeWrongAPIURL(t *testing.T) {
 		t.Errorf("Run against a 404 = %v, want an error naming CHAT_API_URL", err)
 	}
 }
+
+// gaugeRecorder is a Gauge that keeps every value set and lets a test
+// wait for a history.
+type gaugeRecorder struct {
+	mu      sync.Mutex
+	values  []float64
+	changed chan struct{}
+}
+
+func (g *gaugeRecorder) Set(v float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.values = append(g.values, v)
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// waitFor waits until the values set, with repeats collapsed, end with want.
+func (g *gaugeRecorder) waitFor(ctx context.Context, want ...float64) error {
+	for {
+		g.mu.Lock()
+		var got []float64
+		for _, v := range g.values {
+			if len(got) == 0 || got[len(got)-1] != v {
+				got = append(got, v)
+			}
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		if len(got) >= len(want) && reflect.DeepEqual(got[len(got)-len(want):], want) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("gauge went %v, want it to end %v: %w", got, want, ctx.Err())
+		}
+	}
+}
+
+// The connection gauge (agent_socket_connected, which the shipped alert
+// watches) is 0 until the platform's hello, 1 while a connection is open,
+// 0 across a reconnect and while connecting fails, and 0 after Run.
+func TestSocketModeReportsConnection(t *testing.T) {
+	s := fake.NewSlack(t)
+	s.Errors = map[string]string{"apps.connections.open": "internal_error"}
+	g := &gaugeRecorder{changed: make(chan struct{})}
+	logs := newLogRecorder()
+	sm := NewSocketMode(NewClient(fake.DefaultBotToken, fake.DefaultAppToken, s.URL(), nil), slog.New(logs))
+	sm.SetConnectedGauge(g)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sm.Run(ctx, func(*pipeline.Event) {}) }()
+	wait := testCtx(t)
+	if _, err := logs.wait(wait, "socket connection failed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.waitFor(wait, 0); err != nil {
+		t.Fatalf("while connecting fails: %v", err)
+	}
+	s.Script(func(s *fake.Slack) { s.Errors = nil })
+	if err := s.WaitConnected(wait); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.waitFor(wait, 0, 1); err != nil {
+		t.Fatalf("after hello: %v", err)
+	}
+	s.Disconnect("refresh_requested")
+	if err := s.WaitConnections(wait, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.waitFor(wait, 0, 1, 0, 1); err != nil {
+		t.Fatalf("across a reconnect: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if err := g.waitFor(wait, 0, 1, 0, 1, 0); err != nil {
+		t.Fatalf("after Run: %v", err)
+	}
+}
