@@ -159,12 +159,17 @@ const (
 // the newest persona-wide ones; "" when there are none. A failure is
 // logged and carries nothing: memory helps a turn, never stops one.
 func (m *Memories) FirstTurn(ctx context.Context, channel, text string) string {
-	found, err := m.Store.Recall(ctx, store.RecallQuery{Text: text, Channel: channel, Limit: firstTurnFound, Kind: store.KindMemory})
+	// The memories this conversation may see first (one indexed read):
+	// with none, as in most threads of a new persona, nothing is searched.
+	all, err := m.Store.Memories(ctx, channel)
 	if err != nil {
 		m.Log.WarnContext(ctx, "memories for a first turn", "channel", channel, "err", err)
 		return ""
 	}
-	all, err := m.Store.Memories(ctx, channel)
+	if len(all) == 0 {
+		return ""
+	}
+	found, err := m.Store.Recall(ctx, store.RecallQuery{Text: text, Channel: channel, Limit: firstTurnFound, Kind: store.KindMemory})
 	if err != nil {
 		m.Log.WarnContext(ctx, "memories for a first turn", "channel", channel, "err", err)
 		return ""

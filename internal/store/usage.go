@@ -22,9 +22,14 @@ func (s *Store) RecordUsage(ctx context.Context, r UsageRecord) error {
 	if at.IsZero() {
 		at = s.now()
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO model_usage
+	// Through the writer slot, like every write: on SQLite a write beside
+	// it would wait on the database's lock instead, polling.
+	err := s.write(ctx, func(ctx context.Context) error {
+		_, err := s.exec(ctx, `INSERT INTO model_usage
 		(at, thread_key, channel_id, user_id, model, input, output, cache_read, cache_write) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		at.UnixMilli(), r.ThreadKey, r.ChannelID, r.UserID, r.Model, r.Input, r.Output, r.CacheRead, r.CacheWrite)
+			at.UnixMilli(), r.ThreadKey, r.ChannelID, r.UserID, r.Model, r.Input, r.Output, r.CacheRead, r.CacheWrite)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("record usage: %w", err)
 	}
@@ -105,23 +110,26 @@ func (s *Store) usageRows(ctx context.Context, q string, args ...any) ([]UsageRo
 // NoteBudgetNotice records that the thread was told it is near a budget
 // on day; first is false when it was already told that day.
 func (s *Store) NoteBudgetNotice(ctx context.Context, threadKey, day string) (first bool, err error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO budget_notices (thread_key, day, at) VALUES (?, ?, ?)
-		ON CONFLICT (thread_key, day) DO NOTHING`, threadKey, day, s.now().UnixMilli())
+	err = s.write(ctx, func(ctx context.Context) error {
+		var err error
+		first, err = oneRow(s.exec(ctx, `INSERT INTO budget_notices (thread_key, day, at) VALUES (?, ?, ?)
+		ON CONFLICT (thread_key, day) DO NOTHING`, threadKey, day, s.now().UnixMilli()))
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("budget notice: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("budget notice: %w", err)
-	}
-	return n > 0, nil
+	return first, nil
 }
 
 // RaiseBudget adds tokens to the thread's allowance under budget (thread,
 // channel or persona) for day ("" for the thread budget, which has none).
 func (s *Store) RaiseBudget(ctx context.Context, threadKey, budget, day string, tokens int64, by string) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO budget_raises (thread_key, budget, day, tokens, by_user, at)
+	err := s.write(ctx, func(ctx context.Context) error {
+		_, err := s.exec(ctx, `INSERT INTO budget_raises (thread_key, budget, day, tokens, by_user, at)
 		VALUES (?, ?, ?, ?, ?, ?)`, threadKey, budget, day, tokens, by, s.now().UnixMilli())
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("raise budget: %w", err)
 	}
