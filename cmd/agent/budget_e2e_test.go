@@ -101,7 +101,7 @@ func TestBudgetThreadEndToEnd(t *testing.T) {
 		t.Fatalf("agent usage --json: exit %d %q %s", code, out, errOut)
 	}
 	for kind, got := range map[string]int64{"input": rec.Input, "output": rec.Output, "cache_write": rec.CacheWrite, "cache_read": rec.CacheRead} {
-		if want := h.metric(`agent_model_tokens_total{kind="` + kind + `"}`); float64(got) != want {
+		if want := h.metric(`agent_model_tokens_total{kind="` + kind + `",model="claude-test"}`); float64(got) != want {
 			t.Errorf("usage %s = %d, metrics say %v", kind, got, want)
 		}
 	}

@@ -258,7 +258,7 @@ func TestEndToEndDM(t *testing.T) {
 	}
 	code, body = h.get("/metrics")
 	for _, want := range []string{"agent_sessions_live 1", `agent_chat_drops_total{reason="whitelist"} 0`,
-		`agent_chat_drops_total{reason="duplicate"} 0`, `agent_model_tokens_total{kind="cache_read"}`,
+		`agent_chat_drops_total{reason="duplicate"} 0`, `agent_model_tokens_total{kind="cache_read",model="claude-test"}`,
 		`agent_pipeline_stage_total{outcome="pass",stage="drop"}`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)

@@ -69,7 +69,7 @@ type Guard struct {
 // is worth more than the count.
 func (g *Guard) Spent(ctx context.Context, t *pipeline.Turn, model string, u store.Usage) {
 	if g.Cost != nil {
-		g.Cost.WithLabelValues(string(t.Access.Layer)).Add(max(g.Prices.Cost(model, u), 0))
+		g.Cost.WithLabelValues(string(t.Access.Layer), model).Add(max(g.Prices.Cost(model, u), 0))
 	}
 	err := g.Store.RecordUsage(ctx, store.UsageRecord{At: g.now(), ThreadKey: t.Event.ThreadKey(), ChannelID: t.Event.ChannelID,
 		UserID: t.Event.UserID, Model: model, Usage: u})

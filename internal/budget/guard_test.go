@@ -72,7 +72,7 @@ func newRig(t *testing.T, b persona.Budgets, zone *time.Location, start time.Tim
 	r := &rig{st: st, clock: c, gate: &asker{decision: store.ApprovalDenied}, out: &outbox{}}
 	r.g = &Guard{Store: st, Prices: DefaultPrices(), Budgets: b, Zone: zone, Now: c.Now, Gate: r.gate,
 		Exhausted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "x"}, []string{"budget"}),
-		Cost:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "y"}, []string{"channel_layer"}),
+		Cost:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "y"}, []string{"channel_layer", "model"}),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil))}
 	r.turn = r.turnIn("C1", "1.0")
 	return r
@@ -186,7 +186,7 @@ func TestGuardPersonaDayAndCost(t *testing.T) {
 	if got := r.out.take(); len(got) != 1 || !strings.HasPrefix(got[0], "budget reached: persona (resets 2026-03-02 00:00 UTC)") {
 		t.Fatalf("posts %q", got)
 	}
-	if c := testutil.ToFloat64(r.g.Cost.WithLabelValues("trusted")); c < 0.0029 || c > 0.0031 {
+	if c := testutil.ToFloat64(r.g.Cost.WithLabelValues("trusted", "claude-sonnet-4-5")); c < 0.0029 || c > 0.0031 {
 		t.Errorf("cost = %v, want 0.003", c)
 	}
 }

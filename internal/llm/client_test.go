@@ -43,7 +43,7 @@ func newEnv(t *testing.T, cfg llm.Config) *env {
 	}
 	e.metrics = &llm.Metrics{
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llm_requests_total"}, []string{"outcome"}),
-		Tokens:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llm_tokens_total"}, []string{"kind"}),
+		Tokens:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llm_tokens_total"}, []string{"kind", "model"}),
 		Duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "llm_request_seconds"}),
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(e.spans))
@@ -194,7 +194,7 @@ func TestSendAccumulates(t *testing.T) {
 
 	m := e.metrics
 	for kind, want := range map[string]float64{"input": 120, "output": 40, "cache_read": 900, "cache_write": 30} {
-		if got := testutil.ToFloat64(m.Tokens.WithLabelValues(kind)); got < want {
+		if got := testutil.ToFloat64(m.Tokens.WithLabelValues(kind, e.client.Model())); got < want {
 			t.Errorf("tokens{kind=%s} = %v, want at least %v", kind, got, want)
 		}
 	}

@@ -14,8 +14,9 @@ type Metrics struct {
 	// auth, invalid_request, context_too_long, canceled or error. A call
 	// counts once, however many attempts it took.
 	Requests *prometheus.CounterVec
-	// Tokens counts the tokens of successful calls by label "kind": input,
-	// output, cache_read or cache_write.
+	// Tokens counts the tokens of successful calls by labels "kind" (input,
+	// output, cache_read or cache_write) and "model" (as the provider
+	// names it in its answer, else the model asked).
 	Tokens *prometheus.CounterVec
 	// Duration observes the seconds each call of Send took, retries included.
 	Duration prometheus.Observer
@@ -23,7 +24,7 @@ type Metrics struct {
 
 // observe records one call that ended with err after seconds, using usage
 // when it succeeded.
-func (m *Metrics) observe(err error, seconds float64, usage *anthropic.Usage) {
+func (m *Metrics) observe(err error, seconds float64, usage *anthropic.Usage, model string) {
 	if m == nil {
 		return
 	}
@@ -35,10 +36,10 @@ func (m *Metrics) observe(err error, seconds float64, usage *anthropic.Usage) {
 	}
 	if m.Tokens != nil && usage != nil {
 		// Counters panic on negative additions; the counts come from the wire.
-		m.Tokens.WithLabelValues("input").Add(float64(max(usage.InputTokens, 0)))
-		m.Tokens.WithLabelValues("output").Add(float64(max(usage.OutputTokens, 0)))
-		m.Tokens.WithLabelValues("cache_read").Add(float64(max(usage.CacheReadInputTokens, 0)))
-		m.Tokens.WithLabelValues("cache_write").Add(float64(max(usage.CacheCreationInputTokens, 0)))
+		m.Tokens.WithLabelValues("input", model).Add(float64(max(usage.InputTokens, 0)))
+		m.Tokens.WithLabelValues("output", model).Add(float64(max(usage.OutputTokens, 0)))
+		m.Tokens.WithLabelValues("cache_read", model).Add(float64(max(usage.CacheReadInputTokens, 0)))
+		m.Tokens.WithLabelValues("cache_write", model).Add(float64(max(usage.CacheCreationInputTokens, 0)))
 	}
 }
 
@@ -54,8 +55,8 @@ func (m *Metrics) validate() error {
 		}
 	}
 	if m.Tokens != nil {
-		if _, err := m.Tokens.GetMetricWithLabelValues("input"); err != nil {
-			return fmt.Errorf("llm metrics: tokens must have the one label kind: %w", err)
+		if _, err := m.Tokens.GetMetricWithLabelValues("input", "model"); err != nil {
+			return fmt.Errorf("llm metrics: tokens must have the labels kind and model: %w", err)
 		}
 	}
 	return nil

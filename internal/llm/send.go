@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,7 +59,7 @@ func (c *Client) Send(ctx context.Context, params anthropic.MessageNewParams) (*
 		span.SetAttributes(attribute.String("error.type", outcome(err)))
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
-		c.metrics.observe(err, elapsed.Seconds(), nil)
+		c.metrics.observe(err, elapsed.Seconds(), nil, string(params.Model))
 		return nil, err
 	}
 	u := msg.Usage
@@ -71,7 +72,7 @@ func (c *Client) Send(ctx context.Context, params anthropic.MessageNewParams) (*
 		attribute.Int64("gen_ai.usage.cache_read.input_tokens", u.CacheReadInputTokens),
 		attribute.Int64("gen_ai.usage.cache_creation.input_tokens", u.CacheCreationInputTokens),
 	)
-	c.metrics.observe(nil, elapsed.Seconds(), &u)
+	c.metrics.observe(nil, elapsed.Seconds(), &u, cmp.Or(string(msg.Model), string(params.Model)))
 	c.log.DebugContext(ctx, "llm call done",
 		slog.String("model", string(msg.Model)),
 		slog.String("stop_reason", string(msg.StopReason)),

@@ -73,7 +73,8 @@ type Metrics struct {
 
 	// ModelRequests is agent_model_requests_total{outcome}.
 	ModelRequests *prometheus.CounterVec
-	// ModelTokens is agent_model_tokens_total{kind}, kind one of TokenKinds.
+	// ModelTokens is agent_model_tokens_total{kind,model}, kind one of
+	// TokenKinds, model the one asked.
 	ModelTokens *prometheus.CounterVec
 	// ModelDuration is agent_model_request_duration_seconds.
 	ModelDuration prometheus.Histogram
@@ -105,9 +106,10 @@ type Metrics struct {
 	// refused because a budget of "## Budgets" was reached (thread,
 	// channel, persona).
 	BudgetExhausted *prometheus.CounterVec
-	// LLMCost is agent_llm_cost_usd_total{channel_layer}: the estimated
-	// cost of the model calls of turns, by the trust layer of their
-	// channel (not the channel: its cardinality is bounded).
+	// LLMCost is agent_llm_cost_usd_total{channel_layer,model}: the
+	// estimated cost of the model calls of turns, by the trust layer of
+	// their channel (not the channel: its cardinality is bounded) and the
+	// model, as the provider names it (AGENT_MODELS bounds it).
 	LLMCost *prometheus.CounterVec
 	// SocketConnected is agent_socket_connected: 1 while the socket mode
 	// connection to the platform is open, 0 while it connects or is
@@ -193,8 +195,8 @@ func New() *Metrics {
 		}, []string{"outcome"}),
 		ModelTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_model_tokens_total",
-			Help: "Tokens reported by the model provider, by kind.",
-		}, []string{"kind"}),
+			Help: "Tokens reported by the model provider, by kind and model.",
+		}, []string{"kind", "model"}),
 		ModelDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "agent_model_request_duration_seconds",
 			Help:    "Duration of requests to the model provider.",
@@ -230,8 +232,8 @@ func New() *Metrics {
 		}, []string{"budget"}),
 		LLMCost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_llm_cost_usd_total",
-			Help: "Estimated cost in US dollars of the model calls of turns (price table, AGENT_PRICES), by the channel's trust layer.",
-		}, []string{"channel_layer"}),
+			Help: "Estimated cost in US dollars of the model calls of turns (price table, AGENT_PRICES), by the channel's trust layer and the model asked.",
+		}, []string{"channel_layer", "model"}),
 		SocketConnected: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "agent_socket_connected",
 			Help: "1 while the socket mode connection to the chat platform is open, 0 while it connects or is down (absent with the HTTP ingress).",
@@ -263,9 +265,6 @@ func New() *Metrics {
 	for _, b := range BudgetNames {
 		m.BudgetExhausted.WithLabelValues(b)
 	}
-	for _, l := range []pipeline.Layer{pipeline.LayerTrusted, pipeline.LayerAllowed, pipeline.LayerRestricted, pipeline.LayerDM} {
-		m.LLMCost.WithLabelValues(string(l))
-	}
 	for _, v := range []string{pipeline.FeedbackGood, pipeline.FeedbackBad} {
 		m.Feedback.WithLabelValues(v)
 	}
@@ -281,10 +280,20 @@ func New() *Metrics {
 	for _, r := range pipeline.MoreDropReasons {
 		m.Drops.WithLabelValues(r)
 	}
-	for _, k := range TokenKinds {
-		m.ModelTokens.WithLabelValues(k)
-	}
 	return m
+}
+
+// Models exports at zero the series of each model a thread may ask
+// (AGENT_MODELS): its tokens of every kind, its cost in every layer.
+func (m *Metrics) Models(models ...string) {
+	for _, model := range models {
+		for _, k := range TokenKinds {
+			m.ModelTokens.WithLabelValues(k, model)
+		}
+		for _, l := range []pipeline.Layer{pipeline.LayerTrusted, pipeline.LayerAllowed, pipeline.LayerRestricted, pipeline.LayerDM} {
+			m.LLMCost.WithLabelValues(string(l), model)
+		}
+	}
 }
 
 // lazyRegistry registers its collectors on a registry of its own the first

@@ -20,9 +20,10 @@ func TestNewExportsPinnedSeriesAtZero(t *testing.T) {
 	for _, r := range append(append([]string(nil), pipeline.DropReasons...), pipeline.MoreDropReasons...) {
 		fmt.Fprintf(&want, "agent_chat_drops_total{reason=%q} 0\n", r)
 	}
-	want.WriteString("# HELP agent_model_tokens_total Tokens reported by the model provider, by kind.\n# TYPE agent_model_tokens_total counter\n")
+	m.Models("claude-x")
+	want.WriteString("# HELP agent_model_tokens_total Tokens reported by the model provider, by kind and model.\n# TYPE agent_model_tokens_total counter\n")
 	for _, k := range TokenKinds {
-		fmt.Fprintf(&want, "agent_model_tokens_total{kind=%q} 0\n", k)
+		fmt.Fprintf(&want, "agent_model_tokens_total{kind=%q,model=\"claude-x\"} 0\n", k)
 	}
 	err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want.String()),
 		"agent_sessions_live", "agent_chat_drops_total", "agent_model_tokens_total")
@@ -44,6 +45,7 @@ func TestNewRegistersEveryInstrument(t *testing.T) {
 	m.ToolDuration.WithLabelValues("Read").Observe(0.01)
 	m.ModelRequests.WithLabelValues("ok").Inc()
 	m.ModelDuration.Observe(2)
+	m.Models("claude-x")
 	m.Approvals.WithLabelValues("requested").Inc()
 
 	families, err := m.Registry.Gather()
