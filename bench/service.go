@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -50,7 +51,19 @@ func instant(r fake.AnthropicRequest) fake.AnthropicResponse {
 	if len(r.ToolNames()) == 0 { // the minimal bot: no tools, text
 		return fake.TextReply("ack " + r.LastUserText())
 	}
-	return fake.ToolUse("t1", "mcp__agent_chat__reply", map[string]string{"text": "ack " + r.LastUserText()})
+	return fake.ToolUse("t1", "mcp__agent_chat__reply", map[string]string{"text": "ack " + spoken(r.LastUserText())})
+}
+
+// envelopeRe finds the words of the person's message in its envelope.
+var envelopeRe = regexp.MustCompile(`(?s)<message from="[^"]*" role="[^"]*">(.*)</message>`)
+
+// spoken is the person's words of text (the runtime's user message),
+// without the envelope that says who spoke.
+func spoken(text string) string {
+	if m := envelopeRe.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return text
 }
 
 // service is one `agent start` against fresh fakes.
