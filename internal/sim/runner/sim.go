@@ -22,6 +22,7 @@ import (
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/internal/sim/scripted"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -106,7 +107,7 @@ type Sim struct {
 	progress chan struct{}
 	// clock is the scheduler's clock (advance); idleSeq counts the
 	// scheduler's sleeps, idleUntil is what the last one sleeps until.
-	clock     *simClock
+	clock     *clock.Manual
 	idleSeq   int
 	idleUntil time.Time
 	schedules int // made by schedule steps: their ids
