@@ -130,6 +130,12 @@ func TestScheduleChannelRunPostsAtTheRoot(t *testing.T) {
 			t.Fatalf("a channel run answered in the thread it was made in: %+v", p)
 		}
 	}
+	// Its inbox record, written by the claim in the thread it was made
+	// in, was moved to the top-level message's thread before it ran.
+	var thread string
+	if err := h.openDB().QueryRowContext(t.Context(), `SELECT thread_ts FROM inbox WHERE event_id LIKE 'sched:%'`).Scan(&thread); err != nil || thread != root.TS {
+		t.Fatalf("the run's inbox record is in thread %q (%v), want the top-level message's %s", thread, err, root.TS)
+	}
 }
 
 // A run whose turn fails says so in its target with the pinned line.

@@ -70,12 +70,13 @@ func (r *scheduleRuns) runEvent(run schedule.Run) *pipeline.Event {
 		Schedule: &pipeline.Schedule{ID: sc.ID, Name: sc.Name, Due: run.Due, Channel: sc.Channel, ThreadTS: sc.ThreadTS}}
 }
 
-// Record is a thread target's run as the inbox keeps it, for the claim to
-// write in its own transaction: a crash after the claim leaves the run to
-// the inbox. A channel target's event is known only once its top-level
-// message is posted, after the claim: it records itself when delivered.
+// Record is the run as the inbox keeps it, for the claim to write in its
+// own transaction: a crash after the claim leaves the run to the inbox.
+// A channel target is recorded in the thread it was made in; Run moves it
+// to the top-level message it then posts (a crash between the two: the
+// run answers where it was made, in the same channel).
 func (r *scheduleRuns) Record(run schedule.Run) (*schedule.RunRecord, error) {
-	if run.Schedule.Target == schedule.TargetChannel || r.s.inbox == nil {
+	if r.s.inbox == nil {
 		return nil, nil
 	}
 	e, err := r.s.inbox.Entry(r.runEvent(run))
@@ -102,12 +103,40 @@ func (r *scheduleRuns) Run(ctx context.Context, run schedule.Run) error {
 		// conversation's words to another place.
 		ts, err := r.s.chat.Post(ctx, pipeline.Message{ChannelID: sc.Channel, Text: r.s.redactor.Redact(channelRootText(sc))})
 		if err != nil {
+			if run.Recorded {
+				// Recorded in the thread it was made in: it answers there.
+				r.s.log.WarnContext(ctx, "schedule: the run's top-level message could not be posted; it runs where it was made",
+					"schedule_id", sc.ID, "err", err)
+				return r.deliver(ev)
+			}
 			return fmt.Errorf("schedule %s: post the run's message in %s: %w", sc.ID, sc.Channel, err)
 		}
 		ev.ThreadTS = ts
+		if run.Recorded {
+			if err := r.rethread(ctx, ev); err != nil {
+				// The record still names the thread it was made in: a
+				// resumed run answers there. This one goes on here.
+				r.s.log.WarnContext(ctx, "schedule: the run's record keeps the thread it was made in", "schedule_id", sc.ID, "err", err)
+			}
+		}
 	}
+	return r.deliver(ev)
+}
+
+// rethread moves a recorded channel run's inbox record to its top-level
+// message's thread.
+func (r *scheduleRuns) rethread(ctx context.Context, ev *pipeline.Event) error {
+	e, err := r.s.inbox.Entry(ev)
+	if err != nil {
+		return err
+	}
+	return r.s.store.InboxRethread(ctx, e.EventID, e.ThreadTS, e.Event)
+}
+
+// deliver hands ev to the gateway as a run of this replica's.
+func (r *scheduleRuns) deliver(ev *pipeline.Event) error {
 	r.mu.Lock()
-	r.running[sc.ID]++
+	r.running[ev.Schedule.ID]++
 	r.mu.Unlock()
 	if r.s.onScheduleRun != nil {
 		r.s.onScheduleRun(ev)

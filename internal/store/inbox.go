@@ -196,6 +196,25 @@ func (s *Store) InboxList(ctx context.Context, state string, limit int) ([]Inbox
 	return out, nil
 }
 
+// InboxRethread moves a received event to another thread of its channel,
+// with its new copy: a scheduled channel run, recorded by its claim in the
+// thread it was made in, then given the top-level message it answers
+// under. An event no longer received (already running) is left alone.
+func (s *Store) InboxRethread(ctx context.Context, eventID, threadTS string, event []byte) error {
+	if !json.Valid(event) {
+		return fmt.Errorf("inbox rethread %s: the event is not JSON", eventID)
+	}
+	err := s.write(ctx, func(ctx context.Context) error {
+		_, err := s.exec(ctx, `UPDATE inbox SET thread_ts = ?, event = ?, updated_at = ? WHERE event_id = ? AND state = ?`,
+			threadTS, string(event), s.now().UnixMilli(), eventID, InboxReceived)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("inbox rethread %s: %w", eventID, err)
+	}
+	return nil
+}
+
 // InboxUnfinished returns the events a crash left received, running or
 // answering, oldest first.
 func (s *Store) InboxUnfinished(ctx context.Context) ([]InboxEntry, error) {

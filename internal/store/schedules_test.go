@@ -186,6 +186,36 @@ func TestClaimScheduleRecordsTheRun(t *testing.T) {
 	}
 }
 
+// A received event moves to another thread with its new copy; one that
+// already runs is left where it is.
+func TestInboxRethread(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	if _, err := s.InboxReceive(ctx, InboxEntry{EventID: "sched:a:1", Kind: "schedule", ChannelID: "C1", ThreadTS: "1.1",
+		UserID: "U1", Event: []byte(`{"thread_ts":"1.1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InboxRethread(ctx, "sched:a:1", "2.2", []byte(`{"thread_ts":"2.2"}`)); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.InboxUnfinished(ctx)
+	if err != nil || len(es) != 1 || es[0].ThreadTS != "2.2" || string(es[0].Event) != `{"thread_ts":"2.2"}` {
+		t.Fatalf("after the move: %+v, %v", es, err)
+	}
+	if _, err := s.InboxStart(ctx, "sched:a:1", "trace"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InboxRethread(ctx, "sched:a:1", "3.3", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := s.InboxUnfinished(ctx); len(es) != 1 || es[0].ThreadTS != "2.2" {
+		t.Fatalf("a running event was moved: %+v", es)
+	}
+	if err := s.InboxRethread(ctx, "sched:a:1", "3.3", []byte(`not json`)); err == nil {
+		t.Fatal("a copy that is not JSON was taken")
+	}
+}
+
 // At most max schedules per persona, counted in the creating transaction:
 // concurrent creators do not overshoot.
 func TestScheduleLimit(t *testing.T) {

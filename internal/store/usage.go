@@ -22,9 +22,12 @@ func (s *Store) RecordUsage(ctx context.Context, r UsageRecord) error {
 	if at.IsZero() {
 		at = s.now()
 	}
-	// Through the writer slot, like every write: on SQLite a write beside
-	// it would wait on the database's lock instead, polling.
-	err := s.write(ctx, func(ctx context.Context) error {
+	// Through the writer slot, like every write (on SQLite a write beside
+	// it would wait on the database's lock instead, polling), but not as
+	// the event's write: what the event's context owes the inbox (its
+	// start, its answered state) goes with the history's writes, whose
+	// crash semantics it follows.
+	err := s.slot(ctx, func(ctx context.Context) error {
 		_, err := s.exec(ctx, `INSERT INTO model_usage
 		(at, thread_key, channel_id, user_id, model, input, output, cache_read, cache_write) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			at.UnixMilli(), r.ThreadKey, r.ChannelID, r.UserID, r.Model, r.Input, r.Output, r.CacheRead, r.CacheWrite)
@@ -110,7 +113,7 @@ func (s *Store) usageRows(ctx context.Context, q string, args ...any) ([]UsageRo
 // NoteBudgetNotice records that the thread was told it is near a budget
 // on day; first is false when it was already told that day.
 func (s *Store) NoteBudgetNotice(ctx context.Context, threadKey, day string) (first bool, err error) {
-	err = s.write(ctx, func(ctx context.Context) error {
+	err = s.slot(ctx, func(ctx context.Context) error { // not the event's write (RecordUsage)
 		var err error
 		first, err = oneRow(s.exec(ctx, `INSERT INTO budget_notices (thread_key, day, at) VALUES (?, ?, ?)
 		ON CONFLICT (thread_key, day) DO NOTHING`, threadKey, day, s.now().UnixMilli()))
@@ -125,7 +128,7 @@ func (s *Store) NoteBudgetNotice(ctx context.Context, threadKey, day string) (fi
 // RaiseBudget adds tokens to the thread's allowance under budget (thread,
 // channel or persona) for day ("" for the thread budget, which has none).
 func (s *Store) RaiseBudget(ctx context.Context, threadKey, budget, day string, tokens int64, by string) error {
-	err := s.write(ctx, func(ctx context.Context) error {
+	err := s.slot(ctx, func(ctx context.Context) error { // not the event's write (RecordUsage)
 		_, err := s.exec(ctx, `INSERT INTO budget_raises (thread_key, budget, day, tokens, by_user, at)
 		VALUES (?, ?, ?, ?, ?, ?)`, threadKey, budget, day, tokens, by, s.now().UnixMilli())
 		return err
