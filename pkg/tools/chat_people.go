@@ -208,17 +208,9 @@ func (c *ChatServer) channelMembers(ctx context.Context, input json.RawMessage) 
 		Limit  int    `json:"limit"`
 		Cursor string `json:"cursor"`
 	}
-	if err := decodeConfined(input, &in); err != nil {
-		return Errorf("%v", err), nil
-	}
-	t, refused := c.readTurn(ctx)
+	t, cur, refused := c.startPaged(ctx, input, &in, &in.Cursor, func(t *pipeline.Turn) string { return "members:" + t.Event.ChannelID })
 	if refused != nil {
 		return *refused, nil
-	}
-	scope := "members:" + t.Event.ChannelID
-	cur, err := parseCursor(in.Cursor, scope)
-	if err != nil {
-		return Errorf("%v", err), nil
 	}
 	members, next, err := c.Reader.ConversationMembers(ctx, t.Event.ChannelID, cur.platform, pageSize(in.Limit, membersDefault, membersMax))
 	if err != nil {
@@ -244,7 +236,7 @@ func (c *ChatServer) channelMembers(ctx context.Context, input json.RawMessage) 
 		b.WriteString("(none)\n")
 	}
 	if next != "" {
-		next = readCursor{scope: scope, platform: next}.String()
+		next = readCursor{scope: cur.scope, platform: next}.String()
 	}
 	finish(&b, next, "that is all of them")
 	return Result{Text: b.String()}, nil

@@ -129,6 +129,28 @@ func (c *ChatServer) readTurn(ctx context.Context) (*pipeline.Turn, *Result) {
 	return t, nil
 }
 
+// startPaged begins a paged read: the input decoded into in (whose Cursor
+// field cursor points to), the turn, and its cursor read for the listing
+// scope names in the turn's own conversation; refused, when set, is the
+// tool's one-line answer instead.
+func (c *ChatServer) startPaged(ctx context.Context, input json.RawMessage, in any, cursor *string,
+	scope func(t *pipeline.Turn) string) (t *pipeline.Turn, cur readCursor, refused *Result) {
+	if err := decodeConfined(input, in); err != nil {
+		r := Errorf("%v", err)
+		return nil, readCursor{}, &r
+	}
+	t, refused = c.readTurn(ctx)
+	if refused != nil {
+		return nil, readCursor{}, refused
+	}
+	cur, err := parseCursor(*cursor, scope(t))
+	if err != nil {
+		r := Errorf("%v", err)
+		return nil, readCursor{}, &r
+	}
+	return t, cur, nil
+}
+
 // readFailed is the result of a read the platform refused or failed: its
 // reason, one line, redacted. A cancelled turn is an error of the call.
 func (c *ChatServer) readFailed(ctx context.Context, what string, err error) (Result, error) {
@@ -143,26 +165,20 @@ func (c *ChatServer) threadHistory(ctx context.Context, input json.RawMessage) (
 		Limit  int    `json:"limit"`
 		Cursor string `json:"cursor"`
 	}
-	if err := decodeConfined(input, &in); err != nil {
-		return Errorf("%v", err), nil
-	}
-	t, refused := c.readTurn(ctx)
+	t, cur, refused := c.startPaged(ctx, input, &in, &in.Cursor, func(t *pipeline.Turn) string {
+		return "thread:" + t.Event.ChannelID + ":" + t.Event.RootTS()
+	})
 	if refused != nil {
 		return *refused, nil
 	}
 	root := t.Event.RootTS()
-	scope := "thread:" + t.Event.ChannelID + ":" + root
-	cur, err := parseCursor(in.Cursor, scope)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
 	page, err := c.Reader.ThreadHistory(ctx, t.Event.ChannelID, root, cur.platform, pageSize(in.Limit, threadDefault, threadMax))
 	if err != nil {
 		return c.readFailed(ctx, "thread history not read", err)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "thread %s of this conversation, oldest first:\n", root)
-	next := c.writeMessages(&b, page, cur, scope, func(m pipeline.PostedMessage) bool {
+	next := c.writeMessages(&b, page, cur, cur.scope, func(m pipeline.PostedMessage) bool {
 		// The platform may start a later page with the root again.
 		return cur.platform != "" && m.TS == root
 	})
@@ -176,20 +192,12 @@ func (c *ChatServer) channelHistory(ctx context.Context, input json.RawMessage) 
 		Oldest string `json:"oldest"`
 		Cursor string `json:"cursor"`
 	}
-	if err := decodeConfined(input, &in); err != nil {
-		return Errorf("%v", err), nil
-	}
-	if in.Oldest != "" && !validTS(in.Oldest) {
-		return Errorf("oldest must be a message ts like 1700000000.000100"), nil
-	}
-	t, refused := c.readTurn(ctx)
+	t, cur, refused := c.startPaged(ctx, input, &in, &in.Cursor, func(t *pipeline.Turn) string { return "channel:" + t.Event.ChannelID })
 	if refused != nil {
 		return *refused, nil
 	}
-	scope := "channel:" + t.Event.ChannelID
-	cur, err := parseCursor(in.Cursor, scope)
-	if err != nil {
-		return Errorf("%v", err), nil
+	if in.Oldest != "" && !validTS(in.Oldest) {
+		return Errorf("oldest must be a message ts like 1700000000.000100"), nil
 	}
 	page, err := c.Reader.ChannelHistory(ctx, t.Event.ChannelID, in.Oldest, cur.platform, pageSize(in.Limit, channelDefault, channelMax))
 	if err != nil {
@@ -197,7 +205,7 @@ func (c *ChatServer) channelHistory(ctx context.Context, input json.RawMessage) 
 	}
 	var b strings.Builder
 	b.WriteString("messages of this conversation, newest first:\n")
-	next := c.writeMessages(&b, page, cur, scope, nil)
+	next := c.writeMessages(&b, page, cur, cur.scope, nil)
 	finish(&b, next, "no older messages")
 	return Result{Text: b.String()}, nil
 }
