@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/base32"
 	"flag"
 	"fmt"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -25,29 +22,16 @@ func (s *service) memories() *memory.Memories {
 	return s.memory
 }
 
-// simMemoryIDs numbers a scenario's memories in store.NewMemoryID's shape
-// (maaaaaaab, maaaaaaac, …), so that its golden file holds the same ids at
-// every run and its steps can name them.
-func simMemoryIDs() func() string {
-	var n atomic.Uint64
-	return func() string {
-		v := n.Add(1)
-		b := []byte{byte(v >> 32), byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
-		return "m" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
-	}
-}
-
 // simStoreNow is a scenario's database clock: the scenario's simulated
 // clock (which starts on 2026-01-05 09:00 UTC and moves with its advance
 // steps), plus the real time elapsed since the scenario began, so that
 // the dates recall and /memory show are the same at every run, rows
 // written after an advance are dated after it, and what measures
 // durations in the store still sees time pass.
-func simStoreNow(clk clock.Clock) func() time.Time {
+func simStoreNow(clk clock.Clock, start time.Time) func() time.Time {
 	if clk == nil {
 		return nil
 	}
-	start := time.Now()
 	return func() time.Time { return clk.Now().Add(time.Since(start)) }
 }
 

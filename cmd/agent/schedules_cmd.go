@@ -3,11 +3,9 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -130,16 +128,4 @@ func timeOrNil(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
-}
-
-// simScheduleIDs numbers a scenario's schedules in NewID's shape
-// (saaaaaaab, saaaaaaac, …), so that its golden file holds the same ids at
-// every run and its steps can name them.
-func simScheduleIDs() func() string {
-	var n atomic.Uint64
-	return func() string {
-		v := n.Add(1)
-		b := []byte{byte(v >> 32), byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
-		return "s" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
-	}
 }

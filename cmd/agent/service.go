@@ -21,6 +21,7 @@ import (
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/schedule"
+	"github.com/persona-runtime/agent/internal/sim/runner"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/gateway"
@@ -127,9 +128,10 @@ type serviceDeps struct {
 	onHandled func(ev *pipeline.Event, err error)
 	onDrop    func(ev *pipeline.Event, reason string)
 	// stores, when set, gives the in-memory database (the simulator's
-	// scenarios): one emptied by the scenario before, with its parsed
-	// schema and prepared statements, and takes it back at close.
-	stores *store.InMemoryPool
+	// scenarios: one emptied by the scenario before, with its parsed
+	// schema and prepared statements; after a restart the one it had) and
+	// takes it back at close.
+	stores runner.Stores
 	// scheduleIDs, when set, makes the new schedules' ids (the
 	// simulator's: the same at every run, so that a scenario can name one).
 	scheduleIDs func() string

@@ -3,11 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/base32"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -107,17 +109,32 @@ func liveModel(cfg *config.Config) (agent.Model, error) {
 // platform and with its hooks.
 func simBoot(ctx context.Context, cfg *config.Config, d runner.Deps) (runner.Service, error) {
 	svc, err := newService(ctx, cfg, serviceDeps{
-		scheduleIDs: simScheduleIDs(),
+		scheduleIDs: simIDs("s", "schedule", d.Counts),
 		stderr:      d.Log, getenv: d.Getenv, model: d.Model, spans: d.Spans, soul: d.Soul, stores: d.Stores,
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return d.Platform, d.Platform },
 		onHandled: d.OnHandled, onDrop: d.OnDrop, onToolCall: d.OnToolCall,
 		clock: d.Clock, onScheduleRun: d.OnScheduleRun, onSchedulerIdle: d.OnSchedulerIdle,
-		memoryIDs: simMemoryIDs(), storeNow: simStoreNow(d.Clock),
+		memoryIDs: simIDs("m", "memory", d.Counts), storeNow: simStoreNow(d.Clock, d.Started),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return simService{svc}, nil
+}
+
+// simIDs numbers a scenario's things of kind in store.NewID's shape
+// with prefix (saaaaaaab, saaaaaaac, … for the schedules), counted by
+// counts across restarts, so that its golden file holds the same ids at
+// every run and its steps can name them.
+func simIDs(prefix, kind string, counts *runner.Counts) func() string {
+	if counts == nil {
+		counts = &runner.Counts{}
+	}
+	return func() string {
+		v := counts.Next(kind)
+		b := []byte{byte(v >> 32), byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
+		return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+	}
 }
 
 // simService is the service as the simulator runs it.

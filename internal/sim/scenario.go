@@ -75,7 +75,9 @@ type Step struct {
 	Mention *bool
 	Bot     bool // send: another app posts it (a bot message: it carries a bot id)
 
-	// Advance is advance's duration: the simulated clock moves it on.
+	// Advance is advance's duration: the simulated clock moves it on; and
+	// restart's, the time the service is down (zero: it starts again at
+	// once).
 	Advance time.Duration
 	// When, Prompt and Target are schedule's: a schedule made by As in
 	// the thread labelled Thread (in Channel, or the scenario's place),
@@ -94,6 +96,11 @@ const (
 	// StepAdvance moves the simulated clock (`advance: 90s`): the
 	// schedules due by then run.
 	StepAdvance = "advance"
+	// StepRestart stops the service and starts it again on the same
+	// database, home and platform (`restart: 2h`): the simulated clock
+	// moves on by the time it is down, so that the runs it missed are
+	// caught up at start.
+	StepRestart = "restart"
 	// StepSchedule makes a schedule (sim only, until the scenario can say
 	// /schedule): `schedule: {when: "in 1m", prompt: ..., target: channel}`.
 	StepSchedule = "schedule"
@@ -124,7 +131,7 @@ var stepFields = map[string][]string{
 	StepSchedule:      {"when", "prompt", "target", "as", "channel", "thread"},
 }
 
-var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick, StepAdvance, StepSchedule}
+var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick, StepAdvance, StepRestart, StepSchedule}
 
 // dropReasons are what expect_drop may name: the drop stage's reasons.
 var dropReasons = append(slices.Clone(pipeline.DropReasons), pipeline.MoreDropReasons...)
@@ -228,7 +235,7 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 		return Step{}, p.fail(n, "step %d is not a single-key mapping (like `- send: {text: hi}`)", index)
 	}
 	k, v := resolve(n.Content[0]), resolve(n.Content[1])
-	if k.Value == StepAdvance {
+	if k.Value == StepAdvance || k.Value == StepRestart {
 		return p.advance(k, v, index)
 	}
 	fields, ok := stepFields[k.Value]
@@ -318,13 +325,17 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 	return st, nil
 }
 
-// advance reads `advance: <duration>` (a Go duration, more than zero).
+// advance reads `advance: <duration>` (a Go duration, more than zero) and
+// `restart: <duration>` (the time down: zero or more).
 func (p *parser) advance(k, v *yaml.Node, index int) (Step, error) {
 	d, err := time.ParseDuration(v.Value)
-	if v.Kind != yaml.ScalarNode || err != nil || d <= 0 {
+	switch {
+	case k.Value == StepRestart && (v.Kind != yaml.ScalarNode || err != nil || d < 0):
+		return Step{}, p.fail(v, "step %d (restart) takes the time the service is down, like `restart: 2h` (0s: at once)", index)
+	case k.Value == StepAdvance && (v.Kind != yaml.ScalarNode || err != nil || d <= 0):
 		return Step{}, p.fail(v, "step %d (advance) takes a duration, like `advance: 90s`", index)
 	}
-	return Step{Line: k.Line, Kind: StepAdvance, Advance: d}, nil
+	return Step{Line: k.Line, Kind: k.Value, Advance: d}, nil
 }
 
 func example(kind string) string {

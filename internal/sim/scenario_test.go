@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseScenarioSpecExample(t *testing.T) {
@@ -162,6 +163,10 @@ func TestParseScenarioErrorLines(t *testing.T) {
 		{"expect_reply without contains", "steps:\n  - expect_reply: {}\n", f + ":2: step 1 (expect_reply) needs contains"},
 		{"expect_drop without reason", "steps:\n  - expect_drop:\n", f + ":2: step 1 (expect_drop) needs reason"},
 		{"click without action", "steps:\n  - click: {as: approver}\n", f + ":2: step 1 (click) needs action"},
+		{"advance not a duration", "steps:\n  - advance: soon\n", f + ":2: step 1 (advance) takes a duration"},
+		{"advance of zero", "steps:\n  - advance: 0s\n", f + ":2: step 1 (advance) takes a duration"},
+		{"restart not a duration", "steps:\n  - send: {text: hi}\n  - restart: {down: 2h}\n", f + ":3: step 2 (restart) takes the time the service is down"},
+		{"restart back in time", "steps:\n  - restart: -1h\n", f + ":2: step 1 (restart) takes the time the service is down"},
 		{"duplicate key", "layer: dm\nlayer: trusted\nsteps: [{send: {text: hi}}]\n", f + `:2: duplicate key "layer" (first at line 1)`},
 		{"duplicate step field", "steps:\n  - send: {text: a, text: b}\n", f + `:2: duplicate key "text" in step 1 (send)`},
 		{"no steps key", "layer: dm\n", f + ": no steps"},
@@ -297,5 +302,27 @@ steps:
 	if len(st) != 3 || st[0].Mention == nil || *st[0].Mention || st[1].Mention != nil || !st[1].Bot || st[1].As != "U0CI" ||
 		st[2].Mention == nil || !*st[2].Mention || st[2].Bot {
 		t.Fatalf("steps = %+v", st)
+	}
+}
+
+func TestParseScenarioClockSteps(t *testing.T) {
+	src := `steps:
+  - advance: 90s
+  - restart: 3h30m
+  - restart: 0s
+`
+	sc, err := ParseScenario("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Step{{Line: 2, Kind: StepAdvance, Advance: 90 * time.Second}, {Line: 3, Kind: StepRestart, Advance: 3*time.Hour + 30*time.Minute},
+		{Line: 4, Kind: StepRestart}}
+	if len(sc.Steps) != len(want) {
+		t.Fatalf("steps = %+v", sc.Steps)
+	}
+	for i, w := range want {
+		if g := sc.Steps[i]; g.Line != w.Line || g.Kind != w.Kind || g.Advance != w.Advance {
+			t.Errorf("step %d = %+v, want %+v", i+1, g, w)
+		}
 	}
 }

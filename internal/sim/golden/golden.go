@@ -18,7 +18,8 @@ type Transcript struct {
 	// Events are the injected events, in the order their inbound entries
 	// stand in Entries.
 	Events []Event
-	// Tools are the tool calls the engine reported, in the order they ended.
+	// Tools are the tool calls the engine reported, in the order they
+	// ended, and the runner's restarts among them.
 	Tools []ToolCall
 	// Home is the scenario's temporary home, written $AGENT_HOME; "" for
 	// none.
@@ -72,7 +73,11 @@ func Render(t Transcript) string {
 	ci := 0
 	flushTools := func(upTo int) {
 		for ci < len(t.Tools) && t.Tools[ci].After <= upTo {
-			b.WriteString("  " + clean(t.Tools[ci].Line) + "\n")
+			indent := "  "
+			if t.Tools[ci].Plain {
+				indent = ""
+			}
+			b.WriteString(indent + clean(t.Tools[ci].Line) + "\n")
 			ci++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/sim/platform"
@@ -29,9 +30,10 @@ func TestRender(t *testing.T) {
 			{Op: platform.OpUpdate, ChannelID: "C0TEAM", ThreadTS: root, TS: card, Card: done},
 		},
 		Events: []Event{{Type: "message"}, {Type: "app_mention", Dropped: "duplicate"}, {Type: "block_actions"}},
-		Tools:  []ToolCall{{After: 5, Line: ToolLine("Read", `{"file_path":"/tmp/agent-sim-1/notes <b>"}`, "read "+card, "ok")}},
-		Home:   "/tmp/agent-sim-1",
-		Bot:    "U0BOT",
+		Tools: []ToolCall{{After: 5, Line: ToolLine("Read", `{"file_path":"/tmp/agent-sim-1/notes <b>"}`, "read "+card, "ok")},
+			{After: 5, Line: RestartLine(3*time.Hour+30*time.Minute, time.Date(2026, 1, 5, 12, 30, 0, 0, time.UTC)), Plain: true}},
+		Home: "/tmp/agent-sim-1",
+		Bot:  "U0BOT",
 	})
 	want := `# deploy
 # layer trusted · actor member · agent reply
@@ -43,6 +45,7 @@ func TestRender(t *testing.T) {
 > t1 · C0TEAM [trusted] · approver <@U0APP> clicks approve on m2 (card ap1)
 < t1 m2 card ap1 resolved: approved by <@U0APP>
   tool Read {"file_path":"$AGENT_HOME/notes <b>"} → ok: read m2
+~ restart: down 3h30m0s, up at 2026-01-05 12:30 UTC
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

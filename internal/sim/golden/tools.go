@@ -2,15 +2,27 @@ package golden
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
 // ToolCall is one tool call the engine reported, placed after the
-// transcript entries that existed when it ended.
+// transcript entries that existed when it ended; or a line of the
+// runner's own (Plain), placed the same way.
 type ToolCall struct {
 	After int // len(transcript) when the call ended
 	Line  string
+	// Plain lines are not a tool's: a restart (RestartLine). They are
+	// written flush left.
+	Plain bool
+}
+
+// RestartLine is the line of a restart: the service stopped, was down
+// for down, and started again at up (the simulated clock).
+func RestartLine(down time.Duration, up time.Time) string {
+	return fmt.Sprintf("~ restart: down %v, up at %s", down, up.UTC().Format("2006-01-02 15:04 MST"))
 }
 
 // ToolLine renders a tool call: the tool, its input (redacted, on one

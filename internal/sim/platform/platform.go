@@ -76,8 +76,9 @@ var (
 
 // Run delivers the injected events, in injection order, until ctx is done;
 // events injected before Run are delivered when it starts. It returns nil
-// when ctx is done (events still queued are never delivered), and an error
-// when another Run is in progress or Run already returned once.
+// when ctx is done (events still queued are delivered by the next Run
+// after a Reopen, if any), and an error when another Run is in progress
+// or Run returned and the platform was not reopened.
 func (m *Chat) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 	m.mu.Lock()
 	m.init()
@@ -121,6 +122,23 @@ func (m *Chat) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 		m.mu.Unlock()
 		deliver(ev)
 	}
+}
+
+// Reopen makes the platform take events again after Run returned, as
+// for a service started again: what is injected from then on queues for
+// the next Run, which delivers first what the last one left queued (the
+// platform delivers again what was never acknowledged). It fails while
+// Run runs.
+func (m *Chat) Reopen() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.init()
+	if m.running {
+		return errors.New("sim platform: Reopen while Run is running")
+	}
+	m.closed = false
+	m.notifyLocked()
+	return nil
 }
 
 // Inject queues ev for Run and records it in the transcript. It does not

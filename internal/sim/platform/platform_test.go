@@ -122,6 +122,34 @@ func TestChatRunDeliversInOrder(t *testing.T) {
 	if err := m.Run(context.Background(), func(*pipeline.Event) {}); !errors.Is(err, ErrClosed) {
 		t.Errorf("second Run = %v, want ErrClosed", err)
 	}
+
+	// A service started again: Reopen, then a new Run delivers what is
+	// injected meanwhile.
+	if err := m.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Inject(&pipeline.Event{UserID: "U0ALICE", ChannelID: "D0SIM", Text: "again"}); err != nil {
+		t.Fatalf("Inject after Reopen = %v", err)
+	}
+	again := make(chan *pipeline.Event, 1)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done2 := make(chan error, 1)
+	go func() { done2 <- m.Run(ctx2, func(ev *pipeline.Event) { again <- ev }) }()
+	select {
+	case ev := <-again:
+		if ev.Text != "again" {
+			t.Errorf("delivered after Reopen: %q", ev.Text)
+		}
+	case <-time.After(chatTimeout):
+		t.Fatal("nothing delivered after Reopen")
+	}
+	if err := m.Reopen(); err == nil {
+		t.Error("Reopen while Run runs: no error")
+	}
+	cancel2()
+	if err := <-done2; err != nil {
+		t.Errorf("Run after Reopen = %v", err)
+	}
 }
 
 func ctxTimeout(t *testing.T) context.Context {

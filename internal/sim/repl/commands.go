@@ -45,6 +45,8 @@ func (m *model) handle(line string) tea.Cmd {
 		cmd = m.stop()
 	case "/advance":
 		cmd, err = m.advance(args)
+	case "/restart":
+		cmd, err = m.restart(args)
 	case "/as":
 		err = m.as(args)
 	case "/channel":
@@ -86,6 +88,7 @@ func (m *model) help() {
 		"/click <n> <action>    approve, deny or always on card n",
 		"/stop                  the platform's stop button of the newest turn at work",
 		"/advance <duration>    move the simulated clock (90s, 2h): schedules due by then run",
+		"/restart [duration]    stop the service, down for duration (none: 0s), and start it again",
 		"/channel <channel_id>  talk in a channel (a new conversation)",
 		"/dm                    talk in the DM " + m.layers["dm"] + " (a new conversation)",
 		"/layer <layer>         trusted " + m.layers["trusted"] + ", allowed " + m.layers["allowed"] +
@@ -177,6 +180,25 @@ func (m *model) advance(args []string) (tea.Cmd, error) {
 	s, ctx := m.sim, m.ctx
 	m.busy++
 	return func() tea.Msg { return settledMsg{err: s.Advance(ctx, d)} }, nil
+}
+
+// restart stops the service and starts it again on the same database,
+// the simulated clock moved on by the time down, as a scenario's
+// `restart:` step does, and waits for what the start sets going (the
+// runs it catches up on).
+func (m *model) restart(args []string) (tea.Cmd, error) {
+	var d time.Duration
+	var err error
+	if len(args) == 1 {
+		d, err = time.ParseDuration(args[0])
+	}
+	if len(args) > 1 || err != nil || d < 0 {
+		return nil, errors.New("usage: /restart [duration], the time down, like 2h (none: at once)")
+	}
+	s, ctx := m.sim, m.ctx
+	m.note(fmt.Sprintf("  restarting: down %v, up at %s", d, s.Now().Add(d).UTC().Format("2006-01-02 15:04 MST")))
+	m.busy++
+	return func() tea.Msg { return settledMsg{err: s.Restart(ctx, d)} }, nil
 }
 
 func (m *model) click(args []string) (tea.Cmd, error) {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"io"
+	"sync"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -36,6 +37,30 @@ type Service interface {
 	WakeScheduler()
 }
 
+// Stores gives the service its database and takes it back when the
+// service closes: store.InMemoryPool's methods.
+type Stores interface {
+	Get(ctx context.Context, opts store.Options) (*store.Store, error)
+	Put(ctx context.Context, s *store.Store) error
+}
+
+// Counts numbers things by kind; safe for concurrent use.
+type Counts struct {
+	mu sync.Mutex
+	n  map[string]uint64
+}
+
+// Next returns kind's next number, from 1.
+func (c *Counts) Next(kind string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]uint64{}
+	}
+	c.n[kind]++
+	return c.n[kind]
+}
+
 // Deps are what the simulator gives the service besides its configuration.
 type Deps struct {
 	// Platform is both the transport events come from and the chat API
@@ -52,10 +77,19 @@ type Deps struct {
 	// something is written there: nothing is read from it or seeded in it
 	// at start.
 	Soul []byte
-	// Stores gives the in-memory databases of scenarios with a temporary
-	// home: one emptied by the scenario before, with its parsed schema and
-	// prepared statements, taken back at close.
-	Stores *store.InMemoryPool
+	// Stores gives the in-memory database of a scenario with a temporary
+	// home: at the first start one emptied by the scenario before, with
+	// its parsed schema and prepared statements; after a restart the one
+	// the service had. It is taken back at close.
+	Stores Stores
+	// Counts number what the service names in the simulation (schedules,
+	// memories), one count per kind kept across restarts, so that a
+	// transcript names them the same on every run.
+	Counts *Counts
+	// Started is when the simulation started (real time): what the
+	// service dates by the simulated clock plus the real time elapsed
+	// counts from it at every start.
+	Started time.Time
 	// OnHandled and OnDrop observe the gateway: the runner's waits and the
 	// transcripts' drops.
 	OnHandled func(ev *pipeline.Event, err error)

@@ -194,6 +194,14 @@ func (l *toolLog) add(after int, line string) {
 	l.calls = append(l.calls, golden.ToolCall{After: after, Line: line})
 }
 
+// addPlain adds a line of the runner's own (a restart) after after
+// entries.
+func (l *toolLog) addPlain(after int, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, golden.ToolCall{After: after, Line: line, Plain: true})
+}
+
 func (l *toolLog) list() []golden.ToolCall {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -50,6 +50,8 @@ func (p *Player) Play(ctx context.Context, st sim.Step) error {
 		return p.expectDrop(st)
 	case sim.StepAdvance:
 		return p.s.Advance(ctx, st.Advance)
+	case sim.StepRestart:
+		return p.s.Restart(ctx, st.Advance)
 	case sim.StepSchedule:
 		return p.schedule(ctx, st)
 	}

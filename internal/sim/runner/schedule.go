@@ -54,7 +54,7 @@ func (s *Sim) Advance(ctx context.Context, d time.Duration) error {
 	s.clock.Advance(d)
 	// Read again after the move, whatever timer was armed: a pass that
 	// began before it would not see what came due.
-	s.svc.WakeScheduler()
+	s.Service().WakeScheduler()
 	if err := s.schedulerCaughtUp(ctx, seq); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Sim) Schedule(ctx context.Context, req schedule.Request) (schedule.Sche
 	// A transcript names the schedule: its id is the same on every run.
 	id := fmt.Sprintf("ssim%c%c", 'a'+s.schedules/26%26, 'a'+s.schedules%26)
 	s.mu.Unlock()
-	sc, err := s.svc.AddSchedule(ctx, id+"aaa", req)
+	sc, err := s.Service().AddSchedule(ctx, id+"aaa", req)
 	if err != nil {
 		return sc, err
 	}

@@ -33,9 +33,9 @@ var bot = pipeline.Identity{UserID: "U0BOT", BotID: "B0BOT", TeamID: "T0SIM"}
 // event-driven: a passing step returns as soon as its condition holds.
 const stepTimeout = 5 * time.Second
 
-// stores are the scenarios' in-memory databases, each handed to the next
+// pool holds the scenarios' in-memory databases, each handed to the next
 // scenario emptied, with its parsed schema and prepared statements.
-var stores store.InMemoryPool
+var pool store.InMemoryPool
 
 // Options configure a simulation.
 type Options struct {
@@ -88,7 +88,6 @@ const (
 // platform, with the scripted model or a live one.
 type Sim struct {
 	chat     *platform.Chat
-	svc      Service
 	model    agent.Model
 	scripted *scripted.Model
 	home     string // a temporary home, removed at close; "" for none
@@ -112,8 +111,21 @@ type Sim struct {
 	idleUntil time.Time
 	schedules int // made by schedule steps: their ids
 
-	cancel context.CancelFunc
-	done   chan error
+	// boot builds the service again (a restart) in life, the context
+	// Start was given: a restart's service lives as long as the first
+	// would have, not as long as the step that restarted it. stores keeps
+	// its database across restarts.
+	boot   func() (Service, error)
+	life   context.Context
+	stores *keptStore
+
+	// run guards the running service: a restart replaces it.
+	run struct {
+		sync.Mutex
+		svc    Service
+		cancel context.CancelFunc
+		done   chan error
+	}
 }
 
 // injected is an event the simulation handed to the service.
@@ -128,8 +140,8 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 	if o.Boot == nil {
 		return nil, errors.New("sim: no Boot")
 	}
-	s := &Sim{pending: map[string]bool{}, drops: map[string]string{}, stopped: map[string]bool{}, done: make(chan error, 1),
-		progress: make(chan struct{}), scope: o.Scope, settle: o.SettleTimeout, clock: newSimClock()}
+	s := &Sim{pending: map[string]bool{}, drops: map[string]string{}, stopped: map[string]bool{},
+		progress: make(chan struct{}), scope: o.Scope, settle: o.SettleTimeout, clock: newSimClock(), stores: &keptStore{pool: &pool}}
 	if s.settle == 0 {
 		s.settle = stepTimeout
 	}
@@ -184,8 +196,9 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		}
 		s.scripted, s.model = m, m
 	}
-	svc, err := o.Boot(ctx, cfg, Deps{
-		Platform: s.chat, Model: s.model, Log: logw, Getenv: getenv, Spans: o.Spans, Soul: soul, Stores: &stores,
+	deps := Deps{
+		Platform: s.chat, Model: s.model, Log: logw, Getenv: getenv, Spans: o.Spans, Soul: soul, Stores: s.stores,
+		Counts: &Counts{}, Started: time.Now(),
 		OnHandled: s.onHandled, OnDrop: s.onDrop,
 		Clock: s.clock, OnScheduleRun: s.onScheduleRun, OnSchedulerIdle: s.onSchedulerIdle,
 		OnToolCall: func(name, input, result, outcome string) {
@@ -196,16 +209,39 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 			}
 			s.tools.add(len(s.chat.Messages()), golden.ToolLine(name, input, result, outcome))
 		},
-	})
+	}
+	s.life = ctx
+	s.boot = func() (Service, error) { return o.Boot(ctx, cfg, deps) }
+	svc, err := s.boot()
 	if err != nil {
 		s.cleanup()
 		return nil, err
 	}
-	s.svc = svc
-	runCtx, cancel := context.WithCancel(ctx)
-	s.cancel = cancel
-	go func() { s.done <- svc.Run(runCtx) }()
+	s.start(svc)
 	return s, nil
+}
+
+// start runs svc until Close or a restart stops it.
+func (s *Sim) start(svc Service) {
+	runCtx, cancel := context.WithCancel(s.life)
+	done := make(chan error, 1)
+	s.run.Lock()
+	s.run.svc, s.run.cancel, s.run.done = svc, cancel, done
+	s.run.Unlock()
+	go func() { done <- svc.Run(runCtx) }()
+}
+
+// stop stops the running service, if any, and waits for it.
+func (s *Sim) stop() error {
+	s.run.Lock()
+	cancel, done := s.run.cancel, s.run.done
+	s.run.cancel, s.run.done = nil, nil
+	s.run.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	return <-done
 }
 
 // config is the service's configuration: the shared one for a live model,
@@ -244,8 +280,13 @@ func (s *Sim) config(o Options, home string) *config.Config {
 // Platform is the simulated platform the service runs on.
 func (s *Sim) Platform() *platform.Chat { return s.chat }
 
-// Service is the service Boot built.
-func (s *Sim) Service() Service { return s.svc }
+// Service is the service Boot built, the one running since the last
+// restart.
+func (s *Sim) Service() Service {
+	s.run.Lock()
+	defer s.run.Unlock()
+	return s.run.svc
+}
 
 // Model is the model the service runs: the scripted one or a live one.
 func (s *Sim) Model() agent.Model { return s.model }
@@ -257,13 +298,11 @@ func (s *Sim) Scripted() *scripted.Model { return s.scripted }
 // runs in a home of its caller's.
 func (s *Sim) Home() string { return s.home }
 
-// Close stops the service and removes a temporary home.
+// Close stops the service, gives its database back and removes a
+// temporary home.
 func (s *Sim) Close() error {
-	var err error
-	if s.cancel != nil {
-		s.cancel()
-		err = <-s.done
-	}
+	err := s.stop()
+	err = errors.Join(err, s.stores.release(context.Background()))
 	s.cleanup()
 	return err
 }

@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/persona-runtime/agent/internal/sim/golden"
+	"github.com/persona-runtime/agent/internal/store"
+)
+
+// Restart stops the service, moves the simulated clock on by down while
+// it is down, and starts the service again on the same database, home,
+// platform and model, as after a deploy or a crash: the scheduler catches
+// up on the runs it missed, the inbox resumes or tells what was cut off.
+// It returns once the service has read its schedules and what that set
+// going has settled. The transcript shows the restart.
+func (s *Sim) Restart(ctx context.Context, down time.Duration) error {
+	if down < 0 {
+		return errors.New("restart: the time down is negative")
+	}
+	if s.boot == nil {
+		return errors.New("restart: the simulation was not started")
+	}
+	s.stores.hold(true)
+	err := s.stop()
+	s.stores.hold(false)
+	if err != nil {
+		return fmt.Errorf("restart: stop: %w", err)
+	}
+	s.clock.Advance(down)
+	s.tools.addPlain(len(s.chat.Messages()), golden.RestartLine(down, s.clock.Now()))
+	if err := s.chat.Reopen(); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	s.mu.Lock()
+	seq := s.idleSeq
+	s.mu.Unlock()
+	svc, err := s.boot()
+	if err != nil {
+		return fmt.Errorf("restart: start: %w", err)
+	}
+	s.start(svc)
+	if err := s.schedulerCaughtUp(ctx, seq); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	return s.Settle(ctx, Injected{})
+}
+
+// keptStore is a simulation's database: the pool's at the first start,
+// kept while the service restarts, given back to the pool at the end.
+type keptStore struct {
+	pool *store.InMemoryPool
+
+	mu      sync.Mutex
+	holding bool         // a restart: what the service puts back is kept
+	held    *store.Store // the database between a stop and the next start
+}
+
+// Get returns the database kept over a restart, else one from the pool.
+// A kept store keeps the options of its first Get: the simulation's
+// logger writer and clock, the same at every start.
+func (k *keptStore) Get(ctx context.Context, opts store.Options) (*store.Store, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if st := k.held; st != nil {
+		k.held = nil
+		return st, nil
+	}
+	return k.pool.Get(ctx, opts)
+}
+
+// Put keeps st for the next start during a restart, else gives it back
+// to the pool.
+func (k *keptStore) Put(ctx context.Context, st *store.Store) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.holding {
+		k.held = st
+		return nil
+	}
+	return k.pool.Put(ctx, st)
+}
+
+// hold says whether a Put is a restart's.
+func (k *keptStore) hold(on bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.holding = on
+}
+
+// release gives a store still kept (a restart whose start failed) back
+// to the pool.
+func (k *keptStore) release(ctx context.Context) error {
+	k.mu.Lock()
+	st := k.held
+	k.held = nil
+	k.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	return k.pool.Put(ctx, st)
+}
