@@ -242,23 +242,20 @@ func mustJSON(s string) string {
 	return string(b)
 }
 
-// A SQLite recall ranks the newest maxCandidates matches; a word in more
-// than a tenth of the index is left out of a query with other words, so
-// an old memory matching the rare word is still found behind thousands of
-// newer messages holding the common one. Another conversation's memory
-// stays out of it.
-func TestRecallCommonWordsSQLite(t *testing.T) {
+// A word in more than a tenth of the index is left out of a query with
+// other words, so an old memory matching the rare word is still found
+// behind thousands of newer messages holding the common one (a SQLite
+// recall ranks the newest maxCandidates matches; Postgres knows the common
+// words from its statistics, as autovacuum's ANALYZE leaves them). Another
+// conversation's memory stays out of it.
+func TestRecallCommonWords(t *testing.T) {
 	clock := newClock()
-	s, err := Open(t.Context(), InMemory, Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openAt(t, testPath(t), clock)
 	old := remember(t, s, trustedChan, "U1", ScopeConversation, "the release train leaves on Tuesdays")
 	remember(t, s, allowedChan, "U2", ScopeConversation, "the train in the allowed channel")
 	const n = 10_500
 	clock.Advance(time.Hour)
-	err = s.inTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
 		for i := range n {
 			if _, err := s.indexDoc(ctx, tx, doc{kind: KindMessage, ref: "s1", channel: trustedChan, threadTS: fmt.Sprintf("%d.1", i),
 				scope: ScopeConversation, body: fmt.Sprintf("status check %d is green", i), at: clock.Now().UnixMilli() + int64(i)}); err != nil {
@@ -269,6 +266,14 @@ func TestRecallCommonWordsSQLite(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.pg {
+		if got := recall(t, s, trustedChan, "status of the train"); len(got) != 10 {
+			t.Errorf("before ANALYZE: %d found, want ten (no statistics: no common word)", len(got))
+		}
+		if _, err := s.db.ExecContext(t.Context(), "ANALYZE recall"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rs := recall(t, s, trustedChan, "status of the train")
 	if len(rs) != 1 || rs[0].ID != old.ID {

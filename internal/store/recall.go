@@ -44,10 +44,12 @@ const maxTerms = 16
 // of q.Text, best first: relevance (BM25 on SQLite, ts_rank_cd on
 // Postgres), memories before messages of the same relevance, fading with
 // age. The visibility rule is part of the search itself, not a filter on
-// its results. A query without searchable words finds nothing. On SQLite
-// the newest maxCandidates matches are ranked, and a word in more than a
-// tenth of the index is left out when the query has others (commonWords):
-// a recall's cost does not grow with how common its words are.
+// its results. A query without searchable words finds nothing. A word in
+// more than a tenth of the index is left out when the query has others
+// (commonWords, commonWordsPG), and of a query of such words alone only
+// the newest maxCommonCandidates matches are ranked (on SQLite the newest
+// maxCandidates always): a recall's cost grows little with how common its
+// words are.
 func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
 	if q.Channel == "" {
 		return nil, fmt.Errorf("recall: no channel")
@@ -90,17 +92,34 @@ const commonShare = 10
 // maxCommon is how many common words a query of common words alone keeps.
 const maxCommon = 3
 
-// qRecallSQLite ranks the newest maxCandidates matches of a MATCH
-// (relevance, memories first, fading with age). The snippet is cut in Go
+// maxCommonCandidates caps the rows ranked for a query of common words
+// alone (both backends): its words weigh about the same in every row that
+// holds them, so recency ranks most of it, and the newest few hundred
+// matches hold the best; ranking more costs as much again per row.
+const maxCommonCandidates = 200
+
+// qRecallSQLite ranks the newest ?5 matches of a MATCH (maxCandidates, or
+// maxCommonCandidates for common words alone) by relevance, memories
+// first, fading with age. The snippet is cut in Go
 // (snippet): FTS5's snippet() would make it for every candidate, and
 // opening the MATCH again for the best alone costs more than the ranking.
-var qRecallSQLite = `SELECT kind, ref, chan, channel, thread_ts, author, created_at, body FROM (
-		SELECT rowid AS id, bm25(recall, 1.0, 0.0) AS rank, kind, ref, chan, channel, thread_ts, author, created_at, body
+var qRecallSQLite = recallSQLite("bm25(recall, 1.0, 0.0)")
+
+// qRecallSQLiteCommon is qRecallSQLite for common words alone: without
+// BM25, which reads every row holding each word to weigh it (a tenth of
+// the index or more), and which would weigh them about alike anyway; the
+// newest matches, memories first.
+var qRecallSQLiteCommon = recallSQLite("-1.0")
+
+func recallSQLite(rank string) string {
+	return `SELECT kind, ref, chan, channel, thread_ts, author, created_at, body FROM (
+		SELECT rowid AS id, ` + rank + ` AS rank, kind, ref, chan, channel, thread_ts, author, created_at, body
 		FROM recall WHERE recall MATCH ?1 AND NOT (kind = 'message' AND thread_ts = ?2)
-		ORDER BY rowid DESC LIMIT ` + strconv.Itoa(maxCandidates) + `
+		ORDER BY rowid DESC LIMIT ?5
 	) ORDER BY rank * (CASE kind WHEN 'memory' THEN ` + "2.0" + ` ELSE 1.0 END)
 		/ (1.0 + max(0, ?3 - created_at) / ` + "2592000000.0" + `), id DESC
 	LIMIT ?4`
+}
 
 // qCountSQLite counts the rows of a MATCH, up to a limit; qSpanSQLite is
 // the span of the index's row ids: about its number of rows, read from
@@ -121,12 +140,16 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery,
 	case KindMessage:
 		where += ` NOT chan : "` + KindMemory + `"`
 	}
-	terms, err := s.commonWords(ctx, terms)
+	terms, allCommon, err := s.commonWords(ctx, terms)
 	if err != nil {
 		return nil, err
 	}
+	query, candidates := qRecallSQLite, maxCandidates
+	if allCommon {
+		query, candidates = qRecallSQLiteCommon, maxCommonCandidates
+	}
 	match := where + ` AND body : ("` + strings.Join(terms, `" OR "`) + `")`
-	rows, err := s.query(ctx, qRecallSQLite, match, q.Thread, now, limit)
+	rows, err := s.query(ctx, query, match, q.Thread, now, limit, candidates)
 	if err != nil {
 		return nil, err
 	}
@@ -185,51 +208,117 @@ find:
 }
 
 // commonWords returns terms without those found in more than one row in
-// commonShare of the whole index, unless all of them are: then the first
-// maxCommon are kept. Each count stops at that share, so counting costs
-// less than the weight BM25 would work out for a common word.
-func (s *Store) commonWords(ctx context.Context, terms []string) ([]string, error) {
-	if len(terms) < 2 {
-		return terms, nil
-	}
+// commonShare of the whole index, unless all of them are (all): then the
+// first maxCommon are kept. Each count stops at that share, so counting
+// costs less than the weight BM25 would work out for a common word.
+func (s *Store) commonWords(ctx context.Context, terms []string) (kept []string, all bool, err error) {
 	var rows int64
 	if err := s.queryRow(ctx, qSpanSQLite).Scan(&rows); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	limit := rows / commonShare
 	if limit < maxCandidates {
-		return terms, nil // a small index: every word is cheap
+		return terms, false, nil // a small index: every word is cheap
 	}
-	var kept []string
 	for _, t := range terms {
 		var n int64
 		if err := s.queryRow(ctx, qCountSQLite, `body : ("`+t+`")`, limit+1).Scan(&n); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if n <= limit {
 			kept = append(kept, t)
 		}
 	}
 	if len(kept) == 0 {
-		return terms[:min(len(terms), maxCommon)], nil
+		return terms[:min(len(terms), maxCommon)], true, nil
 	}
-	return kept, nil
+	return kept, false, nil
 }
 
 const qRecallPG = `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
 	ts_headline('english', body, q, 'MaxWords=24, MinWords=12, StartSel="", StopSel=""')
 	FROM (
-		SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body, q,
+		SELECT id, kind, ref, scope, channel_id, thread_ts, author, created_at, body, q,
 			ts_rank_cd(tsv, q) * (CASE kind WHEN 'memory' THEN 2.0 ELSE 1.0 END)
 				/ (1.0 + greatest(0, ? - created_at) / 2592000000.0) AS score
 		FROM recall, websearch_to_tsquery('english', ?) q
 		WHERE tsv @@ q AND (channel_id = ? OR scope = 'persona') AND (? = '' OR kind = ?)
 			AND NOT (kind = 'message' AND channel_id = ? AND thread_ts = ?)
-		ORDER BY score DESC LIMIT ?
-	) best ORDER BY score DESC`
+		ORDER BY score DESC, id DESC LIMIT ?
+	) best ORDER BY score DESC, id DESC`
+
+// qRecallPGNewest is qRecallPG over the newest maxCommonCandidates
+// matches alone, for a query of common words only: ranking every row
+// holding them would read a tenth of the index or more.
+var qRecallPGNewest = `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
+	ts_headline('english', body, q, 'MaxWords=24, MinWords=12, StartSel="", StopSel=""')
+	FROM (
+		SELECT id, kind, ref, scope, channel_id, thread_ts, author, created_at, body, q,
+			ts_rank_cd(tsv, q) * (CASE kind WHEN 'memory' THEN 2.0 ELSE 1.0 END)
+				/ (1.0 + greatest(0, ? - created_at) / 2592000000.0) AS score
+		FROM (
+			SELECT r.*, q FROM recall r, websearch_to_tsquery('english', ?) q
+			WHERE r.tsv @@ q AND (r.channel_id = ? OR r.scope = 'persona') AND (? = '' OR r.kind = ?)
+				AND NOT (r.kind = 'message' AND r.channel_id = ? AND r.thread_ts = ?)
+			ORDER BY r.id DESC LIMIT ` + strconv.Itoa(maxCommonCandidates) + `
+		) newest
+		ORDER BY score DESC, id DESC LIMIT ?
+	) best ORDER BY score DESC, id DESC`
+
+// qCommonPG returns which of the words (one string, space-separated) are
+// common: a lexeme of theirs is among the most common elements of the
+// index's tsvector column, found in more than one row in commonShare, as
+// the planner's statistics (ANALYZE, autovacuum) last counted. Counting
+// the rows holding a word would read them, as ranking it would.
+var qCommonPG = `SELECT t FROM unnest(string_to_array(?, ' ')) t
+	WHERE EXISTS (
+		SELECT 1 FROM pg_stats s,
+			unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(lexeme, freq)
+		WHERE s.schemaname = current_schema() AND s.tablename = 'recall' AND s.attname = 'tsv'
+			AND e.lexeme = ANY (tsvector_to_array(to_tsvector('english', t)))
+			AND e.freq > ` + strconv.FormatFloat(1.0/commonShare, 'f', -1, 64) + `)`
+
+// commonWordsPG is commonWords on Postgres, by the planner's statistics
+// (an index too small or too new to have them has no common words), for
+// one word too; all says that every word is common.
+func (s *Store) commonWordsPG(ctx context.Context, terms []string) (kept []string, all bool, err error) {
+	rows, err := s.query(ctx, qCommonPG, strings.Join(terms, " "))
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	common := map[string]bool{}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, false, err
+		}
+		common[t] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	for _, t := range terms {
+		if !common[t] {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return terms[:min(len(terms), maxCommon)], true, nil
+	}
+	return kept, false, nil
+}
 
 func (s *Store) recallPG(ctx context.Context, terms []string, q RecallQuery, now int64, limit int) ([]Recalled, error) {
-	rows, err := s.query(ctx, qRecallPG, now, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, q.Channel, q.Thread, limit)
+	terms, allCommon, err := s.commonWordsPG(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	query := qRecallPG
+	if allCommon {
+		query = qRecallPGNewest
+	}
+	rows, err := s.query(ctx, query, now, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, q.Channel, q.Thread, limit)
 	if err != nil {
 		return nil, err
 	}
