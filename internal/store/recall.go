@@ -235,22 +235,19 @@ func (s *Store) commonWords(ctx context.Context, terms []string) (kept []string,
 	return kept, false, nil
 }
 
-const qRecallPG = `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
-	ts_headline('english', body, q, 'MaxWords=24, MinWords=12, StartSel="", StopSel=""')
-	FROM (
-		SELECT id, kind, ref, scope, channel_id, thread_ts, author, created_at, body, q,
-			ts_rank_cd(tsv, q) * (CASE kind WHEN 'memory' THEN 2.0 ELSE 1.0 END)
-				/ (1.0 + greatest(0, ? - created_at) / 2592000000.0) AS score
-		FROM recall, websearch_to_tsquery('english', ?) q
-		WHERE tsv @@ q AND (channel_id = ? OR scope = 'persona') AND (? = '' OR kind = ?)
-			AND NOT (kind = 'message' AND channel_id = ? AND thread_ts = ?)
-		ORDER BY score DESC, id DESC LIMIT ?
-	) best ORDER BY score DESC, id DESC`
+// qRecallPG ranks the matches (relevance, memories first, fading with
+// age); qRecallPGNewest only the newest maxCommonCandidates of them, for
+// a query of common words alone: ranking every row holding them would
+// read a tenth of the index or more.
+var (
+	qRecallPG       = recallPG("")
+	qRecallPGNewest = recallPG("ORDER BY r.id DESC LIMIT " + strconv.Itoa(maxCommonCandidates))
+)
 
-// qRecallPGNewest is qRecallPG over the newest maxCommonCandidates
-// matches alone, for a query of common words only: ranking every row
-// holding them would read a tenth of the index or more.
-var qRecallPGNewest = `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
+// recallPG is the recall query whose candidates are cut by the clause
+// candidates ("": all the matches; Postgres flattens the subquery).
+func recallPG(candidates string) string {
+	return `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
 	ts_headline('english', body, q, 'MaxWords=24, MinWords=12, StartSel="", StopSel=""')
 	FROM (
 		SELECT id, kind, ref, scope, channel_id, thread_ts, author, created_at, body, q,
@@ -260,10 +257,11 @@ var qRecallPGNewest = `SELECT kind, ref, scope, channel_id, thread_ts, author, c
 			SELECT r.*, q FROM recall r, websearch_to_tsquery('english', ?) q
 			WHERE r.tsv @@ q AND (r.channel_id = ? OR r.scope = 'persona') AND (? = '' OR r.kind = ?)
 				AND NOT (r.kind = 'message' AND r.channel_id = ? AND r.thread_ts = ?)
-			ORDER BY r.id DESC LIMIT ` + strconv.Itoa(maxCommonCandidates) + `
-		) newest
+			` + candidates + `
+		) candidates
 		ORDER BY score DESC, id DESC LIMIT ?
 	) best ORDER BY score DESC, id DESC`
+}
 
 // qCommonPG returns which of the words (one string, space-separated) are
 // common: a lexeme of theirs is among the most common elements of the
