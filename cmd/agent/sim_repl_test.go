@@ -155,6 +155,7 @@ func TestSimREPLErrorsAndScenario(t *testing.T) {
 		{"/layer moon", "usage: /layer trusted|allowed|restricted|dm"},
 		{"/click x approve", "usage: /click <n> <action>: n is a card's number"},
 		{"/scenario no-such", "no-such.yaml: no such file"},
+		{"/restart soon", "usage: /restart [duration], the time down"},
 	} {
 		typ(c.line)
 		scr.waitFor(t, c.want)
@@ -167,6 +168,13 @@ func TestSimREPLErrorsAndScenario(t *testing.T) {
 	scr.waitFor(t, "[C0TEAM #1] manager: and again")
 	scr.waitFor(t, "[C0TEAM #1] bot: echo: in a channel")
 	scr.waitFor(t, "[C0TEAM #1] bot: echo: and again")
+
+	// A restart keeps the database: the thread the bot was called into
+	// still engages it.
+	typ("/restart 1h")
+	scr.waitFor(t, "restarting: down 1h0m0s, up at 2026-01-05 10:00 UTC")
+	typ("after the restart")
+	scr.waitFor(t, "[C0TEAM #1] bot: echo: after the restart")
 
 	typ("/scenario approval-approved")
 	scr.waitFor(t, "✓ step 2 expect_card deploy prod")

@@ -56,6 +56,7 @@ type Chat struct {
 	changed   chan struct{} // closed and replaced at every change
 	running   bool
 	closed    bool
+	again     bool // Reopen during Run: stay open when it returns
 	delivered int
 	log       []Entry
 	state     map[string]*Entry                 // ts -> latest state of a post or upload
@@ -95,7 +96,7 @@ func (m *Chat) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
-		m.running, m.closed = false, true
+		m.running, m.closed, m.again = false, !m.again, false
 		m.notifyLocked()
 		m.mu.Unlock()
 	}()
@@ -124,21 +125,22 @@ func (m *Chat) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 	}
 }
 
-// Reopen makes the platform take events again after Run returned, as
-// for a service started again: what is injected from then on queues for
-// the next Run, which delivers first what the last one left queued (the
-// platform delivers again what was never acknowledged). It fails while
-// Run runs.
-func (m *Chat) Reopen() error {
+// Reopen keeps the platform open for a service started again: called
+// while Run runs, the platform stays open when Run returns; called after,
+// it opens again. Either way what is injected queues for the next Run,
+// which delivers first what the last one left queued (the platform
+// delivers again what was never acknowledged), so that nothing sent
+// while the service restarts is refused.
+func (m *Chat) Reopen() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.init()
 	if m.running {
-		return errors.New("sim platform: Reopen while Run is running")
+		m.again = true
+		return
 	}
 	m.closed = false
 	m.notifyLocked()
-	return nil
 }
 
 // Inject queues ev for Run and records it in the transcript. It does not

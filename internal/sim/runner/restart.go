@@ -24,6 +24,9 @@ func (s *Sim) Restart(ctx context.Context, down time.Duration) error {
 	if s.boot == nil {
 		return errors.New("restart: the simulation was not started")
 	}
+	// What is sent while the service is down waits for it, as the
+	// platform holds what nobody acknowledged.
+	s.chat.Reopen()
 	s.stores.hold(true)
 	err := s.stop()
 	s.stores.hold(false)
@@ -32,9 +35,6 @@ func (s *Sim) Restart(ctx context.Context, down time.Duration) error {
 	}
 	s.clock.Advance(down)
 	s.tools.addPlain(len(s.chat.Messages()), golden.RestartLine(down, s.clock.Now()))
-	if err := s.chat.Reopen(); err != nil {
-		return fmt.Errorf("restart: %w", err)
-	}
 	s.mu.Lock()
 	seq := s.idleSeq
 	s.mu.Unlock()
