@@ -6,18 +6,32 @@ import (
 	"io"
 	"strings"
 
+	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// dump writes the platform's transcript, one entry a line (sim run
-// --verbose).
+// dump writes the platform's transcript, one entry a line, and the
+// restarts where they came (sim run --verbose).
 func (s *Sim) dump(w io.Writer) {
 	if w == nil {
 		return
 	}
-	for _, m := range s.chat.Messages() {
+	var plain []golden.ToolCall
+	for _, c := range s.tools.list() {
+		if c.Plain {
+			plain = append(plain, c)
+		}
+	}
+	for i, m := range s.chat.Messages() {
+		for len(plain) > 0 && plain[0].After <= i {
+			fmt.Fprintln(w, "    "+plain[0].Line)
+			plain = plain[1:]
+		}
 		fmt.Fprintln(w, "    "+entryLine(m))
+	}
+	for _, c := range plain {
+		fmt.Fprintln(w, "    "+c.Line)
 	}
 }
 
