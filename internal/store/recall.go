@@ -100,9 +100,9 @@ const maxCommonCandidates = 200
 
 // qRecallSQLite ranks the newest ?5 matches of a MATCH (maxCandidates, or
 // maxCommonCandidates for common words alone) by relevance, memories
-// first, fading with age. The snippet is cut in Go
-// (snippet): FTS5's snippet() would make it for every candidate, and
-// opening the MATCH again for the best alone costs more than the ranking.
+// first, fading with age. The snippet is cut in Go (snippet): FTS5's
+// snippet() would make it for every candidate, and opening the MATCH
+// again for the best alone costs more than the ranking.
 var qRecallSQLite = recallSQLite("bm25(recall, 1.0, 0.0)")
 
 // qRecallSQLiteCommon is qRecallSQLite for common words alone: without
