@@ -56,10 +56,13 @@ type Gate interface {
 // Budget holds turns to the persona's budgets (internal/budget.Guard):
 // Admit is asked before each model call of a turn (false: the turn stops
 // there, the thread told why; show is called before anything is posted),
-// Spent is told each call's tokens.
+// Spent is told each call's tokens and returns their row, which the
+// engine stores with the call's answer (store.Answer.Spent) or through
+// Record when the call brought none to store.
 type Budget interface {
 	Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool, error)
-	Spent(ctx context.Context, t *pipeline.Turn, model string, u store.Usage)
+	Spent(t *pipeline.Turn, model string, u store.Usage) store.UsageRecord
+	Record(ctx context.Context, r store.UsageRecord)
 }
 
 // Status shows what the agent is doing in the thread (the assistant status
@@ -507,8 +510,10 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			return e.modelError(err, &outcome)
 		}
 		usage := storeUsage(resp.Usage)
+		var spent *store.UsageRecord // stored with the answer, in its write
 		if e.o.Budget != nil {
-			e.o.Budget.Spent(ctx, t, cmp.Or(string(resp.Model), e.o.Model.Model()), usage)
+			r := e.o.Budget.Spent(t, cmp.Or(string(resp.Model), e.o.Model.Model()), usage)
+			spent = &r
 		}
 		promptTokens = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
 		assistant, uses := e.assistantMessage(ctx, resp)
@@ -517,12 +522,14 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		}
 		if len(uses) == 0 {
 			if len(assistant.Content) > 0 {
-				if err := e.persistAnswer(ctx, sid, store.Answer{Usage: usage}, assistant); err != nil {
+				if err := e.persistAnswer(ctx, sid, store.Answer{Usage: usage, Spent: spent}, assistant); err != nil {
+					e.recordSpent(ctx, spent)
 					return err
 				}
 				msgs = append(msgs, assistant)
 			} else {
 				e.recordUsage(ctx, sid, usage)
+				e.recordSpent(ctx, spent)
 			}
 			if resp.StopReason == anthropic.StopReasonPauseTurn && len(assistant.Content) > 0 {
 				continue
@@ -550,12 +557,13 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 		// comes, so that a crash loses no result and leaves the unfinished
 		// calls for interruptedResults. A call that posts the event's first
 		// answer marks the event answering in the same write.
-		answer := store.Answer{Usage: usage}
+		answer := store.Answer{Usage: usage, Spent: spent}
 		progress := pipeline.ProgressFromContext(ctx)
 		if t.Event.ID != "" && progress != nil && !progress.IsAnswering() && postsReply(uses) {
 			answer.Answering = t.Event.ID
 		}
 		if err := e.persistAnswer(ctx, sid, answer, assistant); err != nil {
+			e.recordSpent(ctx, spent)
 			return err
 		}
 		if answer.Answering != "" {
@@ -691,6 +699,15 @@ func (e *Engine) recordUsage(ctx context.Context, sid string, u store.Usage) {
 			e.o.Log.WarnContext(ctx, "record token usage", "session_id", sid, "err", err)
 		}
 	}()
+}
+
+// recordSpent stores a model call's tokens (Budget.Spent) that no answer's
+// write took: the call brought none, or its write failed. The spend counts
+// even when the turn does not go on.
+func (e *Engine) recordSpent(ctx context.Context, r *store.UsageRecord) {
+	if r != nil && e.o.Budget != nil {
+		e.o.Budget.Record(context.WithoutCancel(ctx), *r)
+	}
 }
 
 // writeBehind appends msg to the session's history in the background; the

@@ -83,11 +83,12 @@ func (r *rig) turnIn(channel, root string) *pipeline.Turn {
 		Access: pipeline.Access{Layer: pipeline.LayerTrusted}, Out: r.out}
 }
 
-// spend records input tokens of a model whose prices are unknown: they
-// count one for one.
+// spend records input tokens of a model whose prices are unknown (they
+// count one for one), as the engine does with a call that brought no
+// answer: Spent, then Record.
 func (r *rig) spend(t *testing.T, turn *pipeline.Turn, n int64) {
 	t.Helper()
-	r.g.Spent(t.Context(), turn, "claude-test", store.Usage{Input: n})
+	r.g.Record(t.Context(), r.g.Spent(turn, "claude-test", store.Usage{Input: n}))
 }
 
 func (r *rig) admit(t *testing.T, turn *pipeline.Turn) bool {
@@ -179,7 +180,7 @@ func TestGuardChannelDayResets(t *testing.T) {
 func TestGuardPersonaDayAndCost(t *testing.T) {
 	r := newRig(t, persona.Budgets{Persona: 1000}, nil, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	// Cache reads weigh a tenth on sonnet: 10,000 of them are 1,000 tokens.
-	r.g.Spent(t.Context(), r.turnIn("C9", "9.0"), "claude-sonnet-4-5", store.Usage{CacheRead: 10_000})
+	r.g.Record(t.Context(), r.g.Spent(r.turnIn("C9", "9.0"), "claude-sonnet-4-5", store.Usage{CacheRead: 10_000}))
 	if r.admit(t, r.turn) {
 		t.Fatal("persona at 100 %: admitted")
 	}

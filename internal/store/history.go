@@ -59,6 +59,10 @@ type Answer struct {
 	// for: it is marked answering (as InboxAnswering does) in the same
 	// write, instead of in one of its own just before the post.
 	Answering string
+	// Spent, when set, is the model call's row of model_usage (budgets,
+	// `agent usage`), written with the answer it came with instead of in
+	// a write of its own.
+	Spent *UsageRecord
 }
 
 // AppendAnswer is AppendMessages that also records a.
@@ -85,6 +89,9 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 			if err := s.indexMessages(ctx, tx, rows); err != nil {
 				return err
 			}
+			if err := s.insertUsage(ctx, tx, a.Spent, now); err != nil {
+				return err
+			}
 			return s.markAnswering(ctx, tx, a, now)
 		}
 		var res sql.Result
@@ -109,6 +116,9 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 			return err
 		}
 		if err := s.indexMessages(ctx, tx, rows); err != nil {
+			return err
+		}
+		if err := s.insertUsage(ctx, tx, a.Spent, now); err != nil {
 			return err
 		}
 		return s.markAnswering(ctx, tx, a, now)

@@ -147,7 +147,8 @@ func TestAddUsage(t *testing.T) {
 	}
 }
 
-// A model's answer, its tokens and its event's answering mark are written
+// A model's answer, its tokens (the session's counters and the call's
+// row of model_usage) and its event's answering mark are written
 // together, or none of them.
 func TestAppendAnswer(t *testing.T) {
 	s, _ := newTestStore(t)
@@ -163,7 +164,8 @@ func TestAppendAnswer(t *testing.T) {
 	if _, err := s.InboxStart(ctx, "Ev1", "trace"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendAnswer(ctx, "s1", Answer{Usage: Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}}, answer); err != nil {
+	spent := &UsageRecord{ThreadKey: "C1:1", ChannelID: "C1", UserID: "U1", Model: "m1", Usage: Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}}
+	if err := s.AppendAnswer(ctx, "s1", Answer{Usage: spent.Usage, Spent: spent}, answer); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AppendAnswer(ctx, "s1", Answer{}, answer); err != nil { // no usage: the counters stay
@@ -173,11 +175,18 @@ func TestAppendAnswer(t *testing.T) {
 		t.Error("negative usage accepted")
 	}
 	bad := Message{Role: RoleAssistant, Content: json.RawMessage(`not json`)}
-	if err := s.AppendAnswer(ctx, "s1", Answer{Usage: Usage{Input: 1000}, Answering: "Ev1"}, answer, bad); err == nil {
+	lost := &UsageRecord{ThreadKey: "C1:1", ChannelID: "C1", UserID: "U1", Model: "m1", Usage: Usage{Input: 1000}}
+	if err := s.AppendAnswer(ctx, "s1", Answer{Usage: Usage{Input: 1000}, Answering: "Ev1", Spent: lost}, answer, bad); err == nil {
 		t.Error("an invalid message accepted")
 	}
-	if err := s.AppendAnswer(ctx, "nope", Answer{Usage: Usage{Input: 1}, Answering: "Ev1"}, answer); !errors.Is(err, ErrNotFound) {
+	if err := s.AppendAnswer(ctx, "nope", Answer{Usage: Usage{Input: 1}, Answering: "Ev1", Spent: lost}, answer); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown session: %v, want ErrNotFound", err)
+	}
+	// The call's row of model_usage went with the first answer, and with
+	// neither failed one.
+	rows, err := s.UsageOf(ctx, UsageFilter{ThreadKey: "C1:1"})
+	if err != nil || len(rows) != 1 || rows[0].Usage != spent.Usage || rows[0].Model != "m1" {
+		t.Errorf("model usage = %+v, %v; want the first answer's alone", rows, err)
 	}
 	// The event is still running after the failed appends; a good one
 	// marks it answering.

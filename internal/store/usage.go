@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // UsageRecord is one model call's tokens, with whose they are.
@@ -28,12 +30,33 @@ func (s *Store) RecordUsage(ctx context.Context, r UsageRecord) error {
 	// start, its answered state) goes with the history's writes, whose
 	// crash semantics it follows.
 	err := s.slot(ctx, func(ctx context.Context) error {
-		_, err := s.exec(ctx, `INSERT INTO model_usage
-		(at, thread_key, channel_id, user_id, model, input, output, cache_read, cache_write) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			at.UnixMilli(), r.ThreadKey, r.ChannelID, r.UserID, r.Model, r.Input, r.Output, r.CacheRead, r.CacheWrite)
+		_, err := s.exec(ctx, qInsertUsage, usageArgs(r, at)...)
 		return err
 	})
 	if err != nil {
+		return fmt.Errorf("record usage: %w", err)
+	}
+	return nil
+}
+
+const qInsertUsage = `INSERT INTO model_usage
+		(at, thread_key, channel_id, user_id, model, input, output, cache_read, cache_write) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func usageArgs(r UsageRecord, at time.Time) []any {
+	return []any{at.UnixMilli(), r.ThreadKey, r.ChannelID, r.UserID, r.Model, r.Input, r.Output, r.CacheRead, r.CacheWrite}
+}
+
+// insertUsage writes r, if any, in tx (an answer's write: Answer.Spent),
+// dated now when it has no time of its own.
+func (s *Store) insertUsage(ctx context.Context, tx bun.Tx, r *UsageRecord, now time.Time) error {
+	if r == nil {
+		return nil
+	}
+	at := r.At
+	if at.IsZero() {
+		at = now
+	}
+	if _, err := s.txExec(ctx, tx, qInsertUsage, usageArgs(*r, at)...); err != nil {
 		return fmt.Errorf("record usage: %w", err)
 	}
 	return nil
