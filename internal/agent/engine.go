@@ -34,7 +34,7 @@ type Model interface {
 type History interface {
 	History(ctx context.Context, sessionID string) ([]store.Message, error)
 	AppendAnswer(ctx context.Context, sessionID string, a store.Answer, msgs ...store.Message) error
-	AddUsage(ctx context.Context, sessionID string, u store.Usage) error
+	AddUsage(ctx context.Context, sessionID string, u store.Usage, spent *store.UsageRecord) error
 	ReplaceHistory(ctx context.Context, sessionID, summary string, keep []store.Message) error
 }
 
@@ -528,8 +528,7 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 				}
 				msgs = append(msgs, assistant)
 			} else {
-				e.recordUsage(ctx, sid, usage)
-				e.recordSpent(ctx, spent)
+				e.recordUsage(ctx, sid, usage, spent)
 			}
 			if resp.StopReason == anthropic.StopReasonPauseTurn && len(assistant.Content) > 0 {
 				continue
@@ -686,24 +685,27 @@ type encodedBlock struct {
 }
 
 // recordUsage adds the tokens of a response that left nothing to store to
-// the session's counters, off the turn's path: the counters are for
-// reports, and a crash losing the last response's count costs nothing
-// else. (A response with content is stored with its usage, persistAnswer.)
-func (e *Engine) recordUsage(ctx context.Context, sid string, u store.Usage) {
+// the session's counters, with the call's row of model_usage (spent, if
+// any), off the turn's path: the response ended the turn, so no budget
+// check of this turn waits for them, and the next turns' checks find them
+// written as surely as those of turns running beside this one would. A
+// crash losing the last response's count costs nothing else. (A response
+// with content is stored with its usage, persistAnswer.)
+func (e *Engine) recordUsage(ctx context.Context, sid string, u store.Usage, spent *store.UsageRecord) {
 	ctx = context.WithoutCancel(ctx)
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		err := e.o.History.AddUsage(ctx, sid, u)
+		err := e.o.History.AddUsage(ctx, sid, u, spent)
 		if err != nil {
 			e.o.Log.WarnContext(ctx, "record token usage", "session_id", sid, "err", err)
 		}
 	}()
 }
 
-// recordSpent stores a model call's tokens (Budget.Spent) that no answer's
-// write took: the call brought none, or its write failed. The spend counts
-// even when the turn does not go on.
+// recordSpent stores a model call's tokens (Budget.Spent) that its
+// answer's write failed to take: the spend counts even when the turn does
+// not go on.
 func (e *Engine) recordSpent(ctx context.Context, r *store.UsageRecord) {
 	if r != nil && e.o.Budget != nil {
 		e.o.Budget.Record(context.WithoutCancel(ctx), *r)

@@ -184,14 +184,15 @@ func (s *Store) CloseAllSessions(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// AddUsage adds u to the session's token counters. It returns an error
-// matching ErrNotFound if there is no such session.
-func (s *Store) AddUsage(ctx context.Context, id string, u Usage) error {
+// AddUsage adds u to the session's token counters and, when spent is
+// set, writes the call's row of model_usage in the same transaction. It
+// returns an error matching ErrNotFound if there is no such session.
+func (s *Store) AddUsage(ctx context.Context, id string, u Usage, spent *UsageRecord) error {
 	if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 {
 		return fmt.Errorf("add usage to session %q: negative usage %+v", id, u)
 	}
-	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.exec(ctx, `
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		res, err := s.txExec(ctx, tx, `
 			UPDATE sessions SET
 				input_tokens = input_tokens + ?,
 				output_tokens = output_tokens + ?,
@@ -202,7 +203,10 @@ func (s *Store) AddUsage(ctx context.Context, id string, u Usage) error {
 		if err != nil {
 			return err
 		}
-		return requireRow(res)
+		if err := requireRow(res); err != nil {
+			return err
+		}
+		return s.insertUsage(ctx, tx, spent, s.now())
 	})
 	if err != nil {
 		return fmt.Errorf("add usage to session %q: %w", id, err)

@@ -71,7 +71,7 @@ func TestSessionNotFound(t *testing.T) {
 	ctx := t.Context()
 	for name, err := range map[string]error{
 		"TouchSession": s.TouchSession(ctx, "nope", SessionLive, time.Now()),
-		"AddUsage":     s.AddUsage(ctx, "nope", Usage{Input: 1}),
+		"AddUsage":     s.AddUsage(ctx, "nope", Usage{Input: 1}, nil),
 		"AppendMessages": s.AppendMessages(ctx, "nope",
 			Message{Role: RoleUser, Content: []byte(`[]`)}),
 		"ReplaceHistory": s.ReplaceHistory(ctx, "nope", "sum", nil),
@@ -129,13 +129,24 @@ func TestAddUsage(t *testing.T) {
 	if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1", InputTokens: 5}); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if err := s.AddUsage(ctx, "s1", Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}); err != nil {
-			t.Fatal(err)
-		}
+	spent := &UsageRecord{ThreadKey: "C1:1", ChannelID: "C1", UserID: "U1", Model: "m1", Usage: Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}}
+	if err := s.AddUsage(ctx, "s1", spent.Usage, spent); err != nil {
+		t.Fatal(err)
 	}
-	if err := s.AddUsage(ctx, "s1", Usage{Output: -1}); err == nil {
+	if err := s.AddUsage(ctx, "s1", spent.Usage, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddUsage(ctx, "s1", Usage{Output: -1}, nil); err == nil {
 		t.Error("AddUsage with negative usage succeeded")
+	}
+	if err := s.AddUsage(ctx, "nope", spent.Usage, spent); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v, want ErrNotFound", err)
+	}
+	// The call's row of model_usage went with the first write alone: not
+	// with the second (none given), nor with the one that failed.
+	rows, err := s.UsageOf(ctx, UsageFilter{ThreadKey: "C1:1"})
+	if err != nil || len(rows) != 1 || rows[0].Usage != spent.Usage {
+		t.Errorf("model usage = %+v, %v; want the first write's alone", rows, err)
 	}
 	got, err := s.SessionByThread(ctx, "C1:1")
 	if err != nil {
