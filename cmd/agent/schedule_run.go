@@ -225,7 +225,9 @@ func (r *scheduleRuns) creatorLeft(ctx context.Context, user string) bool {
 	return p.Deleted
 }
 
-// pausedText tells the manager that a schedule was paused.
+// pausedText tells the manager that a schedule was paused, and what they
+// can do: a paused schedule never runs again (nothing resumes it), so it
+// is removed, or made again by someone who may schedule work.
 func pausedText(manager string, sc schedule.Schedule) string {
 	who := ""
 	if manager != "" {
@@ -235,7 +237,8 @@ func pausedText(manager string, sc schedule.Schedule) string {
 	if sc.Name != "" {
 		label += " (" + sc.Name + ")"
 	}
-	return fmt.Sprintf("%scron job %s paused: its creator <@%s> can no longer schedule work", who, label, sc.Creator)
+	return fmt.Sprintf("%scron job %s paused: its creator <@%s> can no longer schedule work. It will not run again: "+
+		"`/unschedule %s` removes it; someone who may schedule work can make it again with `/schedule`", who, label, sc.Creator, sc.ID)
 }
 
 // wireSchedules builds the run side of scheduled work: the runs and their
