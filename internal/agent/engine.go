@@ -57,8 +57,9 @@ type Gate interface {
 // Admit is asked before each model call of a turn (false: the turn stops
 // there, the thread told why; show is called before anything is posted),
 // Spent is told each call's tokens and returns their row, which the
-// engine stores with the call's answer (store.Answer.Spent) or through
-// Record when the call brought none to store.
+// engine stores with the call's answer (store.Answer.Spent), with the
+// session's counters when the call brought no answer (recordUsage), or
+// through Record when the answer's write failed.
 type Budget interface {
 	Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool, error)
 	Spent(t *pipeline.Turn, model string, u store.Usage) store.UsageRecord

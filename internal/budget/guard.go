@@ -66,9 +66,9 @@ type Guard struct {
 
 // Spent counts one model call of the turn: its estimated cost in the
 // metric, and it returns the row of its tokens for the store, which the
-// engine writes with the answer the call brought (store.Answer.Spent), or
-// alone through Record. Admit reads them before the turn's next call:
-// the answer's write has committed by then.
+// engine writes with the answer the call brought (store.Answer.Spent) or
+// with the session's counters, or alone through Record. Admit reads them
+// before the turn's next call: the answer's write has committed by then.
 func (g *Guard) Spent(t *pipeline.Turn, model string, u store.Usage) store.UsageRecord {
 	if g.Cost != nil {
 		g.Cost.WithLabelValues(string(t.Access.Layer), model).Add(max(g.Prices.Cost(model, u), 0))
@@ -77,8 +77,8 @@ func (g *Guard) Spent(t *pipeline.Turn, model string, u store.Usage) store.Usage
 		UserID: t.Event.UserID, Model: model, Usage: u}
 }
 
-// Record stores a model call's tokens in a write of their own (a call
-// that brought no answer to store them with). A failed write is logged:
+// Record stores a model call's tokens in a write of their own (the
+// answer's write that was to take them failed). A failed write is logged:
 // the reply is worth more than the count.
 func (g *Guard) Record(ctx context.Context, r store.UsageRecord) {
 	if err := g.Store.RecordUsage(ctx, r); err != nil {
