@@ -13,10 +13,12 @@ import (
 
 // Restart stops the service, moves the simulated clock on by down while
 // it is down, and starts the service again on the same database, home,
-// platform and model, as after a deploy or a crash: the scheduler catches
-// up on the runs it missed, the inbox resumes or tells what was cut off.
-// It returns once the service has read its schedules and what that set
-// going has settled. The transcript shows the restart.
+// platform and model, as a deploy does: the stopping service ends its
+// turns as on SIGTERM (a card still waiting expires, and the thread is
+// told), the started one catches up on the scheduled runs it missed and
+// resumes or tells what its inbox left unfinished. It returns once the
+// service has read its schedules and what that set going has settled. The
+// transcript shows the restart.
 func (s *Sim) Restart(ctx context.Context, down time.Duration) error {
 	if down < 0 {
 		return errors.New("restart: the time down is negative")
