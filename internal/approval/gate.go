@@ -136,7 +136,7 @@ func (o Outcome) Text() string {
 	case store.ApprovalTimedOut:
 		return "timed out: nobody decided in time"
 	case store.ApprovalExpired:
-		return "expired: no decision was taken before the request was dropped"
+		return "expired: nobody decided before the turn was stopped or the service restarted"
 	}
 	return o.State
 }

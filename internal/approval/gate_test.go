@@ -565,7 +565,7 @@ func TestAskEndsWithContext(t *testing.T) {
 	if !errors.Is(r.err, context.Canceled) || r.out.Approved() {
 		t.Fatalf("Ask = %+v, %v; want context.Canceled", r.out, r.err)
 	}
-	h.checkResolved(id, "100.1", "expired: no decision was taken before the request was dropped")
+	h.checkResolved(id, "100.1", "expired: nobody decided before the turn was stopped or the service restarted")
 	if got, want := h.events(id), []string{"requested/U0REQ", "expired/"}; !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}

@@ -17,7 +17,7 @@ const (
 	ApprovalDenied    = "denied"
 	ApprovalAlways    = "always" // approved, and the tool allowed for the rest of the thread
 	ApprovalTimedOut  = "timed_out"
-	ApprovalExpired   = "expired" // still pending when the service restarted
+	ApprovalExpired   = "expired" // still pending when its turn was stopped or the service stopped
 )
 
 // ErrDecided is returned by DecideApproval when the approval is no longer
