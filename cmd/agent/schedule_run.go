@@ -226,8 +226,8 @@ func (r *scheduleRuns) creatorLeft(ctx context.Context, user string) bool {
 }
 
 // pausedText tells the manager that a schedule was paused, and what they
-// can do: a paused schedule never runs again (nothing resumes it), so it
-// is removed, or made again by someone who may schedule work.
+// can do: a paused schedule runs again only once someone who may schedule
+// work resumes it (then as them), or it is removed.
 func pausedText(manager string, sc schedule.Schedule) string {
 	who := ""
 	if manager != "" {
@@ -237,8 +237,8 @@ func pausedText(manager string, sc schedule.Schedule) string {
 	if sc.Name != "" {
 		label += " (" + sc.Name + ")"
 	}
-	return fmt.Sprintf("%scron job %s paused: its creator <@%s> can no longer schedule work. It will not run again: "+
-		"`/unschedule %s` removes it; someone who may schedule work can make it again with `/schedule`", who, label, sc.Creator, sc.ID)
+	return fmt.Sprintf("%scron job %s paused: its creator <@%s> can no longer schedule work. "+
+		"`/schedule resume %s` here runs it again as you; `/unschedule %s` removes it", who, label, sc.Creator, sc.ID, sc.ID)
 }
 
 // wireSchedules builds the run side of scheduled work: the runs and their

@@ -88,7 +88,7 @@ var names = map[string]string{
 	"/forget":  "`/forget <id>` forgets a memory (the manager, the backup manager or whoever asked me to remember it)",
 	"/ingest":  "`/ingest [label]` synthesises the knowledge base's raw notes into its wiki (manager, backup manager, approvers)",
 	"/schedule": "`/schedule \"<when>\" \"<prompt>\" [channel]` schedules work here: cron (`0 9 * * 1-5`), `@daily`, `@every 2h`, `in 30m` or a time " +
-		"(manager, backup manager, approvers with scope `schedule`; alias `/cron-add`)",
+		"(manager, backup manager, approvers with scope `schedule`; alias `/cron-add`); `/schedule resume <id>` runs a paused one again, as you",
 	"/schedules":  "`/schedules` lists this conversation's schedules (alias `/cron-list`)",
 	"/unschedule": "`/unschedule <id>` removes a schedule (alias `/cron-remove`)",
 	"/ignore": "`/ignore <@person> [30m|2h|1d]` mutes a person everywhere, `/unignore <@person>` lifts it " +

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
@@ -55,6 +56,11 @@ func (c *Commands) addSchedule(ctx context.Context, ev *pipeline.Event, a pipeli
 	words, err := pipeline.SplitArgs(args)
 	if err != nil {
 		return "", refusal(usageSchedule + " (" + err.Error() + ")")
+	}
+	// `/schedule resume <id>` runs a paused schedule again (a `when` is
+	// never a schedule's id).
+	if len(words) == 2 && words[0] == "resume" && schedule.ValidID(words[1]) {
+		return c.Schedules.Resume(ctx, a, ev, words[1])
 	}
 	if len(words) < 2 || len(words) > 3 {
 		return "", refusal(usageSchedule)

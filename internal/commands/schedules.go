@@ -20,7 +20,9 @@ import (
 type ScheduleStore interface {
 	CreateSchedule(ctx context.Context, sc schedule.Schedule, max int) (schedule.Schedule, error)
 	Schedules(ctx context.Context) ([]schedule.Schedule, error)
+	Schedule(ctx context.Context, id string) (schedule.Schedule, error)
 	RemoveSchedule(ctx context.Context, id string) error
+	ResumeSchedule(ctx context.Context, id, creator string, next time.Time) (bool, error)
 }
 
 // Schedules is the persona's book of schedules, for the /schedule
@@ -61,6 +63,11 @@ const (
 	msgNoSuch          = "no cron job %s"
 	usageSchedule      = `usage: /schedule "<when>" "<prompt>" [channel]`
 	usageUnschedule    = "usage: /unschedule <id>"
+	// Resuming a paused schedule (not the original runtime's: it had no
+	// pause).
+	msgResumed   = "cron job resumed, running as <@%s> from now on: %s"
+	msgNotPaused = "cron job %s is not paused"
+	msgNoRunLeft = "cron job %s has no run left: `/unschedule %s` removes it"
 )
 
 // MaySchedule is the manager, the backup manager, or an approver whose
@@ -179,6 +186,59 @@ func (s *Schedules) Remove(ctx context.Context, a pipeline.Access, ev *pipeline.
 	s.notify()
 	s.Log.InfoContext(ctx, "schedule removed", "schedule_id", id, "user_id", a.UserID, "channel", ev.ChannelID)
 	return fmt.Sprintf(msgRemoved, id), nil
+}
+
+// Resume runs the paused schedule id again with a's authority: a takes
+// it over, and it runs as a from its next due time on (the runs missed
+// while it was paused are not caught up). Only in the conversation it was
+// made in, where its prompt was written: elsewhere it is not found, as
+// the lists do not show it, and nobody adopts a prompt they could not
+// read. The answer shows the prompt adopted.
+func (s *Schedules) Resume(ctx context.Context, a pipeline.Access, ev *pipeline.Event, id string) (string, error) {
+	if !MaySchedule(a) {
+		return "", refusal(msgScheduleRefused)
+	}
+	id = strings.TrimSpace(id)
+	if !schedule.ValidID(id) {
+		return "", refusal(fmt.Sprintf(msgNoSuch, quiet(id, maxIDEcho)))
+	}
+	sc, err := s.Store.Schedule(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sc.Channel != ev.ChannelID) {
+		return "", refusal(fmt.Sprintf(msgNoSuch, id))
+	}
+	if err != nil {
+		return "", err
+	}
+	if !sc.Paused {
+		return "", refusal(fmt.Sprintf(msgNotPaused, id))
+	}
+	spec, err := sc.Spec()
+	if err != nil {
+		return "", err
+	}
+	next := spec.Next(s.now())
+	if next.IsZero() {
+		return "", refusal(fmt.Sprintf(msgNoRunLeft, id, id))
+	}
+	creator := a.UserID
+	if creator == "" {
+		creator = ev.UserID
+	}
+	resumed, err := s.Store.ResumeSchedule(ctx, id, creator, next)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", refusal(fmt.Sprintf(msgNoSuch, id))
+	}
+	if err != nil {
+		return "", err
+	}
+	if !resumed { // resumed meanwhile, by someone else
+		return "", refusal(fmt.Sprintf(msgNotPaused, id))
+	}
+	s.notify()
+	s.Log.InfoContext(ctx, "schedule resumed", "schedule_id", id, "user_id", creator, "was_creator", sc.Creator,
+		"channel", ev.ChannelID, "next", next)
+	sc.Creator, sc.Paused, sc.NextRunAt = creator, false, next
+	return fmt.Sprintf(msgResumed, creator, Line(sc)), nil
 }
 
 func (s *Schedules) now() time.Time {

@@ -284,3 +284,63 @@ func TestShowTime(t *testing.T) {
 		}
 	}
 }
+
+// A paused schedule runs again once someone who may schedule work resumes
+// it where it was made: theirs from now on, from its next due time (the
+// runs missed while paused are not caught up), the answer showing the
+// prompt they adopt. Elsewhere it is not found; a member is refused; one
+// not paused, or a one-off whose time has passed, says so.
+func TestScheduleResume(t *testing.T) {
+	h := newSchedHarness(t, 100)
+	daily, _ := h.create(manager, `/schedule "0 9 * * *" "post the numbers"`)
+	once, _ := h.create(manager, `/schedule "in 1h" "once"`)
+	for _, id := range []string{daily, once} {
+		if err := h.st.SetSchedulePaused(context.Background(), id, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elsewhere := message("U0SCH", "/schedule resume "+daily)
+	elsewhere.ChannelID = "G9"
+	notified := h.notified
+	for _, c := range []struct {
+		ev   *pipeline.Event
+		want string
+	}{
+		{message(alice, "/schedule resume "+daily), scheduleRefused},
+		{elsewhere, "no cron job " + daily},
+		{message("U0SCH", "/schedule resume sabsent22"), "no cron job sabsent22"},
+	} {
+		if got := h.say(c.ev, schedAccess(c.ev.UserID)); got != c.want {
+			t.Errorf("%s in %s: %q, want %q", c.ev.Text, c.ev.ChannelID, got, c.want)
+		}
+	}
+	if h.notified != notified {
+		t.Error("a refused resume notified the scheduler")
+	}
+
+	got := h.say(message("U0SCH", "/cron-add resume "+daily), schedAccess("U0SCH"))
+	want := "cron job resumed, running as <@U0SCH> from now on: " + daily + " `0 9 * * *` [thread] next run 2026-11-28 09:00 UTC: post the numbers"
+	if got != want {
+		t.Errorf("resume:\n%q\nwant\n%q", got, want)
+	}
+	if h.notified != notified+1 {
+		t.Error("the scheduler was not told")
+	}
+	sc, err := h.st.Schedule(context.Background(), daily)
+	if err != nil || sc.Paused || sc.Creator != "U0SCH" || !sc.NextRunAt.Equal(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)) {
+		t.Fatalf("stored: %+v, %v", sc, err)
+	}
+	if got := h.say(message(manager, "/schedule resume "+daily), schedAccess(manager)); got != "cron job "+daily+" is not paused" {
+		t.Errorf("resume again: %q", got)
+	}
+
+	// The one-off's hour has passed by the time it is resumed.
+	h.book.Now = func() time.Time { return friday.Add(2 * time.Hour) }
+	if got := h.say(message(manager, "/schedule resume "+once), schedAccess(manager)); got != "cron job "+once+" has no run left: `/unschedule "+once+"` removes it" {
+		t.Errorf("resume a spent one-off: %q", got)
+	}
+	// A `when` of "resume" is still only a bad expression.
+	if got := h.say(message(manager, `/schedule resume "the numbers"`), schedAccess(manager)); !strings.HasPrefix(got, "invalid cron expression") {
+		t.Errorf("a schedule whose when is resume: %q", got)
+	}
+}

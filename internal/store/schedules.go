@@ -121,6 +121,33 @@ func (s *Store) SetSchedulePaused(ctx context.Context, id string, paused bool) e
 	return nil
 }
 
+// ResumeSchedule runs the paused schedule id again, as creator from now
+// on, its next run at next (the caller plans it: the runs missed while it
+// was paused are not caught up). resumed is false, and nothing changes,
+// when it is not paused; an error matching ErrNotFound when there is
+// none.
+func (s *Store) ResumeSchedule(ctx context.Context, id, creator string, next time.Time) (resumed bool, err error) {
+	err = s.write(ctx, func(ctx context.Context) error {
+		resumed, err = oneRow(s.exec(ctx, `UPDATE schedules SET paused = ?, creator = ?, next_run_at = ? WHERE id = ? AND paused`,
+			false, creator, next.UnixMilli(), id))
+		if err != nil || resumed {
+			return err
+		}
+		var n int
+		if err := s.queryRow(ctx, `SELECT count(*) FROM schedules WHERE id = ?`, id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("resume schedule %s: %w", id, err)
+	}
+	return resumed, nil
+}
+
 // PauseSchedule pauses the schedule id; one that is gone is no error
 // (schedule.Store).
 func (s *Store) PauseSchedule(ctx context.Context, id string) error {

@@ -83,6 +83,28 @@ func TestSchedules(t *testing.T) {
 		t.Fatalf("pausing again: %+v, %v", again, err)
 	}
 
+	// Resumed by someone who may schedule work: theirs from now on, its
+	// next run where the caller planned it, back on the timer.
+	next := daily.NextRunAt.Add(48 * time.Hour)
+	if resumed, err := s.ResumeSchedule(ctx, daily.ID, "U2", next); err != nil || !resumed {
+		t.Fatalf("ResumeSchedule = %v, %v", resumed, err)
+	}
+	if got, _ := s.Schedule(ctx, daily.ID); got.Paused || got.Creator != "U2" || !got.NextRunAt.Equal(next) {
+		t.Fatalf("resumed: %+v", got)
+	}
+	if due, _ := s.DueSchedules(ctx, next, 10); !slices.ContainsFunc(due, func(sc schedule.Schedule) bool { return sc.ID == daily.ID }) {
+		t.Fatalf("a resumed schedule is not due at its next run: %+v", due)
+	}
+	if resumed, err := s.ResumeSchedule(ctx, daily.ID, "U3", next); err != nil || resumed {
+		t.Fatalf("resuming one not paused = %v, %v; want false, nothing changed", resumed, err)
+	}
+	if got, _ := s.Schedule(ctx, daily.ID); got.Creator != "U2" {
+		t.Fatalf("a refused resume changed the creator: %+v", got)
+	}
+	if _, err := s.ResumeSchedule(ctx, "sabsent22", "U2", next); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("resuming an unknown id: %v", err)
+	}
+
 	if err := s.RemoveSchedule(ctx, daily.ID); err != nil {
 		t.Fatal(err)
 	}
