@@ -59,9 +59,14 @@ func TestScaleThousandThreads(t *testing.T) {
 	for i := range scaleThreads {
 		h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: fmt.Sprintf("%d.%06d", 2000+i, i), Text: fmt.Sprintf("scale %d", i)})
 	}
-	// A bound on liveness, not a speed test (bench/ measures that): a
-	// loaded CI host has taken 90 s for 911 threads.
-	deadline := time.Now().Add(4 * time.Minute)
+	// A check of liveness, not of speed (bench/ measures that): it fails
+	// when no thread is answered for a minute, or all are not within 6
+	// minutes (inside go test's 10). Alone the burst takes about 19 s under
+	// -race; beside other packages' tests on two cores, several times
+	// that (a loaded CI host once answered 911 threads in 90 s). The posts
+	// are counted every half second: copying thousands of them under the
+	// fake's lock more often slows the service it measures.
+	last, lastAt, deadline := 0, time.Now(), time.Now().Add(6*time.Minute)
 	for {
 		answered := 0
 		for _, p := range h.slack.Posts() {
@@ -72,10 +77,14 @@ func TestScaleThousandThreads(t *testing.T) {
 		if answered == scaleThreads {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d threads answered", answered, scaleThreads)
+		if answered > last {
+			last, lastAt = answered, time.Now()
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Since(lastAt) > time.Minute || time.Now().After(deadline) {
+			t.Fatalf("%d of %d threads answered after %v, the last a %v ago", answered, scaleThreads,
+				time.Since(started).Round(time.Second), time.Since(lastAt).Round(time.Second))
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	elapsed := time.Since(started)
 	if p := peak.Load(); p > 2*100 { // a turn holds a slot through its model calls; two calls of a turn never overlap
