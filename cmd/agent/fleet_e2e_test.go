@@ -611,16 +611,23 @@ func (f *fleet) checkAnswers(root func(int) string) {
 // so it waits a while for the records to catch up before it complains.
 func (f *fleet) checkInbox(ctx context.Context) {
 	f.t.Helper()
+	f.waitInboxSettled(ctx)
+	var n int
+	if err := f.db.QueryRow("SELECT count(*) FROM inbox WHERE event_id LIKE 'EvF%'").Scan(&n); err != nil || n != f.threads*fleetMessages {
+		f.t.Errorf("inbox holds %d of the %d events (%v)", n, f.threads*fleetMessages, err)
+	}
+}
+
+// waitInboxSettled waits up to 10 s for every inbox record to reach a
+// final state, then reports each one that has not.
+func (f *fleet) waitInboxSettled(ctx context.Context) {
+	f.t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var left []string
 	fake.Until(ctx, func() bool { left = f.unsettled(); return len(left) == 0 })
 	for _, l := range left {
 		f.t.Errorf("inbox event %s", l)
-	}
-	var n int
-	if err := f.db.QueryRow("SELECT count(*) FROM inbox WHERE event_id LIKE 'EvF%'").Scan(&n); err != nil || n != f.threads*fleetMessages {
-		f.t.Errorf("inbox holds %d of the %d events (%v)", n, f.threads*fleetMessages, err)
 	}
 }
 

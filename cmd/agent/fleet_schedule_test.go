@@ -117,13 +117,7 @@ func TestReplicasScheduleExactlyOnce(t *testing.T) {
 // run's fixed id.
 func (f *fleet) checkScheduleInbox(ctx context.Context) {
 	f.t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var left []string
-	fake.Until(ctx, func() bool { left = f.unsettled(); return len(left) == 0 })
-	for _, l := range left {
-		f.t.Errorf("inbox event %s", l)
-	}
+	f.waitInboxSettled(ctx)
 	var n, answered int
 	if err := f.db.QueryRow("SELECT count(*), count(*) FILTER (WHERE state = 'answered') FROM inbox WHERE event_id LIKE 'sched:%'").
 		Scan(&n, &answered); err != nil {

@@ -1,7 +1,6 @@
 package scripted
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -52,14 +51,8 @@ const memoryMark = "[runtime] Memories that may help"
 // words in the message holding them.
 func carriedMemories(msgs []anthropic.MessageParam) []string {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
-		if _, raw := m.Overrides(); raw {
-			b, err := json.Marshal(m)
-			if err != nil || json.Unmarshal(b, &m) != nil {
-				continue
-			}
-		}
-		if m.Role != anthropic.MessageParamRoleUser {
+		m, ok := decoded(msgs[i])
+		if !ok || m.Role != anthropic.MessageParamRoleUser {
 			continue
 		}
 		var ids []string

@@ -324,6 +324,20 @@ func resultText(r *anthropic.ToolResultBlockParam) string {
 	return b.String()
 }
 
+// decoded is m with its fields read: a message the engine passes on as
+// its stored JSON (raw overrides) is decoded from it; ok is false when
+// that fails.
+func decoded(m anthropic.MessageParam) (anthropic.MessageParam, bool) {
+	if _, raw := m.Overrides(); !raw {
+		return m, true
+	}
+	b, err := json.Marshal(m)
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return m, false
+	}
+	return m, true
+}
+
 // Seen lists the files the request shows the model, oldest first: for each
 // image or document block, the label before it (up to its first " (") and
 // what the block carries ("attachments/chart.png: image/png, 68 bytes"),
@@ -332,13 +346,8 @@ func resultText(r *anthropic.ToolResultBlockParam) string {
 func Seen(msgs []anthropic.MessageParam) []string {
 	var seen []string
 	for _, m := range msgs {
-		if _, raw := m.Overrides(); raw {
-			b, err := json.Marshal(m)
-			if err != nil || json.Unmarshal(b, &m) != nil {
-				continue
-			}
-		}
-		if m.Role != anthropic.MessageParamRoleUser {
+		m, ok := decoded(m)
+		if !ok || m.Role != anthropic.MessageParamRoleUser {
 			continue
 		}
 		label := ""
