@@ -63,6 +63,9 @@ type service struct {
 	handler  pipeline.Handler
 	gate     *approval.Gate
 	builtins *tools.Builtins
+	// attachQuota holds the attachments of all threads to
+	// AGENT_ATTACHMENTS_MAX_GB; prune deletes the old ones.
+	attachQuota *tools.AttachQuota
 	chat     chatAPI
 	onDrop   func(ev *pipeline.Event, reason string)
 	skills   *tools.Skills
