@@ -63,9 +63,6 @@ type service struct {
 	handler  pipeline.Handler
 	gate     *approval.Gate
 	builtins *tools.Builtins
-	// attachQuota holds the attachments of all threads to
-	// AGENT_ATTACHMENTS_MAX_GB; prune deletes the old ones.
-	attachQuota *tools.AttachQuota
 	chat     chatAPI
 	onDrop   func(ev *pipeline.Event, reason string)
 	skills   *tools.Skills
@@ -76,6 +73,9 @@ type service struct {
 	ingress func(chi.Router)
 	// fleet is set when replicas share the store (Postgres; fleet.go).
 	fleet *store.Fleet
+	// attachQuota holds the attachments of all threads to
+	// AGENT_ATTACHMENTS_MAX_GB; prune deletes the old ones.
+	attachQuota *tools.AttachQuota
 	// yields: event id → when it first let an older message go first.
 	yields sync.Map
 	engine *agent.Engine

@@ -78,7 +78,6 @@ type Attachments struct {
 	Log *slog.Logger
 }
 
-
 // Attached is what became of a message's files.
 type Attached struct {
 	// Note says what became of each file, for the person's message in the
