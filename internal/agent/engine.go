@@ -54,8 +54,9 @@ type Gate interface {
 }
 
 // Budget holds turns to the persona's budgets (internal/budget.Guard):
-// Admit is asked before each model call of a turn (false: the turn stops
-// there, the thread told why; show is called before anything is posted),
+// Admit is asked before each model call of a turn, the first time before
+// the message's files are saved (false: the turn stops there, the thread
+// told why, nothing saved; show is called before anything is posted),
 // Spent is told each call's tokens and returns their row, which the
 // engine stores with the call's answer (store.Answer.Spent), with the
 // session's counters when the call brought no answer (recordUsage), or
@@ -98,7 +99,8 @@ type Options struct {
 	// DM (the persona's suggested prompts are offered there).
 	NewDMThread func(ctx context.Context, channelID string)
 	// Attach, when set, saves the files attached to the turn's message
-	// into the thread's workspace (tools.Attachments.Save): its note is
+	// into the thread's workspace (tools.Attachments.Save), once Budget
+	// admitted the turn (a refused one saves nothing): its note is
 	// added to the user's words, and the files it shows (images, PDFs)
 	// follow them as content blocks (attachments.go).
 	Attach func(ctx context.Context, t *pipeline.Turn) (tools.Attached, error)
