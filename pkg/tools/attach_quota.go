@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -150,7 +151,9 @@ func (q *AttachQuota) walk(ctx context.Context, cutoff time.Time) (kept int64, r
 					return nil
 				}
 			}
-			kept += fi.Size()
+			if !strings.HasPrefix(d.Name(), fsTempPrefix) { // a save under way counts its own bytes
+				kept += fi.Size()
+			}
 			return nil
 		})
 	}

@@ -14,7 +14,7 @@ import (
 
 // The quota counts the attachments/ folders of every workspace by one
 // walk when it is made (nothing else of a workspace, nothing behind a
-// symlink); Prune deletes the files last written before its cut-off, never
+// symlink, no save under way); Prune deletes the files last written before its cut-off, never
 // through a symlink, and counts again.
 func TestAttachQuotaCountsAndPrunes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "workspaces")
@@ -31,6 +31,7 @@ func TestAttachQuotaCountsAndPrunes(t *testing.T) {
 	write(filepath.Join(dir, "C1_1.1", "attachments", "a.txt"), 100, now)
 	write(filepath.Join(dir, "C1_1.1", "attachments", "sub", "b.txt"), 50, now)
 	write(filepath.Join(dir, "C1_1.1", "notes.txt"), 1000, old) // not an attachment
+	write(filepath.Join(dir, "C1_1.1", "attachments", ".agent-write-0.tmp"), 70, now) // a save under way counts its own bytes
 	write(filepath.Join(dir, "C1_2.1", "attachments", "old.txt"), 30, old)
 	write(filepath.Join(outside, "host.txt"), 500, old)
 	fake.Symlink(t, outside, filepath.Join(dir, "C1_3.1", "attachments"))
