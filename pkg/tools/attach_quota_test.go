@@ -30,7 +30,7 @@ func TestAttachQuotaCountsAndPrunes(t *testing.T) {
 	now := time.Now()
 	write(filepath.Join(dir, "C1_1.1", "attachments", "a.txt"), 100, now)
 	write(filepath.Join(dir, "C1_1.1", "attachments", "sub", "b.txt"), 50, now)
-	write(filepath.Join(dir, "C1_1.1", "notes.txt"), 1000, old) // not an attachment
+	write(filepath.Join(dir, "C1_1.1", "notes.txt"), 1000, old)                       // not an attachment
 	write(filepath.Join(dir, "C1_1.1", "attachments", ".agent-write-0.tmp"), 70, now) // a save under way counts its own bytes
 	write(filepath.Join(dir, "C1_2.1", "attachments", "old.txt"), 30, old)
 	write(filepath.Join(outside, "host.txt"), 500, old)
