@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -154,13 +152,4 @@ func (f sinceFlag) Set(s string) error {
 }
 
 // parseSince reads a duration that may also be given in days ("7d").
-func parseSince(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseFloat(days, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("not a number of days: %q", s)
-		}
-		return time.Duration(n * 24 * float64(time.Hour)), nil
-	}
-	return time.ParseDuration(s)
-}
+func parseSince(s string) (time.Duration, error) { return config.ParseDays(s) }

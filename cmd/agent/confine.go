@@ -75,9 +75,17 @@ func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *
 
 // attachments saves the files of a message in the thread's workspace,
 // streamed from the platform through the workspace's root, and reads the
-// ones the model sees back from there.
+// ones the model sees back from there. The files of all threads stay
+// within AGENT_ATTACHMENTS_MAX_GB (s.attachQuota, which prune also keeps
+// to AGENT_ATTACHMENTS_KEEP).
 func (s *service) attachments(chat chatAPI) *tools.Attachments {
-	return &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
+	a := &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
 		SignIn: gateway.ErrFileSignIn, Log: s.log,
-		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20}
+		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20,
+		Skipped: func(reason string) { s.metrics.AttachmentsSkipped.WithLabelValues(reason).Inc() }}
+	if quota := s.cfg.AttachmentsQuota(); quota > 0 {
+		s.attachQuota = tools.NewAttachQuota(s.cfg.Workspaces, quota)
+		a.Quota = s.attachQuota
+	}
+	return a
 }

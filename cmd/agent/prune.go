@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/store"
 )
@@ -40,8 +41,9 @@ func (s *service) pruneLoop(ctx context.Context) {
 	}
 }
 
-// prune deletes the settled inbox rows older than inbox.Keep and the event
-// keys older than eventsKeep.
+// prune deletes the settled inbox rows older than inbox.Keep, the event
+// keys older than eventsKeep and the attachments older than
+// AGENT_ATTACHMENTS_KEEP.
 func (s *service) prune(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -60,6 +62,16 @@ func (s *service) prune(ctx context.Context) {
 			s.log.WarnContext(ctx, "prune", "what", p.what, "err", err)
 		case n > 0:
 			s.log.DebugContext(ctx, p.what, "count", n)
+		}
+	}
+	if s.attachQuota != nil && s.cfg.AttachmentsKeep > 0 {
+		n, size, err := s.attachQuota.Prune(ctx, now.Add(-s.cfg.AttachmentsKeep))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.WarnContext(ctx, "prune", "what", "attachments", "err", err)
+		case n > 0:
+			s.log.InfoContext(ctx, "attachments: pruned old files", "count", n, "bytes", size,
+				"keep", config.FormatDays(s.cfg.AttachmentsKeep), "used", s.attachQuota.Used())
 		}
 	}
 }

@@ -73,6 +73,9 @@ type service struct {
 	ingress func(chi.Router)
 	// fleet is set when replicas share the store (Postgres; fleet.go).
 	fleet *store.Fleet
+	// attachQuota holds the attachments of all threads to
+	// AGENT_ATTACHMENTS_MAX_GB; prune deletes the old ones.
+	attachQuota *tools.AttachQuota
 	// yields: event id → when it first let an older message go first.
 	yields sync.Map
 	engine *agent.Engine

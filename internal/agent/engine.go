@@ -54,8 +54,9 @@ type Gate interface {
 }
 
 // Budget holds turns to the persona's budgets (internal/budget.Guard):
-// Admit is asked before each model call of a turn (false: the turn stops
-// there, the thread told why; show is called before anything is posted),
+// Admit is asked before each model call of a turn, the first time before
+// the message's files are saved (false: the turn stops there, the thread
+// told why, nothing saved; show is called before anything is posted),
 // Spent is told each call's tokens and returns their row, which the
 // engine stores with the call's answer (store.Answer.Spent), with the
 // session's counters when the call brought no answer (recordUsage), or
@@ -98,7 +99,8 @@ type Options struct {
 	// DM (the persona's suggested prompts are offered there).
 	NewDMThread func(ctx context.Context, channelID string)
 	// Attach, when set, saves the files attached to the turn's message
-	// into the thread's workspace (tools.Attachments.Save): its note is
+	// into the thread's workspace (tools.Attachments.Save), once Budget
+	// admitted the turn (a refused one saves nothing): its note is
 	// added to the user's words, and the files it shows (images, PDFs)
 	// follow them as content blocks (attachments.go).
 	Attach func(ctx context.Context, t *pipeline.Turn) (tools.Attached, error)
@@ -265,6 +267,9 @@ type turnState struct {
 	status bool
 	// view is the turn's agent session.
 	view *sessionView
+	// admitted is set when the budgets admitted the turn before its
+	// message's files were saved: its first model call is not asked again.
+	admitted bool
 }
 
 func (s *turnState) replied() int {
@@ -374,7 +379,24 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		e.markSeen(ctx, t)
 		return e.loop(ctx, t, sid, msgs, &outcome, thinking)
 	}
-	input := e.turnInput(ctx, t, e.userMessage(t, e.attachments(ctx, t)))
+	// A message's files are saved only for a turn the budgets admit: a
+	// refused turn stores the message with its files named as not saved,
+	// and writes nothing to disk (a thread past its budget cannot fill
+	// it). The loop does not ask again before its first call.
+	admitted := true
+	var attached tools.Attached
+	if len(t.Event.Files) > 0 && e.o.Attach != nil {
+		if admitted, err = e.admit(ctx, t, thinking, &outcome); err != nil {
+			return err
+		}
+		state.admitted = admitted
+	}
+	if admitted {
+		attached = e.attachments(ctx, t)
+	} else {
+		attached = tools.NotSaved(t, msgFilesRefused)
+	}
+	input := e.turnInput(ctx, t, e.userMessage(t, attached))
 	if len(stored) == 0 {
 		input = e.withMemories(ctx, t, input)
 	}
@@ -382,8 +404,35 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 		return err
 	}
 	e.markSeen(ctx, t)
+	if !admitted {
+		return nil
+	}
 	msgs = append(msgs, input...)
 	return e.loop(ctx, t, sid, msgs, &outcome, thinking)
+}
+
+// msgFilesRefused is why the files of a message whose turn a budget
+// refused are not saved, as the turn's input names them.
+const msgFilesRefused = "a budget stopped this turn before it ran; ask for the file again once the budget allows"
+
+// admit asks the budgets whether the turn may call the model
+// (Budget.Admit); outcome is set when it may not.
+func (e *Engine) admit(ctx context.Context, t *pipeline.Turn, thinking func(), outcome *string) (bool, error) {
+	if e.o.Budget == nil {
+		return true, nil
+	}
+	ok, err := e.o.Budget.Admit(ctx, t, thinking)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		*outcome = "aborted"
+		return false, err
+	case err != nil:
+		return false, err
+	case !ok:
+		*outcome = "budget"
+		return false, nil
+	}
+	return true, nil
 }
 
 // loop calls the model and runs the tools it asks for until the model
@@ -469,19 +518,13 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 			outcome = "aborted"
 			return err
 		}
-		// Checked before every call: a turn that crossed a budget's line
-		// has finished the reply it was writing and stops here.
-		if e.o.Budget != nil {
-			ok, err := e.o.Budget.Admit(ctx, t, thinking)
-			switch {
-			case err != nil && ctx.Err() != nil:
-				outcome = "aborted"
+		// Checked before every call (the first one was before the
+		// message's files were saved, when it had any): a turn that
+		// crossed a budget's line has finished the reply it was writing
+		// and stops here.
+		if step > 0 || !state.admitted {
+			if ok, err := e.admit(ctx, t, thinking, &outcome); !ok {
 				return err
-			case err != nil:
-				return err
-			case !ok:
-				outcome = "budget"
-				return nil
 			}
 		}
 		streams := e.replyStreams(ctx, t, thinking)

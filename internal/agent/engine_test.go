@@ -63,6 +63,7 @@ type config struct {
 	history            func(agent.History) agent.History            // wraps the store as the engine's history
 	gate               func(*store.Store) agent.Gate                // nil: every call runs
 	attach             *tools.Attachments                           // saves and reads back attachments; nil: none
+	budget             agent.Budget                                 // nil: no budgets
 	unseen             func(*store.Store) agent.ThreadContext       // nil: no thread context
 	sessions           func(context.Context, pipeline.SessionUpdate) error
 	newDMThread        func(ctx context.Context, channelID string)
@@ -152,6 +153,7 @@ func newEnv(t *testing.T, c config) *env {
 		Sessions:    c.sessions,
 		NewDMThread: c.newDMThread,
 		FirstTurn:   c.firstTurn,
+		Budget:      c.budget,
 	}
 	if c.attach != nil {
 		o.Attach, o.Load = c.attach.Save, c.attach.Load

@@ -68,6 +68,11 @@ type Config struct {
 
 	MaxAttachments  int // AGENT_MAX_ATTACHMENTS: files saved per message
 	MaxAttachmentMB int // AGENT_MAX_ATTACHMENT_MB: size cap of each
+	// AttachmentsMaxGB (AGENT_ATTACHMENTS_MAX_GB) caps the total size of
+	// the attachments of all threads; AttachmentsKeep
+	// (AGENT_ATTACHMENTS_KEEP) is how long one is kept.
+	AttachmentsMaxGB float64
+	AttachmentsKeep  time.Duration
 
 	// ContextMessages (AGENT_CONTEXT_MESSAGES) caps the messages of a
 	// thread the bot had not seen that a turn carries (the newest).
@@ -109,6 +114,7 @@ type setting struct {
 	num              *float64
 	integer          *int
 	dur              *time.Duration
+	days             *time.Duration // a duration that may be given in days ("30d")
 	def              string
 }
 
@@ -150,6 +156,8 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_METRICS_PORT", usage: "port of /metrics and /debug/pprof/ (default: the health port, 9090 when the HTTP ingress shares it)", integer: &c.MetricsPort, def: "0"},
 		{env: "AGENT_MAX_ATTACHMENTS", usage: "files of one message saved in the workspace; the rest are skipped", integer: &c.MaxAttachments, def: strconv.Itoa(DefaultMaxAttachments)},
 		{env: "AGENT_MAX_ATTACHMENT_MB", usage: "size cap of each file saved from a message, in MB", integer: &c.MaxAttachmentMB, def: strconv.Itoa(DefaultMaxAttachmentMB)},
+		{env: "AGENT_ATTACHMENTS_MAX_GB", usage: "total size of the files saved from messages in all threads, in GB (decimals allowed); past it files are skipped", num: &c.AttachmentsMaxGB, def: strconv.Itoa(DefaultAttachmentsMaxGB)},
+		{env: "AGENT_ATTACHMENTS_KEEP", usage: "how long a file saved from a message is kept (like 30d or 12h)", days: &c.AttachmentsKeep, def: FormatDays(DefaultAttachmentsKeep)},
 		{env: "AGENT_CONTEXT_MESSAGES", usage: "earlier messages of a thread a turn carries when the bot is called into it (the newest)", integer: &c.ContextMessages, def: strconv.Itoa(DefaultContextMessages)},
 		{env: "AGENT_TZ", usage: "default time zone of schedules (IANA name, like Europe/Berlin) when the creator's profile has none (default UTC)", str: &c.TZ},
 		{env: "AGENT_SCHEDULE_CATCHUP", usage: "a scheduled run missed while the service was down runs at start when missed by at most this", dur: &c.ScheduleCatchUp, def: DefaultScheduleCatchUp.String()},
@@ -202,6 +210,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, env func(string) string, logFor
 				errs = append(errs, fmt.Errorf("%s: %q is not a duration (like 30s or 2m)", s.env, val))
 			}
 			fs.DurationVar(s.dur, name, d, usage)
+		case s.days != nil:
+			d, err := ParseDays(val)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a duration (like 30d or 12h)", s.env, val))
+			}
+			*s.days = d
+			fs.Var(daysValue{s.days}, name, usage)
 		}
 		if secretSettings[s.env] && val != "" {
 			// The help and the usage printed on a bad flag show each
@@ -359,7 +374,7 @@ func (c *Config) validateAttachments() error {
 	case c.MaxAttachmentMB < 1 || c.MaxAttachmentMB > 1024:
 		return fmt.Errorf("AGENT_MAX_ATTACHMENT_MB: must be between 1 and 1024, got %d", c.MaxAttachmentMB)
 	}
-	return nil
+	return c.validateAttachmentsDisk()
 }
 
 // ErrDBURL matches the error of a bad AGENT_DB_URL.

@@ -72,6 +72,46 @@ func TestEveryVariableHasAFlag(t *testing.T) {
 	}
 }
 
+// AGENT_ATTACHMENTS_MAX_GB takes decimals; AGENT_ATTACHMENTS_KEEP days or
+// Go's units, in the environment and as a flag; a value that does not
+// parse is one line naming the variable.
+func TestAttachmentsQuotaAndKeep(t *testing.T) {
+	c := parse(t, nil)
+	if c.AttachmentsMaxGB != 2 || c.AttachmentsQuota() != 2<<30 || c.AttachmentsKeep != 30*24*time.Hour {
+		t.Fatalf("defaults: %v GB (%d bytes), keep %v", c.AttachmentsMaxGB, c.AttachmentsQuota(), c.AttachmentsKeep)
+	}
+	c = parse(t, map[string]string{"AGENT_ATTACHMENTS_MAX_GB": "0.5", "AGENT_ATTACHMENTS_KEEP": "12h"})
+	if c.AttachmentsQuota() != 1<<29 || c.AttachmentsKeep != 12*time.Hour {
+		t.Fatalf("from the environment: %d bytes, keep %v", c.AttachmentsQuota(), c.AttachmentsKeep)
+	}
+	c = parse(t, map[string]string{"AGENT_ATTACHMENTS_KEEP": "12h"}, "--attachments-keep", "1.5d")
+	if c.AttachmentsKeep != 36*time.Hour {
+		t.Fatalf("from the flag: keep %v", c.AttachmentsKeep)
+	}
+	for env, want := range map[string]string{
+		"AGENT_ATTACHMENTS_KEEP":   `AGENT_ATTACHMENTS_KEEP: "a month" is not a duration (like 30d or 12h)`,
+		"AGENT_ATTACHMENTS_MAX_GB": `AGENT_ATTACHMENTS_MAX_GB: "a month" is not a number`,
+	} {
+		err := (&Config{}).RegisterFlags(flag.NewFlagSet("t", flag.ContinueOnError), envMap(map[string]string{env: "a month"}), "json")
+		if err == nil || err.Error() != want {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "0.5d": 12 * time.Hour, "90m": 90 * time.Minute} {
+		if got, err := ParseDays(in); err != nil || got != want {
+			t.Errorf("ParseDays(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"-1d", "d", "1e300d", "soon"} {
+		if got, err := ParseDays(in); err == nil {
+			t.Errorf("ParseDays(%q) = %v, want an error", in, got)
+		}
+	}
+	if got := FormatDays(30 * 24 * time.Hour); got != "30d" {
+		t.Errorf("FormatDays(30 days) = %q", got)
+	}
+}
+
 func TestBadNumberNamesVariable(t *testing.T) {
 	c := &Config{}
 	err := c.RegisterFlags(flag.NewFlagSet("t", flag.ContinueOnError), envMap(map[string]string{"AGENT_IDLE_MINUTES": "soon"}), "json")
@@ -103,6 +143,13 @@ func TestStartupErrors(t *testing.T) {
 		{"no thread context", nil, map[string]string{"AGENT_CONTEXT_MESSAGES": "0"}, "AGENT_CONTEXT_MESSAGES: must be between 1 and 1000, got 0"},
 		{"thread context cap", nil, map[string]string{"AGENT_CONTEXT_MESSAGES": "1001"}, "AGENT_CONTEXT_MESSAGES: must be between 1 and 1000, got 1001"},
 		{"attachment cap", nil, map[string]string{"AGENT_MAX_ATTACHMENT_MB": "0"}, "AGENT_MAX_ATTACHMENT_MB: must be between 1 and 1024, got 0"},
+		{"no attachments quota", nil, map[string]string{"AGENT_ATTACHMENTS_MAX_GB": "0"}, "AGENT_ATTACHMENTS_MAX_GB: must be above 0, got 0"},
+		{"negative attachments quota", nil, map[string]string{"AGENT_ATTACHMENTS_MAX_GB": "-1.5"}, "AGENT_ATTACHMENTS_MAX_GB: must be above 0, got -1.5"},
+		{"attachments quota not a number", nil, map[string]string{"AGENT_ATTACHMENTS_MAX_GB": "NaN"}, "AGENT_ATTACHMENTS_MAX_GB: must be above 0, got NaN"},
+		{"endless attachments quota", nil, map[string]string{"AGENT_ATTACHMENTS_MAX_GB": "+Inf"}, "AGENT_ATTACHMENTS_MAX_GB: must be at most 1048576, got +Inf"},
+		{"attachments quota under a byte", nil, map[string]string{"AGENT_ATTACHMENTS_MAX_GB": "1e-12"}, "AGENT_ATTACHMENTS_MAX_GB: 1e-12 GB is less than a byte"},
+		{"short attachments retention", nil, map[string]string{"AGENT_ATTACHMENTS_KEEP": "10m"}, "AGENT_ATTACHMENTS_KEEP: must be at least 1h0m0s, got 10m0s"},
+		{"small attachments quota", nil, map[string]string{"AGENT_ATTACHMENTS_MAX_GB": "0.000001", "AGENT_ATTACHMENTS_KEEP": "12h"}, ""},
 		{"bad database address", nil, map[string]string{"AGENT_DB_URL": "mysql://db/agent"}, "AGENT_DB_URL: want a postgres://user:password@host:port/database address"},
 		{"database password with a bad escape", nil, map[string]string{"AGENT_DB_URL": "postgres://agent:s3cr%zzet@db:5432/agent"},
 			"AGENT_DB_URL postgres://agent:xxxxx@db:5432/agent is not a valid address: a % is not followed by two hex digits: write a % in the user name or password as %25"},

@@ -117,6 +117,9 @@ type Metrics struct {
 	// process that uses a socket (SocketGauge), never with the HTTP
 	// ingress, where 0 would raise the alert that watches it.
 	SocketConnected *prometheus.GaugeVec
+	// AttachmentsSkipped is agent_attachments_skipped_total{reason}:
+	// files of messages not saved for a cap (AttachmentSkipReasons).
+	AttachmentsSkipped *prometheus.CounterVec
 }
 
 // SocketGauge is the SocketConnected gauge, exported from this call on.
@@ -141,6 +144,12 @@ var (
 
 // BudgetNames are the budgets of agent_budget_exhausted_total.
 var BudgetNames = []string{"thread", "channel", "persona"}
+
+// AttachmentSkipReasons are the reasons of agent_attachments_skipped_total,
+// as tools.Attachments.Skipped gives them: files (past
+// AGENT_MAX_ATTACHMENTS), size (past AGENT_MAX_ATTACHMENT_MB), quota (past
+// AGENT_ATTACHMENTS_MAX_GB).
+var AttachmentSkipReasons = []string{"files", "size", "quota"}
 
 // New returns the instruments registered on a fresh registry, never the
 // global one, together with the Go runtime and process collectors.
@@ -238,6 +247,10 @@ func New() *Metrics {
 			Name: "agent_socket_connected",
 			Help: "1 while the socket mode connection to the chat platform is open, 0 while it connects or is down (absent with the HTTP ingress).",
 		}, nil),
+		AttachmentsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_attachments_skipped_total",
+			Help: "Files of messages not saved, by the cap they passed: files (AGENT_MAX_ATTACHMENTS), size (AGENT_MAX_ATTACHMENT_MB), quota (AGENT_ATTACHMENTS_MAX_GB).",
+		}, []string{"reason"}),
 	}
 	goc, procc := processCollectors()
 	m.Registry = &lazyRegistry{collectors: []prometheus.Collector{
@@ -249,7 +262,11 @@ func New() *Metrics {
 		m.ModelRequests, m.ModelTokens, m.ModelDuration,
 		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures, m.Feedback,
 		m.ScheduleRunsTotal, m.BudgetExhausted, m.LLMCost, m.SocketConnected,
+		m.AttachmentsSkipped,
 	}}
+	for _, r := range AttachmentSkipReasons {
+		m.AttachmentsSkipped.WithLabelValues(r)
+	}
 	for _, o := range ApprovalOutcomes {
 		m.Approvals.WithLabelValues(o)
 	}

@@ -46,7 +46,8 @@ type Downloader interface {
 // symlink planted at attachments/ or at a file's name (a sandboxed command
 // can make one) is refused or replaced, never written through, and no name
 // or id a message carries leads out. At most MaxFiles files of a message
-// are saved, each at most MaxBytes; the others are named as skipped. A
+// are saved, each at most MaxBytes, and the files of all threads together
+// stay within Quota; the others are named as skipped. A
 // download that answers an HTML page for a file that is not HTML (the
 // platform's sign-in page) is not saved: the note names the missing scope.
 type Attachments struct {
@@ -63,8 +64,17 @@ type Attachments struct {
 	// MaxFiles and MaxBytes are the caps; zero means the defaults.
 	MaxFiles int
 	MaxBytes int64
-	// Log, when set, is told of a sign-in page met: the operator has to
-	// add the scope, and the person only sees the model's answer.
+	// Quota, when set, holds the attachments of all threads to its
+	// total: a file that would pass it is not saved (nor kept in part) and
+	// is named as skipped.
+	Quota *AttachQuota
+	// Skipped, when set, is told of each file skipped, by reason: "files"
+	// (past MaxFiles), "size" (past MaxBytes) or "quota"
+	// (metrics.AttachmentSkipReasons counts them).
+	Skipped func(reason string)
+	// Log, when set, is told of a sign-in page met (the operator has to
+	// add the scope) and of a file skipped for the quota; the person only
+	// sees the model's answer.
 	Log *slog.Logger
 }
 
@@ -112,18 +122,34 @@ func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (Attached, err
 		switch {
 		case i >= maxFiles:
 			fmt.Fprintf(&b, "- %s: skipped (over the limit of %d files per message)\n", name, maxFiles)
+			a.skipped("files")
 			continue
 		case f.Size > maxBytes:
 			fmt.Fprintf(&b, "- %s: skipped (%s, over the limit of %s per file)\n", name, attachSize(f.Size), attachSize(maxBytes))
+			a.skipped("size")
 			continue
 		case dirErr != nil:
 			fmt.Fprintf(&b, "- %s: not saved (%s)\n", name, attachDirReason(dirErr))
+			continue
+		case a.Quota != nil && !a.Quota.fits(f.Size):
+			a.overQuota(ctx, &b, t, f, name)
 			continue
 		}
 		name = attachUnique(name, used)
 		rel := path.Join(attachDir, name)
 		seen := newAttachSeen()
+		var qw *quotaWriter
+		var replaced int64 // the size of the file of that name the new one replaces
+		if a.Quota != nil {
+			if fi, err := files.Lstat(rel); err == nil && fi.Mode().IsRegular() {
+				replaced = fi.Size()
+			}
+		}
 		size, err := files.Save(rel, 0o600, func(w io.Writer) error {
+			if a.Quota != nil {
+				qw = &quotaWriter{q: a.Quota, w: w}
+				w = qw
+			}
 			if _, err := a.Download.DownloadTo(ctx, f, io.MultiWriter(w, seen), maxBytes); err != nil {
 				return err
 			}
@@ -133,8 +159,17 @@ func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (Attached, err
 			return nil
 		})
 		switch {
+		case err != nil && qw != nil:
+			a.Quota.release(qw.took) // nothing of it is left
+		case err == nil && replaced > 0:
+			a.Quota.release(replaced)
+		}
+		switch {
+		case err != nil && qw != nil && qw.over:
+			a.overQuota(ctx, &b, t, f, name)
 		case err != nil && a.TooLarge != nil && errors.Is(err, a.TooLarge):
 			fmt.Fprintf(&b, "- %s: skipped (over the limit of %s per file)\n", name, attachSize(maxBytes))
+			a.skipped("size")
 		case err != nil && (errors.Is(err, errSignInPage) || a.SignIn != nil && errors.Is(err, a.SignIn)):
 			fmt.Fprintf(&b, "- %s: not saved (%s)\n", name, signInReason)
 			if a.Log != nil {
@@ -161,6 +196,44 @@ func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (Attached, err
 	return out, nil
 }
 
+// skipped counts a file skipped for reason.
+func (a *Attachments) skipped(reason string) {
+	if a.Skipped != nil {
+		a.Skipped(reason)
+	}
+}
+
+// overQuota names f, which would take the attachments of all threads past
+// the quota, as skipped, and tells the operator: nothing else of the
+// persona stops, but no file is saved until old ones are pruned
+// (AGENT_ATTACHMENTS_KEEP) or the quota raised.
+func (a *Attachments) overQuota(ctx context.Context, b *strings.Builder, t *pipeline.Turn, f pipeline.File, name string) {
+	if f.Size > 0 {
+		fmt.Fprintf(b, "- %s: skipped (%s, over the quota of %s for the attachments of all threads)\n", name, attachSize(f.Size), attachSize(a.Quota.Max()))
+	} else {
+		fmt.Fprintf(b, "- %s: skipped (over the quota of %s for the attachments of all threads)\n", name, attachSize(a.Quota.Max()))
+	}
+	a.skipped("quota")
+	if a.Log != nil {
+		a.Log.WarnContext(ctx, "an attachment is skipped: the attachments of all threads are at their quota (AGENT_ATTACHMENTS_MAX_GB)",
+			"file_id", f.ID, "channel_id", t.Event.ChannelID, "size", f.Size, "used", a.Quota.Used(), "quota", a.Quota.Max())
+	}
+}
+
+// NotSaved is what becomes of the files of t's message when none may be
+// saved (the turn was refused before it ran): each is named with why.
+func NotSaved(t *pipeline.Turn, why string) Attached {
+	if len(t.Event.Files) == 0 {
+		return Attached{}
+	}
+	var b strings.Builder
+	b.WriteString("Files attached to this message, not saved:\n")
+	for _, f := range t.Event.Files {
+		fmt.Fprintf(&b, "- %s: not saved (%s)\n", attachName(f.ID, f.Name), why)
+	}
+	return Attached{Note: strings.TrimRight(b.String(), "\n")}
+}
+
 // attachDirReason says why attachments/ could not be used.
 func attachDirReason(err error) string {
 	if errors.Is(err, errFsSymlink) {
@@ -169,16 +242,21 @@ func attachDirReason(err error) string {
 	return attachDir + "/ in your workspace " + fsOpenReason(err)
 }
 
-// attachSize shows a byte count, in MB from 1 MB on (to two decimals).
+// attachSize shows a byte count, in MB from 1 MB on and in GB from 1 GB
+// on (to two decimals).
 func attachSize(n int64) string {
+	unit, shift := "MB", 20
 	switch {
 	case n < 1<<20:
 		return fmt.Sprintf("%d bytes", n)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<30:
+		unit, shift = "GB", 30
 	}
-	mb := strings.TrimRight(fmt.Sprintf("%.2f", float64(n)/(1<<20)), "0")
-	return strings.TrimSuffix(mb, ".") + " MB"
+	if n%(1<<shift) == 0 {
+		return fmt.Sprintf("%d %s", n>>shift, unit)
+	}
+	v := strings.TrimRight(fmt.Sprintf("%.2f", float64(n)/float64(int64(1)<<shift)), "0")
+	return strings.TrimSuffix(v, ".") + " " + unit
 }
 
 // attachName is the name an attachment is saved under: its own name

@@ -203,7 +203,7 @@ func (c Confined) Save(rel string, perm fs.FileMode, fill func(w io.Writer) erro
 		return 0, err
 	}
 	defer r.Close()
-	tmp := ".agent-write-" + fsRandom() + ".tmp"
+	tmp := fsTempPrefix + fsRandom() + ".tmp"
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return 0, err
@@ -301,6 +301,9 @@ func (c *fsCountWriter) Write(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// fsTempPrefix starts the name of Save's temporary files.
+const fsTempPrefix = ".agent-write-"
 
 // fsRandom is a random name part for temporary files.
 func fsRandom() string {
