@@ -240,6 +240,25 @@ func (m *Memories) List(ctx context.Context, channel string) (string, error) {
 	return ListText(ms), nil
 }
 
+// RememberText is /remember's answer: text remembered in channel (thread
+// threadTS), everywhere when persona — who's own decision, so the
+// managers' alone (Remember) — or the refusal.
+func (m *Memories) RememberText(ctx context.Context, who Who, channel, threadTS, text string, persona bool) (string, error) {
+	scope, where := store.ScopeConversation, "in this conversation"
+	if persona {
+		scope, where = store.ScopePersona, "everywhere"
+	}
+	mem, err := m.Remember(ctx, who, channel, threadTS, text, scope)
+	var r Refusal
+	switch {
+	case errors.As(err, &r):
+		return string(r), nil
+	case err != nil:
+		return "", err
+	}
+	return fmt.Sprintf("remembered as %s (recalled %s)", mem.ID, where), nil
+}
+
 // ForgetText is /forget's answer: done, or the refusal.
 func (m *Memories) ForgetText(ctx context.Context, who Who, channel, id string) (string, error) {
 	err := m.Forget(ctx, who, channel, id)
