@@ -215,7 +215,7 @@ func TestAbuseMemoryPersonaNeedsTheManager(t *testing.T) {
 	card = h.memoryCard("C0TEAM", "800.1", fact)
 	h.click("U0APP", card, "approve")
 	if eph, err := h.slack.WaitForEphemeral(ctx, func(p fake.Post) bool { return p.User == "U0APP" }); err != nil ||
-		!strings.Contains(eph.Text, "can't decide `memory`") {
+		!strings.Contains(eph.Text, "can't decide `memory` requests, so your click changed nothing. Only <@U0MGR> or the backup manager can.") {
 		t.Fatalf("the approver's click: %+v, %v", eph, err)
 	}
 	unseen("702.1")
