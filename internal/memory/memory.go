@@ -231,7 +231,12 @@ func (m *Memories) FirstTurn(ctx context.Context, channel, text string) []string
 	return FirstTurnText(found, persona, m.roleOf)
 }
 
-// List is /memory's answer in channel (ListText).
+// List is /memory's answer in channel (ListText): this conversation's
+// memories and the persona-wide ones, the same read FirstTurn draws from
+// and the same rule recall searches by — a person there is shown exactly
+// what the model there may be given, and nothing of another conversation.
+// The persona-wide ones are all a manager's decision (Remember,
+// rememberAsked): meant for every conversation.
 func (m *Memories) List(ctx context.Context, channel string) (string, error) {
 	ms, err := m.Store.Memories(ctx, channel)
 	if err != nil {
