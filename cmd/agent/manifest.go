@@ -63,6 +63,9 @@ var slashCommands = []slashCommand{
 	{Command: "/unignore", Description: "Lift a person's mute", UsageHint: "<@person>"},
 	{Command: "/unignore-thread", Description: "Lift this channel's mute"},
 	{Command: "/model", Description: "Show or set this conversation's model", UsageHint: "[model id]"},
+	{Command: "/remember", Description: "Remember a fact here (--persona: in every conversation; the manager only)", UsageHint: "[--persona] <text>"},
+	{Command: "/memory", Description: "List what the agent remembers here and everywhere"},
+	{Command: "/forget", Description: "Forget a memory", UsageHint: "<id>"},
 	{Command: "/help", Description: "What the agent does and who may do what"},
 }
 

@@ -14,10 +14,16 @@ import (
 )
 
 // memories is the service's memory (internal/memory), made once the
-// redactor is: a memory holding what it would redact is refused.
+// redactor is: a memory holding what it would redact is refused. Its
+// persona-wide memories asked by the model wait on the approval gate's
+// cards (none before the gate is made: they are refused).
 func (s *service) memories() *memory.Memories {
 	if s.memory == nil {
-		s.memory = &memory.Memories{Store: s.store, Redact: s.redactor.Redact, NewID: s.memoryIDs, Log: s.log}
+		s.memory = &memory.Memories{Store: s.store, Redact: s.redactor.Redact, NewID: s.memoryIDs, Log: s.log,
+			RoleOf: s.persona.RoleOf}
+		if s.gate != nil {
+			s.memory.Cards = s.gate
+		}
 	}
 	return s.memory
 }
@@ -35,8 +41,12 @@ func simStoreNow(clk clock.Clock, start time.Time) func() time.Time {
 	return func() time.Time { return clk.Now().Add(time.Since(start)) }
 }
 
-// memoryCommands adapts the memory to /memory and /forget.
+// memoryCommands adapts the memory to /remember, /memory and /forget.
 type memoryCommands struct{ m *memory.Memories }
+
+func (c memoryCommands) Remember(ctx context.Context, a pipeline.Access, channel, threadTS, text string, persona bool) (string, error) {
+	return c.m.RememberText(ctx, memory.Who{UserID: a.UserID, Role: a.Role}, channel, threadTS, text, persona)
+}
 
 func (c memoryCommands) List(ctx context.Context, channel string) (string, error) {
 	return c.m.List(ctx, channel)

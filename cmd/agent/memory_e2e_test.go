@@ -76,3 +76,26 @@ func (h *harness) expectAnswer(channel, thread, text string) fake.Post {
 	}
 	return p
 }
+
+// /remember: a member's memory of their conversation; --persona only for
+// the manager and the backup manager, as their own decision (no card);
+// refused to a member and to an approver of anything.
+func TestMemoryRememberCommand(t *testing.T) {
+	h := newHarness(t, rulesSoul)
+	h.start()
+	h.send(fake.Message{User: "U0ALICE", Channel: "C0PUB", TS: "700.1", Text: "<@U0BOT> /remember standup is at ten"})
+	h.expectAnswer("C0PUB", "700.1", "(recalled in this conversation)")
+	for i, who := range []string{"U0ALICE", "U0APP"} {
+		ts := "70" + string(rune('1'+i)) + ".1"
+		h.send(fake.Message{User: who, Channel: "C0PUB", TS: ts, Text: "<@U0BOT> /remember --persona interns own releases"})
+		h.expectAnswer("C0PUB", ts, "only the manager can make a persona-wide memory")
+	}
+	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "/remember --persona Morgan owns releases"})
+	h.expectAnswer("D0MGR", "100.1", "(recalled everywhere)")
+	h.send(fake.Message{User: "U0ALICE", Channel: "C0PUB", TS: "710.1", Text: "<@U0BOT> /memory"})
+	list := h.expectAnswer("C0PUB", "710.1", "Memories")
+	if !strings.Contains(list.Text, "standup is at ten") || !strings.Contains(list.Text, "[persona]") ||
+		!strings.Contains(list.Text, "Morgan owns releases") || strings.Contains(list.Text, "interns") {
+		t.Errorf("/memory in the channel = %q", list.Text)
+	}
+}

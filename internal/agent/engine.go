@@ -118,10 +118,11 @@ type Options struct {
 	// FirstTurn, when set, is what a thread's first turn carries of
 	// memory (memory.Memories.FirstTurn): the memories most relevant to
 	// the first message in its conversation and the persona-wide ones, as
-	// a text block before the person's words; "" adds nothing. It goes
+	// text blocks before the person's words (the runtime's lines, each
+	// memory's words in its author's envelope); none adds nothing. They go
 	// into the messages, after the cached prefix (tools, system prompt),
 	// which stays byte-identical.
-	FirstTurn func(ctx context.Context, channelID, text string) string
+	FirstTurn func(ctx context.Context, channelID, text string) []string
 	// CompactAt is the prompt size (tokens) past which the history is
 	// compacted after the turn; 0 means 150,000.
 	CompactAt int64

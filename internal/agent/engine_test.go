@@ -67,7 +67,7 @@ type config struct {
 	unseen             func(*store.Store) agent.ThreadContext       // nil: no thread context
 	sessions           func(context.Context, pipeline.SessionUpdate) error
 	newDMThread        func(ctx context.Context, channelID string)
-	firstTurn          func(ctx context.Context, channelID, text string) string
+	firstTurn          func(ctx context.Context, channelID, text string) []string
 }
 
 // env is an Engine with the real model client against the Anthropic fake,

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -314,7 +315,10 @@ func (g *Gate) Click(ctx context.Context, ev *pipeline.Event, _ pipeline.Access)
 	if !g.o.Approvers.CanApprove(user, a.Category) {
 		g.o.Log.InfoContext(ctx, "approval click refused", "approval_id", id, "user_id", user, "category", a.Category)
 		msg := fmt.Sprintf("You can't decide `%s` requests, so your click changed nothing.", a.Category)
-		if g.o.Manager != "" {
+		switch {
+		case g.o.Manager != "" && a.Category == persona.CategoryMemory:
+			msg += fmt.Sprintf(" Only <@%s> or the backup manager can.", g.o.Manager)
+		case g.o.Manager != "":
 			msg += fmt.Sprintf(" Ask <@%s> or an approver for `%s`.", g.o.Manager, a.Category)
 		}
 		return g.tell(ctx, ev, msg)

@@ -69,8 +69,8 @@ type Commands struct {
 	Models *Models
 	// Now is the service's clock, for mutes' ends (nil: the system's).
 	Now func() time.Time
-	// Memory answers /memory and /forget; nil says memory is not
-	// configured.
+	// Memory answers /remember, /memory and /forget; nil says memory is
+	// not configured.
 	Memory Memory
 	Log    *slog.Logger
 }
@@ -87,6 +87,8 @@ var names = map[string]string{
 	"/memory":  "`/memory` lists what I remember in this conversation and everywhere, with ids",
 	"/forget":  "`/forget <id>` forgets a memory (the manager, the backup manager or whoever asked me to remember it)",
 	"/ingest":  "`/ingest [label]` synthesises the knowledge base's raw notes into its wiki (manager, backup manager, approvers)",
+	"/remember": "`/remember <text>` makes me remember it in this conversation; `/remember --persona <text>` in every conversation " +
+		"(manager, backup manager)",
 	"/schedule": "`/schedule \"<when>\" \"<prompt>\" [channel]` schedules work here: cron (`0 9 * * 1-5`), `@daily`, `@every 2h`, `in 30m` or a time " +
 		"(manager, backup manager, approvers with scope `schedule`; alias `/cron-add`); `/schedule resume <id>` runs a paused one again, as you",
 	"/schedules":  "`/schedules` lists this conversation's schedules (alias `/cron-list`)",
@@ -146,6 +148,8 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 		return true, c.ignore(ctx, ev, a, name, key, args, out)
 	case "/model":
 		return true, c.model(ctx, ev, a, key, args, out)
+	case "/remember":
+		return true, c.remember(ctx, ev, a, args, out)
 	case "/memory":
 		return true, c.memoryList(ctx, ev, out)
 	case "/forget":

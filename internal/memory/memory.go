@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -23,6 +24,7 @@ type Store interface {
 // Refusal texts; the persona-wide one is pinned (interfaces.md, "Memory").
 const (
 	MsgPersonaRefused = "only the manager can make a persona-wide memory"
+	msgNoCard         = "not remembered: a persona-wide memory needs the manager's approval card, and none can be asked here"
 	msgForgetRefused  = "only the manager, the backup manager or its author can forget memory %s"
 	msgSecret         = "not remembered: the text holds a credential or matches a redaction pattern"
 	msgTooLong        = "not remembered: a memory is at most %d characters (this is %d)"
@@ -48,9 +50,22 @@ func (w Who) managing() bool {
 	return w.Role == pipeline.RoleManager || w.Role == pipeline.RoleBackup
 }
 
+// Cards asks a person's decision on an approval card and waits for it
+// (*approval.Gate).
+type Cards interface {
+	Ask(ctx context.Context, r approval.Request) (approval.Outcome, error)
+}
+
 // Memories applies the rules of memory over the store.
 type Memories struct {
 	Store Store
+	// Cards asks the card a persona-wide memory the model wants needs
+	// (CardPrefix); nil refuses such memories.
+	Cards Cards
+	// RoleOf is what a person is to the persona (*persona.Persona): the
+	// role the envelope of their remembered words states, and who may
+	// have decided a card. nil: everyone is a member.
+	RoleOf func(userID string) pipeline.Role
 	// Redact is the service's redactor: a text it would change holds a
 	// credential or matches a redaction pattern, and is refused.
 	Redact func(string) string
@@ -63,30 +78,48 @@ type Memories struct {
 
 // Remember stores text as a memory of the conversation channel (thread
 // threadTS), or of the persona (scope persona: the manager and backup
-// manager only). A refusal is a Refusal.
+// manager only, as their own decision: /remember --persona). A refusal
+// is a Refusal.
 func (m *Memories) Remember(ctx context.Context, who Who, channel, threadTS, text, scope string) (store.Memory, error) {
+	text, scope, err := m.check(ctx, who, channel, text, scope)
+	if err != nil {
+		return store.Memory{}, err
+	}
+	return m.add(ctx, who, channel, threadTS, text, scope)
+}
+
+// check applies the rules every memory passes before it is stored or
+// asked for: a known scope, a text neither empty nor too long nor holding
+// a secret, and persona scope only for the managers. It returns the text
+// trimmed and the scope spelled out.
+func (m *Memories) check(ctx context.Context, who Who, channel, text, scope string) (string, string, error) {
 	text = strings.TrimSpace(text)
 	switch scope {
 	case "":
 		scope = store.ScopeConversation
 	case store.ScopeConversation, store.ScopePersona:
 	default:
-		return store.Memory{}, Refusal(msgBadScope)
+		return "", "", Refusal(msgBadScope)
 	}
 	switch n := len([]rune(text)); {
 	case n == 0:
-		return store.Memory{}, Refusal(msgEmpty)
+		return "", "", Refusal(msgEmpty)
 	case n > store.MaxMemoryLen:
-		return store.Memory{}, Refusal(fmt.Sprintf(msgTooLong, store.MaxMemoryLen, n))
+		return "", "", Refusal(fmt.Sprintf(msgTooLong, store.MaxMemoryLen, n))
 	}
 	if scope == store.ScopePersona && !who.managing() {
 		m.Log.WarnContext(ctx, "memory refused", "why", "persona scope", "user_id", who.UserID, "channel", channel)
-		return store.Memory{}, Refusal(MsgPersonaRefused)
+		return "", "", Refusal(MsgPersonaRefused)
 	}
 	if m.Redact != nil && m.Redact(text) != text {
 		m.Log.WarnContext(ctx, "memory refused", "why", "secret", "user_id", who.UserID, "channel", channel)
-		return store.Memory{}, Refusal(msgSecret)
+		return "", "", Refusal(msgSecret)
 	}
+	return text, scope, nil
+}
+
+// add stores a memory check passed.
+func (m *Memories) add(ctx context.Context, who Who, channel, threadTS, text, scope string) (store.Memory, error) {
 	mem := store.Memory{Text: text, Author: who.UserID, Channel: channel, ThreadTS: threadTS, Scope: scope}
 	if m.NewID != nil {
 		mem.ID = m.NewID()
@@ -156,23 +189,38 @@ const (
 
 // FirstTurn is what a thread's first turn in channel carries of memory
 // (FirstTurnText): the memories most relevant to its first message and
-// the newest persona-wide ones; "" when there are none. A failure is
-// logged and carries nothing: memory helps a turn, never stops one.
-func (m *Memories) FirstTurn(ctx context.Context, channel, text string) string {
+// the newest persona-wide ones, each whole, in its author's envelope; nil
+// when there are none. Both are drawn from what /memory lists in channel
+// (List): the model is given nothing a person there is not shown. A
+// failure is logged and carries nothing: memory helps a turn, never stops
+// one.
+func (m *Memories) FirstTurn(ctx context.Context, channel, text string) []string {
 	// The memories this conversation may see first (one indexed read):
 	// with none, as in most threads of a new persona, nothing is searched.
 	all, err := m.Store.Memories(ctx, channel)
 	if err != nil {
 		m.Log.WarnContext(ctx, "memories for a first turn", "channel", channel, "err", err)
-		return ""
+		return nil
 	}
 	if len(all) == 0 {
-		return ""
+		return nil
 	}
-	found, err := m.Store.Recall(ctx, store.RecallQuery{Text: text, Channel: channel, Limit: firstTurnFound, Kind: store.KindMemory})
+	rs, err := m.Store.Recall(ctx, store.RecallQuery{Text: text, Channel: channel, Limit: firstTurnFound, Kind: store.KindMemory})
 	if err != nil {
 		m.Log.WarnContext(ctx, "memories for a first turn", "channel", channel, "err", err)
-		return ""
+		return nil
+	}
+	byID := make(map[string]store.Memory, len(all))
+	for _, mem := range all {
+		byID[mem.ID] = mem
+	}
+	var found []store.Memory
+	for _, r := range rs {
+		// Only what the list holds: a memory forgotten between the two
+		// reads is not carried.
+		if mem, ok := byID[r.ID]; ok && r.Kind == store.KindMemory {
+			found = append(found, mem)
+		}
 	}
 	var persona []store.Memory
 	for i := len(all) - 1; i >= 0 && len(persona) < firstTurnPersona; i-- {
@@ -180,16 +228,40 @@ func (m *Memories) FirstTurn(ctx context.Context, channel, text string) string {
 			persona = append(persona, all[i])
 		}
 	}
-	return FirstTurnText(found, persona)
+	return FirstTurnText(found, persona, m.roleOf)
 }
 
-// List is /memory's answer in channel (ListText).
+// List is /memory's answer in channel (ListText): this conversation's
+// memories and the persona-wide ones, the same read FirstTurn draws from
+// and the same rule recall searches by — a person there is shown exactly
+// what the model there may be given, and nothing of another conversation.
+// The persona-wide ones are all a manager's decision (Remember,
+// rememberAsked): meant for every conversation.
 func (m *Memories) List(ctx context.Context, channel string) (string, error) {
 	ms, err := m.Store.Memories(ctx, channel)
 	if err != nil {
 		return "", err
 	}
 	return ListText(ms), nil
+}
+
+// RememberText is /remember's answer: text remembered in channel (thread
+// threadTS), everywhere when persona — who's own decision, so the
+// managers' alone (Remember) — or the refusal.
+func (m *Memories) RememberText(ctx context.Context, who Who, channel, threadTS, text string, persona bool) (string, error) {
+	scope, where := store.ScopeConversation, "in this conversation"
+	if persona {
+		scope, where = store.ScopePersona, "everywhere"
+	}
+	mem, err := m.Remember(ctx, who, channel, threadTS, text, scope)
+	var r Refusal
+	switch {
+	case errors.As(err, &r):
+		return string(r), nil
+	case err != nil:
+		return "", err
+	}
+	return fmt.Sprintf("remembered as %s (recalled %s)", mem.ID, where), nil
 }
 
 // ForgetText is /forget's answer: done, or the refusal.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // msgNone is /memory's answer when nothing is remembered here.
@@ -45,8 +46,9 @@ func oneLine(s string) string {
 
 // RecallText is what the recall tool returns: each thing found with what
 // it is, its date, its author and where it was said (its thread, for a
-// link), then its words.
-func RecallText(rs []store.Recalled, channel string) string {
+// link), then its words: a person's in their envelope (roleOf says their
+// role), escaped as their messages are, the persona's own as they are.
+func RecallText(rs []store.Recalled, channel string, roleOf func(string) pipeline.Role) string {
 	if len(rs) == 0 {
 		return "Nothing remembered or said here matches."
 	}
@@ -74,34 +76,55 @@ func RecallText(rs []store.Recalled, channel string) string {
 			fmt.Fprintf(&b, ", thread %s/%s", r.Channel, r.ThreadTS)
 		}
 		b.WriteString(": ")
-		b.WriteString(oneLine(r.Snippet))
+		if r.Author == "" && r.Kind == store.KindMessage {
+			b.WriteString(oneLine(r.Snippet))
+			continue
+		}
+		b.WriteString(pipeline.Envelope(r.Author, string(roleOf(r.Author)), oneLine(r.Snippet)))
 	}
 	return b.String()
 }
 
-// FirstTurnText is what a thread's first turn carries of memory: the
-// memories found for its first message and the persona's, or "" when
-// there are none. It begins with the runtime's mark, which keeps it out
-// of the recall index (store: runtimeNote).
-func FirstTurnText(found []store.Recalled, persona []store.Memory) string {
+// firstTurnNote opens what a thread's first turn carries of memory. It
+// and each memory's line (store.MemoryNote) are the runtime's; each
+// memory's words are not: they follow their line in their own block, in
+// the envelope of the person who had them remembered, escaped as that
+// person's messages are, so that a remembered sentence can neither speak
+// as the runtime nor close its envelope and open someone else's.
+const firstTurnNote = "[runtime] Memories that may help (the recall tool finds more). " +
+	"Each follows its line, in the envelope of the person who had it remembered."
+
+// FirstTurnText is what a thread's first turn carries of memory, as text
+// blocks: the memories found for its first message and the persona's,
+// each its line (store.MemoryNote, id, date, scope) then its words in its
+// author's envelope (roleOf says their role); nil when there are none.
+// The runtime's blocks are kept out of the recall index, and so are the
+// memories' words (store: MemoryNote).
+func FirstTurnText(found, persona []store.Memory, roleOf func(string) pipeline.Role) []string {
 	seen := map[string]bool{}
-	var lines []string
-	for _, r := range found {
-		if r.Kind == store.KindMemory && !seen[r.ID] {
-			seen[r.ID] = true
-			lines = append(lines, fmt.Sprintf("- %s (%s): %s", r.ID, r.At.Format("2006-01-02"), oneLine(r.Snippet)))
+	var blocks []string
+	add := func(m store.Memory) {
+		if seen[m.ID] {
+			return
 		}
+		seen[m.ID] = true
+		scope := ""
+		if m.Scope == store.ScopePersona {
+			scope = ", persona-wide"
+		}
+		blocks = append(blocks, fmt.Sprintf("%s%s (%s%s):", store.MemoryNote, m.ID, m.CreatedAt.Format("2006-01-02"), scope),
+			pipeline.Envelope(m.Author, string(roleOf(m.Author)), m.Text))
+	}
+	for _, m := range found {
+		add(m)
 	}
 	for _, m := range persona {
-		if !seen[m.ID] {
-			seen[m.ID] = true
-			lines = append(lines, fmt.Sprintf("- %s (%s, persona-wide): %s", m.ID, m.CreatedAt.Format("2006-01-02"), oneLine(m.Text)))
-		}
+		add(m)
 	}
-	if len(lines) == 0 {
-		return ""
+	if len(blocks) == 0 {
+		return nil
 	}
-	return "[runtime] Memories that may help (the recall tool finds more):\n" + strings.Join(lines, "\n")
+	return append([]string{firstTurnNote}, blocks...)
 }
 
 // Export writes ms as markdown into dir: one file per conversation

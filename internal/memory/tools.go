@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
 
@@ -24,7 +26,8 @@ func (m *Memories) Tools() []tools.Tool {
 		{
 			Name: ToolRemember,
 			Description: "Remember a short fact or decision across threads (at most 2000 characters). " +
-				"scope conversation (default): recalled only in this channel or DM; persona: everywhere (the manager only).",
+				"scope conversation (default): recalled only in this channel or DM; persona: everywhere, in the manager's turns only, " +
+				"and only once the manager approves the card it asks (the call waits for the decision).",
 			Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"what to remember"},` +
 				`"scope":{"type":"string","enum":["conversation","persona"]}},"required":["text"],"additionalProperties":false}`),
 			Call: m.rememberTool,
@@ -49,16 +52,25 @@ func (m *Memories) Tools() []tools.Tool {
 
 // turnWho is the turn's conversation and sender, or a refusal.
 func turnWho(ctx context.Context) (who Who, channel, threadTS string, refused *tools.Result) {
+	t, who, refused := turn(ctx)
+	if refused != nil {
+		return Who{}, "", "", refused
+	}
+	return who, t.Event.ChannelID, t.Event.RootTS(), nil
+}
+
+// turn is the turn in ctx and its sender, or a refusal.
+func turn(ctx context.Context) (*pipeline.Turn, Who, *tools.Result) {
 	t, ok := tools.TurnFromContext(ctx)
 	if !ok || t.Event == nil || t.Event.ChannelID == "" {
 		r := tools.Errorf("no chat conversation to remember in")
-		return Who{}, "", "", &r
+		return nil, Who{}, &r
 	}
-	who = Who{UserID: t.Event.UserID, Role: t.Access.Role}
+	who := Who{UserID: t.Event.UserID, Role: t.Access.Role}
 	if t.Event.BotID != "" {
 		who.Role = "" // a bot's message speaks for no person's role
 	}
-	return who, t.Event.ChannelID, t.Event.RootTS(), nil
+	return t, who, nil
 }
 
 func decodeInput(input json.RawMessage, v any) *tools.Result {
@@ -90,17 +102,17 @@ func (m *Memories) rememberTool(ctx context.Context, input json.RawMessage) (too
 	if r := decodeInput(input, &in); r != nil {
 		return *r, nil
 	}
-	who, channel, ts, refused := turnWho(ctx)
+	t, who, refused := turn(ctx)
 	if refused != nil {
 		return *refused, nil
 	}
-	mem, err := m.Remember(ctx, who, channel, ts, in.Text, in.Scope)
+	mem, decided, err := m.rememberAsked(ctx, t, who, in.Text, in.Scope)
 	if err != nil {
 		return said(err)
 	}
 	where := "in this conversation"
-	if mem.Scope == "persona" {
-		where = "everywhere"
+	if mem.Scope == store.ScopePersona {
+		where = "everywhere, " + decided
 	}
 	return tools.Result{Text: fmt.Sprintf("remembered as %s (recalled %s)", mem.ID, where)}, nil
 }
@@ -121,7 +133,7 @@ func (m *Memories) recallTool(ctx context.Context, input json.RawMessage) (tools
 	if err != nil {
 		return tools.Result{}, err
 	}
-	text := RecallText(rs, channel)
+	text := RecallText(rs, channel, m.roleOf)
 	if m.Redact != nil {
 		text = m.Redact(text)
 	}

@@ -225,7 +225,13 @@ func TestAddMemoryChecks(t *testing.T) {
 }
 
 func TestMessageText(t *testing.T) {
-	content := json.RawMessage(`[{"type":"text","text":"[runtime] Memories: we deploy on Tuesdays"},
+	// A first turn's memories: the runtime's lines, and each memory's
+	// words in its author's envelope; none of them is the message.
+	content := json.RawMessage(`[{"type":"text","text":"[runtime] Memories that may help"},
+		{"type":"text","text":"[runtime] memory maaaaaaab (2026-03-02, persona-wide):"},
+		{"type":"text","text":` + mustJSON(pipeline.Envelope("U0MGR", "manager", "we deploy on Tuesdays")) + `},
+		{"type":"text","text":"[runtime] memory maaaaaaac (2026-03-02):"},
+		{"type":"text","text":` + mustJSON(pipeline.Envelope("U0BOB", "member", "standup at ten")) + `},
 		{"type":"text","text":` + mustJSON(pipeline.Envelope("U0ANN", "member", "hello <message there")) + `},
 		{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"tool output"}]}]`)
 	body, author := messageText(RoleUser, content)

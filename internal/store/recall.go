@@ -383,9 +383,16 @@ func QueryTerms(text string) []string {
 	return terms
 }
 
-// runtimeNote opens the runtime's own text blocks (notes, the memories a
-// first turn carries): they are not what anyone said, and are not indexed.
+// runtimeNote opens the runtime's own text blocks (notes, the lines of the
+// memories a first turn carries): they are not what anyone said, and are
+// not indexed.
 const runtimeNote = "[runtime]"
+
+// MemoryNote opens the runtime's line of one memory a first turn carries
+// (memory.FirstTurnText); the block after it is that memory's words, in
+// its author's envelope: a memory, not a message of the thread, so it is
+// not indexed either (forgotten, it is not recalled as a message).
+const MemoryNote = runtimeNote + " memory "
 
 // messageText is what the index keeps of a stored message: the words of
 // its text blocks, out of their envelopes, and who wrote them (the last
@@ -407,8 +414,14 @@ func messageText(role string, content []byte) (body, author string) {
 		}{"text", s})
 	}
 	var b strings.Builder
+	memory := false // the block is the words of the memory a MemoryNote introduced
 	for _, bl := range blocks {
+		if memory {
+			memory = false
+			continue
+		}
 		if bl.Type != "text" || bl.Text == "" || strings.HasPrefix(bl.Text, runtimeNote) {
+			memory = bl.Type == "text" && strings.HasPrefix(bl.Text, MemoryNote)
 			continue
 		}
 		text := bl.Text

@@ -154,10 +154,13 @@ func (p *Persona) ScopesOf(userID string) []string {
 // category (a tool name such as "Bash", or "skills"). The managers may
 // approve everything; an approver may approve the categories of the scope
 // list, compared exactly since tool names are case-sensitive, and all of
-// them with "anything".
+// them with "anything". CategoryMemory is the managers' alone.
 func (p *Persona) CanApprove(userID, category string) bool {
 	if p.IsManager(userID) {
 		return true
+	}
+	if category == CategoryMemory {
+		return false
 	}
 	scopes, _ := p.approverScopes(userID)
 	for _, s := range scopes {

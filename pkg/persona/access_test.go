@@ -112,11 +112,28 @@ func TestCanApprove(t *testing.T) {
 		{ops, "skills", false},
 		{member, "Bash", false},
 		{"", "Bash", false},
+		// A persona-wide memory is the managers' decision alone.
+		{manager, CategoryMemory, true},
+		{backup, CategoryMemory, true},
+		{catchall, CategoryMemory, false},
+		{ops, CategoryMemory, false},
+		{member, CategoryMemory, false},
 	}
 	for _, c := range cases {
 		if got := p.CanApprove(c.user, c.category); got != c.want {
 			t.Errorf("CanApprove(%q, %q) = %v, want %v", c.user, c.category, got, c.want)
 		}
+	}
+}
+
+// A memory scope gives an approver nothing, and SOUL.md is told so.
+func TestApproverScopeMemory(t *testing.T) {
+	a, warns, ok := parseApprover("<@U0ONE>: memory, Bash")
+	if !ok || !slices.Equal(a.Scopes, []string{"Bash"}) {
+		t.Errorf("approver %+v, %v", a, ok)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], `scope "memory" gives nothing: only the manager and the backup manager decide persona-wide memories`) {
+		t.Errorf("warns %q", warns)
 	}
 }
 

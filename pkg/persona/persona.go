@@ -39,6 +39,12 @@ const ScopeBudget = "budget"
 // remove the persona's schedules; "anything" covers it too.
 const ScopeSchedule = "schedule"
 
+// CategoryMemory is the approval category of a persona-wide memory the
+// model asks for (interfaces.md, "Walls"): only the manager and the backup
+// manager decide it. No approver scope covers it, "anything" included: a
+// memory that every conversation carries is the managers' decision.
+const CategoryMemory = "memory"
+
 // Persona is a parsed SOUL.md. The exported fields are its JSON form (the
 // cached extraction result); the lookup sets behind the access methods are
 // rebuilt by Prepare.

@@ -151,6 +151,9 @@ func parseApprover(s string) (a Approver, warns []string, ok bool) {
 		case sc == "*":
 			warns = append(warns, fmt.Sprintf("approver <@%s>: scope \"*\" cannot be right: the catch-all is %q", id, ScopeAnything))
 			continue
+		case sc == CategoryMemory:
+			warns = append(warns, fmt.Sprintf("approver <@%s>: scope %q gives nothing: only the manager and the backup manager decide persona-wide memories", id, sc))
+			continue
 		case !validScope(sc):
 			warns = append(warns, fmt.Sprintf("approver <@%s>: scope %q cannot be right: a scope is a tool name or category (letters, digits, _ and -)", id, sc))
 			continue

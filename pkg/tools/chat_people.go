@@ -124,7 +124,7 @@ func (c *ChatServer) getUser(ctx context.Context, input json.RawMessage) (Result
 	fmt.Fprintf(&b, "user <@%s>", id)
 	field := func(name, v string) {
 		if v = strings.TrimSpace(v); v != "" {
-			fmt.Fprintf(&b, "\n%s: %s", name, oneLine(c.redact(v)))
+			fmt.Fprintf(&b, "\n%s: %s", name, personWrote(c.redact(v)))
 		}
 	}
 	field("name", p.Name)
@@ -177,7 +177,7 @@ func (c *ChatServer) channelInfo(ctx context.Context, input json.RawMessage) (Re
 	fmt.Fprintf(&b, "this conversation: %s, a %s", t.Event.ChannelID, kind)
 	field := func(name, v string) {
 		if v = strings.TrimSpace(v); v != "" {
-			fmt.Fprintf(&b, "\n%s: %s", name, oneLine(c.redact(v)))
+			fmt.Fprintf(&b, "\n%s: %s", name, personWrote(c.redact(v)))
 		}
 	}
 	if info.Name != "" {
@@ -240,6 +240,15 @@ func (c *ChatServer) channelMembers(ctx context.Context, input json.RawMessage) 
 	}
 	finish(&b, next, "that is all of them")
 	return Result{Text: b.String()}, nil
+}
+
+// personWrote is a field a person wrote (a profile's names and title, a
+// channel's topic and purpose) as a tool result shows it: on one line,
+// escaped as a message is in its envelope (pipeline.EscapeEnvelopes), so
+// that a title or a topic can neither open an envelope nor close one and
+// speak as someone else.
+func personWrote(v string) string {
+	return pipeline.EscapeEnvelopes(oneLine(v))
 }
 
 func yesNo(b bool) string {

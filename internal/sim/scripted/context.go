@@ -45,6 +45,10 @@ walk:
 					last = false
 				case ok:
 					earlier = append(earlier, "<@"+id+"> ("+role+"): "+w)
+				case strings.HasPrefix(b.OfText.Text, memoryNote) && !last && len(earlier) > 0:
+					// The envelope after a memory's line is the
+					// memory's words, not an earlier message.
+					earlier = earlier[:len(earlier)-1]
 				case strings.HasPrefix(b.OfText.Text, "[runtime]") && !last:
 					break walk
 				}

@@ -42,4 +42,9 @@ func TestContextBehaviour(t *testing.T) {
 	if got := replied(send(t, m, user(pipeline.Envelope("U1", "member", "hello")))); got != "context: no earlier messages\nnow: hello" {
 		t.Errorf("without context: %q", got)
 	}
+	// The memories a first turn carries are not earlier messages.
+	first := anthropic.NewUserMessage(append(carried(), text(pipeline.Envelope("U1", "member", "hello")))...)
+	if got := replied(send(t, m, first)); got != "context: no earlier messages\nnow: hello" {
+		t.Errorf("with memories: %q", got)
+	}
 }

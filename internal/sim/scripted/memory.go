@@ -42,13 +42,15 @@ func memoryScript(words string, carried []string) []step {
 	})}
 }
 
-// memoryMark opens the text block of memories a thread's first turn
-// carries before the person's words (memory.FirstTurnText).
-const memoryMark = "[runtime] Memories that may help"
+// memoryNote opens the runtime's line of one memory a thread's first turn
+// carries before the person's words (store.MemoryNote, written by
+// memory.FirstTurnText): "[runtime] memory <id> (<date>…):", then the
+// memory's words in their author's envelope, in the next block.
+const memoryNote = "[runtime] memory "
 
 // carriedMemories lists the ids of the memories the request's current
-// turn carries: the "- <id> (" lines of the block before the person's
-// words in the message holding them.
+// turn carries: the lines of the memories before the person's words in
+// the message holding them.
 func carriedMemories(msgs []anthropic.MessageParam) []string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m, ok := decoded(msgs[i])
@@ -56,21 +58,22 @@ func carriedMemories(msgs []anthropic.MessageParam) []string {
 			continue
 		}
 		var ids []string
+		memory := false // the block is the words of the memory just named
 		for _, b := range m.Content {
 			if b.OfText == nil {
 				continue
 			}
-			if _, _, _, ok := pipeline.ParseEnvelope(b.OfText.Text); ok {
-				return ids
-			}
-			if !strings.HasPrefix(b.OfText.Text, memoryMark) {
+			text := b.OfText.Text
+			if memory {
+				memory = false
 				continue
 			}
-			for line := range strings.SplitSeq(b.OfText.Text, "\n") {
-				if rest, ok := strings.CutPrefix(line, "- "); ok {
-					id, _, _ := strings.Cut(rest, " ")
-					ids = append(ids, id)
-				}
+			if _, _, _, ok := pipeline.ParseEnvelope(text); ok {
+				return ids
+			}
+			if rest, ok := strings.CutPrefix(text, memoryNote); ok {
+				id, _, _ := strings.Cut(rest, " ")
+				ids, memory = append(ids, id), true
 			}
 		}
 	}

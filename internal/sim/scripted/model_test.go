@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
+	"github.com/persona-runtime/agent/internal/memory"
+	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -78,9 +81,7 @@ func TestScriptedScripts(t *testing.T) {
 		{"memory", []anthropic.MessageParam{user(pipeline.Envelope("U1", "manager", "forget maaaaaaab"))},
 			"mcp__agent_memory__forget", `{"id":"maaaaaaab"}`},
 		{"memory", []anthropic.MessageParam{
-			anthropic.NewUserMessage(anthropic.NewTextBlock("[runtime] Memories that may help (the recall tool finds more):\n"+
-				"- maaaaaaab (2026-01-05): we deploy on Tuesdays\n- maaaaaaac (2026-01-05, persona-wide): Morgan owns releases"),
-				anthropic.NewTextBlock(pipeline.Envelope("U1", "manager", "recall deploy"))),
+			anthropic.NewUserMessage(append(carried(), anthropic.NewTextBlock(pipeline.Envelope("U1", "manager", "recall deploy")))...),
 			used("a", "x"), result("a", "1 found, best first:\n- memory maaaaaaab, …")},
 			"mcp__agent_chat__reply", `{"text":"memory: carried maaaaaaab, maaaaaaac; 1 found, best first:"}`},
 		{"memory", []anthropic.MessageParam{user(pipeline.Envelope("U1", "manager", "hello"))},
@@ -131,4 +132,17 @@ func TestScriptedEndsAndFails(t *testing.T) {
 	if _, err := New("dance"); err == nil {
 		t.Fatal("unknown behaviour accepted")
 	}
+}
+
+// carried is what a first turn carries of two memories (memory.FirstTurnText).
+func carried() []anthropic.ContentBlockParamUnion {
+	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	var blocks []anthropic.ContentBlockParamUnion
+	for _, text := range memory.FirstTurnText(
+		[]store.Memory{{ID: "maaaaaaab", Text: "we deploy on Tuesdays", Author: "U1", CreatedAt: at}},
+		[]store.Memory{{ID: "maaaaaaac", Text: "Morgan owns releases", Author: "U1", Scope: store.ScopePersona, CreatedAt: at}},
+		func(string) pipeline.Role { return pipeline.RoleManager }) {
+		blocks = append(blocks, anthropic.NewTextBlock(text))
+	}
+	return blocks
 }
