@@ -10,6 +10,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/persona-runtime/agent/internal/budget"
+	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -52,12 +53,9 @@ func usage(ctx context.Context, inv *invocation, by string) error {
 	if by != store.UsageByChannel && by != store.UsageByThread && by != store.UsageByPerson {
 		return fmt.Errorf("--by: unknown grouping %q (want channel, thread or person)", by)
 	}
-	prices := budget.DefaultPrices()
-	if inv.cfg.Prices != "" {
-		var err error
-		if prices, err = budget.LoadPrices(inv.cfg.Prices); err != nil {
-			return fmt.Errorf("AGENT_PRICES: %w", err)
-		}
+	prices, err := loadPrices(inv.cfg.Prices, cmp.Or(inv.cfg.Model, llm.DefaultModel))
+	if err != nil {
+		return err
 	}
 	st, err := inv.openStore(ctx)
 	if err != nil {

@@ -167,12 +167,12 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 
 	attach := s.attachments(chat)
-	budgets, err := s.newBudget(gate)
+	models := s.newModels(model.Model())
+	budgets, err := s.newBudget(gate, models.Choices)
 	if err != nil {
 		return nil, err
 	}
 	prompts := &agentview.Prompts{Chat: chat, Prompts: s.persona.SuggestedPrompts, Log: s.log}
-	models := s.newModels(model.Model())
 	s.metrics.Models(models.Choices...)
 	engine, err := agent.New(agent.Options{
 		Model: model, ModelOf: s.threadModel(models), History: s.store, Tools: registry, Prompt: s.prompt, Status: chat.SetStatus,

@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -45,6 +47,23 @@ func SummaryText(summary string) string {
 // persisted in one transaction. It returns how many messages were folded
 // (0 when the history is too short to be worth it).
 func (e *Engine) Compact(ctx context.Context, sessionID string) (int, error) {
+	return e.compact(ctx, sessionID, nil, false)
+}
+
+// ErrBudgetRefused is CompactTurn's error when a budget refused the
+// compaction's model call; the thread was told.
+var ErrBudgetRefused = errors.New("compaction refused by a budget")
+
+// CompactTurn is Compact asked in t's thread (/compact): its model call is
+// held to the budgets as a turn's is (Budget.Admit: refused, the thread is
+// told and ErrBudgetRefused returned) and its tokens are recorded as t's.
+func (e *Engine) CompactTurn(ctx context.Context, t *pipeline.Turn, sessionID string) (int, error) {
+	return e.compact(ctx, sessionID, t, true)
+}
+
+// compact is Compact; with t, the call's tokens are recorded as t's
+// (Budget.Spent), and with admit it first asks the budgets.
+func (e *Engine) compact(ctx context.Context, sessionID string, t *pipeline.Turn, admit bool) (int, error) {
 	rows, err := e.o.History.History(ctx, sessionID)
 	if err != nil {
 		return 0, fmt.Errorf("load history: %w", err)
@@ -59,6 +78,15 @@ func (e *Engine) Compact(ctx context.Context, sessionID string) (int, error) {
 	}
 	old := append([]anthropic.MessageParam(nil), msgs[:cut]...)
 	old = append(old, anthropic.NewUserMessage(anthropic.NewTextBlock("Summarise the conversation above for your own future reference.")))
+	if admit && t != nil && e.o.Budget != nil {
+		ok, err := e.o.Budget.Admit(ctx, t, func() {})
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return 0, ErrBudgetRefused
+		}
+	}
 	ctx, span := e.o.Tracer.Start(ctx, "agent.compact")
 	defer span.End()
 	resp, err := e.o.Model.Send(ctx, anthropic.MessageNewParams{
@@ -69,6 +97,11 @@ func (e *Engine) Compact(ctx context.Context, sessionID string) (int, error) {
 	})
 	if err != nil {
 		return 0, fmt.Errorf("compaction model call: %w", err)
+	}
+	if t != nil && e.o.Budget != nil {
+		// The summary costs what any call does: recorded for the budgets
+		// and `agent usage`, whether or not it is saved.
+		e.o.Budget.Record(context.WithoutCancel(ctx), e.o.Budget.Spent(t, cmp.Or(string(resp.Model), e.o.Model.Model()), storeUsage(resp.Usage)))
 	}
 	var summary strings.Builder
 	for _, b := range resp.Content {

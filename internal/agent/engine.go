@@ -462,7 +462,7 @@ func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []
 	var promptTokens int64
 	defer func() {
 		if err == nil && promptTokens > e.o.CompactAt {
-			if _, cerr := e.Compact(context.WithoutCancel(ctx), sid); cerr != nil {
+			if _, cerr := e.compact(context.WithoutCancel(ctx), sid, t, false); cerr != nil {
 				e.o.Log.WarnContext(ctx, "compaction after a large turn", "session_id", sid, "err", cerr)
 			}
 		}

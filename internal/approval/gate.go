@@ -93,6 +93,9 @@ func (g *Gate) Close() {
 
 // Request is what a card asks.
 type Request struct {
+	// ID, when set, is the approval's id (one claimed beforehand, as a
+	// budget's raise card is); else a new one.
+	ID          string
 	ThreadKey   string
 	ChannelID   string
 	ThreadTS    string
@@ -150,7 +153,10 @@ func (o Outcome) Text() string {
 // again before it returns an outcome, and returns ctx's error if ctx ends
 // first. The turn's pipeline.Suspender in ctx is told of the wait.
 func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
-	id := g.o.NewID()
+	id := r.ID
+	if id == "" {
+		id = g.o.NewID()
+	}
 	// The span of the wait, with the tracer of the turn's own spans.
 	ctx, span := trace.SpanFromContext(ctx).TracerProvider().Tracer("approval").Start(ctx, "approval.wait",
 		trace.WithAttributes(attribute.String("approval.id", id), attribute.String("approval.category", r.Category),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,8 +21,9 @@ type Store interface {
 	RecordUsage(ctx context.Context, r store.UsageRecord) error
 	UsageOf(ctx context.Context, f store.UsageFilter) ([]store.UsageRow, error)
 	NoteBudgetNotice(ctx context.Context, threadKey, day string) (bool, error)
-	RaiseBudget(ctx context.Context, threadKey, budget, day string, tokens int64, by string) error
-	BudgetRaised(ctx context.Context, threadKey, budget, day string) (int64, error)
+	RaiseBudget(ctx context.Context, key, budget, day string, tokens int64, by string) error
+	BudgetRaised(ctx context.Context, key, budget, day string) (int64, error)
+	ClaimBudgetCard(ctx context.Context, key, id string) (store.Approval, bool, error)
 }
 
 // Asker posts an approval card and waits for its decision (*approval.Gate).
@@ -33,6 +35,7 @@ type Asker interface {
 const (
 	Thread  = "thread"
 	Channel = "channel"
+	Person  = "person"
 	Persona = "persona"
 )
 
@@ -55,8 +58,14 @@ type Guard struct {
 	Zone *time.Location
 	// Now is the service's clock.
 	Now func() time.Time
-	// Gate posts the card that raises a thread's budget; nil: no card.
+	// Gate posts the card that raises a budget; nil: no card.
 	Gate Asker
+	// NewID names a raise card before it is asked (nil: store.NewID).
+	NewID func() string
+	// Weighed makes the notices say the budgets count tokens weighed by
+	// model price, in the default model's tokens (Prices.Weighed: a
+	// thread may use another model).
+	Weighed bool
 	// Exhausted is agent_budget_exhausted_total{budget}; Cost is
 	// agent_llm_cost_usd_total{channel_layer}. Either may be nil.
 	Exhausted *prometheus.CounterVec
@@ -86,22 +95,40 @@ func (g *Guard) Record(ctx context.Context, r store.UsageRecord) {
 	}
 }
 
-// standing is one budget's state for a thread.
+// standing is one budget's state for a turn.
 type standing struct {
 	budget      string
 	day         string // "" for the thread budget
-	used, limit int64  // limit with the thread's raises
+	used, limit int64  // limit with the raises
 	base        int64  // the limit of SOUL.md
+	// holder is what the budget holds, as its raises are stored: the
+	// thread's key, the channel's, the person's id, "" for the persona.
+	holder string
+}
+
+// cardKey names the budget s and what it holds, for its one raise card
+// at a time (store.ClaimBudgetCard).
+func (s standing) cardKey() string {
+	switch s.budget {
+	case Thread:
+		return Thread + ":" + s.holder
+	case Persona:
+		return Persona + ":" + s.day
+	}
+	return s.budget + ":" + s.holder + ":" + s.day
 }
 
 // Admit decides whether the turn may call the model (before its first
 // call and after each): it may while every budget is below its line. The
 // first time in a day a budget passes 80 %, the thread is told; at 100 %
 // the thread gets "budget reached: <which> (resets <when>)" and the card
-// that raises this thread's budget, and the turn waits for it: approved,
-// the thread's allowance grows by the budget's size and the turn goes on.
-// show is called before anything is posted (the turn's first status
-// must land first).
+// that raises the budget, and the turn waits for it: approved, the budget
+// grows by its size (a daily one for today) and the turn goes on. While a
+// budget's card waits, another refusal of that budget points to it
+// instead of asking again. A budget that cannot be read refuses the turn
+// (fails closed), told: spend nobody can count is not allowed. show is
+// called before anything is posted (the turn's first status must land
+// first).
 func (g *Guard) Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool, error) {
 	if !g.Budgets.Any() {
 		return true, nil
@@ -110,10 +137,14 @@ func (g *Guard) Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool,
 	day, midnight := now.Format(time.DateOnly), startOfDay(now)
 	list, err := g.standings(ctx, t, day, midnight)
 	if err != nil {
-		// Unknown spend does not stop the persona: the thread is answered
-		// and the failure logged.
-		g.Log.ErrorContext(ctx, "budget check", "thread", t.Event.ThreadKey(), "err", err)
-		return true, nil
+		// Spend that cannot be counted is not allowed: the turn stops
+		// before the model is asked, told, and the failure is logged.
+		g.Log.ErrorContext(ctx, "budget check failed: turn refused", "thread", t.Event.ThreadKey(), "err", err)
+		show()
+		if _, err := t.Out.Post(ctx, CheckFailedText); err != nil {
+			return false, err
+		}
+		return false, nil
 	}
 	var near *standing
 	for i := range list {
@@ -132,7 +163,7 @@ func (g *Guard) Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool,
 		}
 		if first {
 			show()
-			if _, err := t.Out.Post(ctx, noticeText(*near)); err != nil {
+			if _, err := t.Out.Post(ctx, noticeText(*near)+g.weighedNote()); err != nil {
 				return false, err
 			}
 		}
@@ -140,33 +171,36 @@ func (g *Guard) Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool,
 	return true, nil
 }
 
-// standings are the thread's budgets that SOUL.md sets, in the order they
-// are checked: thread, channel, persona.
+// standings are the turn's budgets that SOUL.md sets, in the order they
+// are checked: thread, channel, person (the turn's sender; a scheduled
+// run's creator), persona.
 func (g *Guard) standings(ctx context.Context, t *pipeline.Turn, day string, midnight time.Time) ([]standing, error) {
-	key := t.Event.ThreadKey()
+	key, user := t.Event.ThreadKey(), t.Event.UserID
 	var out []standing
 	for _, b := range []struct {
-		name  string
-		limit int64
-		f     store.UsageFilter
-		day   string
+		name   string
+		limit  int64
+		f      store.UsageFilter
+		day    string
+		holder string
 	}{
-		{Thread, g.Budgets.Thread, store.UsageFilter{ThreadKey: key, Since: time.UnixMilli(0)}, ""},
-		{Channel, g.Budgets.Channel, store.UsageFilter{ChannelID: t.Event.ChannelID, Since: midnight}, day},
-		{Persona, g.Budgets.Persona, store.UsageFilter{Since: midnight}, day},
+		{Thread, g.Budgets.Thread, store.UsageFilter{ThreadKey: key, Since: time.UnixMilli(0)}, "", key},
+		{Channel, g.Budgets.Channel, store.UsageFilter{ChannelID: t.Event.ChannelID, Since: midnight}, day, pipeline.ThreadKey(t.Event.ChannelID, "")},
+		{Person, g.Budgets.Person, store.UsageFilter{UserID: user, Since: midnight}, day, user},
+		{Persona, g.Budgets.Persona, store.UsageFilter{Since: midnight}, day, ""},
 	} {
-		if b.limit <= 0 {
+		if b.limit <= 0 || (b.name == Person && user == "") {
 			continue
 		}
 		rows, err := g.Store.UsageOf(ctx, b.f)
 		if err != nil {
 			return nil, err
 		}
-		raised, err := g.Store.BudgetRaised(ctx, key, b.name, b.day)
+		raised, err := g.Store.BudgetRaised(ctx, b.holder, b.name, b.day)
 		if err != nil {
 			return nil, err
 		}
-		s := standing{budget: b.name, day: b.day, limit: b.limit + raised, base: b.limit}
+		s := standing{budget: b.name, day: b.day, limit: b.limit + raised, base: b.limit, holder: b.holder}
 		for _, r := range rows {
 			s.used += g.Prices.Tokens(r.Model, r.Usage)
 		}
@@ -176,43 +210,114 @@ func (g *Guard) standings(ctx context.Context, t *pipeline.Turn, day string, mid
 }
 
 // refuse tells the thread the budget s is reached and offers the card that
-// raises it; the turn goes on only if it is approved.
+// raises it; the turn goes on only if it is approved. While another card
+// of the budget waits, the thread is pointed to it instead: one card per
+// budget at a time, however many threads it stops.
 func (g *Guard) refuse(ctx context.Context, t *pipeline.Turn, s standing, midnight time.Time, show func()) (bool, error) {
 	if g.Exhausted != nil {
 		g.Exhausted.WithLabelValues(s.budget).Inc()
 	}
 	g.Log.InfoContext(ctx, "budget reached", "budget", s.budget, "thread", t.Event.ThreadKey(), "used", s.used, "limit", s.limit)
 	show()
-	if _, err := t.Out.Post(ctx, RefusalText(s.budget, resets(s, midnight, g.zone()))); err != nil {
+	line := RefusalText(s.budget, resets(s, midnight, g.zone())) + g.weighedNote()
+	if g.Gate == nil {
+		_, err := t.Out.Post(ctx, line)
 		return false, err
 	}
-	if g.Gate == nil {
-		return false, nil
+	id := g.newID()
+	holder, held, err := g.Store.ClaimBudgetCard(ctx, s.cardKey(), id)
+	switch {
+	case err != nil:
+		// No card without its claim: a card per refused thread is what
+		// the claim prevents. The raise can be asked again shortly.
+		g.Log.WarnContext(ctx, "budget raise card not asked", "budget", s.budget, "thread", t.Event.ThreadKey(), "err", err)
+		_, err := t.Out.Post(ctx, line)
+		return false, err
+	case held:
+		_, err := t.Out.Post(ctx, line+"; a raise is already asked: "+cardLink(holder))
+		return false, err
 	}
-	summary := fmt.Sprintf("Raise this thread's %s budget by %d tokens? It has used %d of %d.", s.budget, s.base, s.used, s.limit)
-	if s.day != "" {
-		summary += " The raise is for today (" + s.day + ") only."
+	if _, err := t.Out.Post(ctx, line); err != nil {
+		return false, err
 	}
-	out, err := g.Gate.Ask(ctx, approval.Request{ThreadKey: t.Event.ThreadKey(), ChannelID: t.Event.ChannelID,
-		ThreadTS: t.Event.RootTS(), RequestedBy: t.Event.UserID, Category: Category, Summary: summary,
-		Digest: approval.Digest(Category, []byte(t.Event.ThreadKey()+"\x00"+s.budget+"\x00"+s.day+"\x00"+fmt.Sprint(s.limit)))})
+	out, err := g.Gate.Ask(ctx, approval.Request{ID: id, ThreadKey: t.Event.ThreadKey(), ChannelID: t.Event.ChannelID,
+		ThreadTS: t.Event.RootTS(), RequestedBy: t.Event.UserID, Category: Category, Summary: raiseSummary(s),
+		Digest: approval.Digest(Category, []byte(s.cardKey()+"\x00"+fmt.Sprint(s.limit)))})
 	if err != nil {
 		return false, err
 	}
 	if !out.Approved() {
 		return false, nil
 	}
-	if err := g.Store.RaiseBudget(ctx, t.Event.ThreadKey(), s.budget, s.day, s.base, out.By); err != nil {
+	if err := g.Store.RaiseBudget(ctx, s.holder, s.budget, s.day, s.base, out.By); err != nil {
 		return false, err
 	}
 	g.Log.InfoContext(ctx, "budget raised", "budget", s.budget, "thread", t.Event.ThreadKey(), "tokens", s.base, "by", out.By)
 	return true, nil
 }
 
+// raiseSummary is what the raise card of s asks.
+func raiseSummary(s standing) string {
+	whose := map[string]string{Thread: "this thread's budget", Channel: "the budget of <#" + channelOf(s.holder) + ">",
+		Person: "the budget of <@" + s.holder + ">", Persona: "the persona's budget"}[s.budget]
+	summary := fmt.Sprintf("Raise %s by %d tokens? It has used %d of %d.", whose, s.base, s.used, s.limit)
+	if s.day != "" {
+		summary += " The raise is for today (" + s.day + ") only"
+		if s.budget != Thread {
+			summary += ", for every thread under this budget"
+		}
+		summary += "."
+	}
+	return summary
+}
+
+// channelOf is the channel of a channel's key ("C1:").
+func channelOf(key string) string {
+	c, _, _ := strings.Cut(key, ":")
+	return c
+}
+
+// cardLink links a raise card: its permalink once posted, else its
+// thread's, else nothing to link yet.
+func cardLink(a store.Approval) string {
+	switch {
+	case a.ChannelID != "" && a.CardTS != "":
+		return fmt.Sprintf("[the card](%s?thread_ts=%s&cid=%s)", permalink(a.ChannelID, a.CardTS), a.ThreadTS, a.ChannelID)
+	case a.ChannelID != "" && a.ThreadTS != "":
+		return fmt.Sprintf("[in this thread](%s)", permalink(a.ChannelID, a.ThreadTS))
+	}
+	return "its card is being posted"
+}
+
+// permalink is a message's permalink; the platform redirects it to the
+// workspace of whoever opens it.
+func permalink(channel, ts string) string {
+	return "https://slack.com/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", "")
+}
+
 // RefusalText is the line a thread gets when a budget is reached
 // (interfaces.md).
 func RefusalText(budget, when string) string {
 	return fmt.Sprintf("budget reached: %s (resets %s)", budget, when)
+}
+
+// CheckFailedText is the line a thread gets when its budgets cannot be
+// read: the turn does not go on.
+const CheckFailedText = "budget check failed: I stopped before asking the model; try again shortly"
+
+// weighedNote follows a notice when the budgets weigh tokens by price.
+func (g *Guard) weighedNote() string {
+	if !g.Weighed {
+		return ""
+	}
+	return "; tokens weighted by model price, in " + g.Prices.Default + " tokens"
+}
+
+func (g *Guard) newID() string {
+	if g.NewID == nil {
+		return store.NewID()
+	}
+	return g.NewID()
 }
 
 // resets says when the budget s resets: the next midnight of the zone for
@@ -238,6 +343,8 @@ func noticeText(s standing) string {
 	switch s.budget {
 	case Channel:
 		what = "this channel's budget for today"
+	case Person:
+		what = "your budget for today"
 	case Persona:
 		what = "my budget for today"
 	}

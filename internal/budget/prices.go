@@ -36,6 +36,10 @@ const defaultCacheReadWeight = 0.1
 // to its price.
 type Prices struct {
 	byModel map[string]Price
+	// Default is the service's model (AGENT_MODEL): budgets count in its
+	// tokens, another model's weighed by their price against its price
+	// (Tokens).
+	Default string
 }
 
 // knownPrices are the list prices of the known models (USD per million
@@ -89,14 +93,49 @@ func (p *Prices) Cost(model string, u store.Usage) float64 {
 	return pr.Cost(u)
 }
 
-// Tokens is u as a budget counts it: input + output + cache writes, cache
-// reads at their price weight (their price over the input price).
+// Tokens is u as a budget counts it, in tokens of the default model:
+// each kind of token weighs its price on model over the same kind's price
+// on the default model (a model five times the price counts five tokens
+// for one), and a cache read weighs, on top, the default model's cache
+// read price over its input price (a tenth for the known models). On the
+// default model that is input + output + cache writes + cache reads at
+// their weight. A price either model lacks weighs one: a model without a
+// price counts one for one, its cache reads at their own weight (or a
+// tenth).
 func (p *Prices) Tokens(model string, u store.Usage) int64 {
-	w := defaultCacheReadWeight
-	if pr, ok := p.Of(model); ok && pr.Input > 0 {
-		w = pr.CacheRead / pr.Input
+	own, ownOK := p.Of(model)
+	base, baseOK := p.Of(p.Default)
+	if !ownOK || !baseOK || base.Input <= 0 {
+		w := defaultCacheReadWeight
+		if ownOK && own.Input > 0 {
+			w = own.CacheRead / own.Input
+		}
+		return u.Input + u.Output + u.CacheWrite + int64(float64(u.CacheRead)*w+0.5)
 	}
-	return u.Input + u.Output + u.CacheWrite + int64(float64(u.CacheRead)*w+0.5)
+	ratio := func(mine, theirs float64) float64 {
+		if theirs <= 0 {
+			return 1
+		}
+		return mine / theirs
+	}
+	f := float64(u.Input)*ratio(own.Input, base.Input) + float64(u.Output)*ratio(own.Output, base.Output) +
+		float64(u.CacheWrite)*ratio(own.CacheWrite, base.CacheWrite) +
+		float64(u.CacheRead)*base.CacheRead/base.Input*ratio(own.CacheRead, base.CacheRead)
+	return int64(f + 0.5)
+}
+
+// Weighed reports whether Tokens weighs some model's tokens by price:
+// the default model has a price and models holds another (AGENT_MODELS).
+func (p *Prices) Weighed(models []string) bool {
+	if _, ok := p.Of(p.Default); !ok {
+		return false
+	}
+	for _, m := range models {
+		if m != p.Default {
+			return true
+		}
+	}
+	return false
 }
 
 // Models lists the table's ids, sorted.

@@ -67,3 +67,31 @@ func TestLoadPrices(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// Each kind of token weighs its price over the default model's price of
+// the same kind; cache reads weigh, on top, the default's cache read
+// price over its input price. Without a default (or a price) the old
+// count holds.
+func TestTokensWeighedAgainstTheDefaultModel(t *testing.T) {
+	p := DefaultPrices()
+	p.Default = "claude-sonnet-4-5"
+	u := store.Usage{Input: 1000, Output: 100, CacheWrite: 10, CacheRead: 10_000}
+	for model, want := range map[string]int64{
+		"claude-sonnet-4-5":          1000 + 100 + 10 + 1000, // the default: cache reads a tenth
+		"claude-sonnet-4-5-20250929": 2110,                   // the same price
+		"claude-opus-4-1":            5 * 2110,               // five times every price
+		"claude-haiku-4-5":           703,                    // a third of every price
+		"mystery":                    1000 + 100 + 10 + 1000, // no price: one for one, reads a tenth
+	} {
+		if got := p.Tokens(model, u); got != want {
+			t.Errorf("%s: %d tokens, want %d", model, got, want)
+		}
+	}
+	if !p.Weighed([]string{"claude-sonnet-4-5", "claude-opus-4-1"}) || p.Weighed([]string{"claude-sonnet-4-5"}) {
+		t.Error("Weighed: wrong for the model lists")
+	}
+	p.Default = "claude-test" // a default without a price weighs nothing
+	if got := p.Tokens("claude-opus-4-1", u); got != 2110 || p.Weighed([]string{"claude-test", "claude-opus-4-1"}) {
+		t.Errorf("unpriced default: opus counts %d, want 2110", got)
+	}
+}

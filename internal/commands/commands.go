@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -35,7 +36,10 @@ type Engine interface {
 	// Ended returns a channel closed once the thread's running turn has
 	// ended, or nil when none runs here.
 	Ended(threadKey string) <-chan struct{}
-	Compact(ctx context.Context, sessionID string) (int, error)
+	// CompactTurn compacts the session's history for t (/compact): held
+	// to the budgets (refused: agent.ErrBudgetRefused, the thread told),
+	// its tokens recorded.
+	CompactTurn(ctx context.Context, t *pipeline.Turn, sessionID string) (int, error)
 }
 
 // Ingester runs /ingest (issue: skills and knowledge bases); nil answers
@@ -81,7 +85,7 @@ var _ pipeline.Commands = (*Commands)(nil)
 var names = map[string]string{
 	"/mode":    "`/mode <ask|accept-edits|bypass|plan|dont-ask>` sets this thread's permission mode (manager, backup manager, approvers with scope `mode`)",
 	"/abort":   "`/abort` stops my running turn at once (whoever started it, the manager, approvers)",
-	"/compact": "`/compact` summarises this thread's history now",
+	"/compact": "`/compact` summarises this thread's history now (whoever started the thread, the manager, approvers)",
 	"/help":    "`/help` shows this",
 	"/1on1":    "`/1on1` locks this thread to you and the manager (whoever started the thread, the manager, approvers); `/1on1 off` releases it",
 	"/memory":  "`/memory` lists what I remember in this conversation and everywhere, with ids",
@@ -135,7 +139,7 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 	case "/abort":
 		return true, c.abort(ctx, ev, a, key, out)
 	case "/compact":
-		return true, c.compact(ctx, key, out)
+		return true, c.compact(ctx, ev, a, key, out)
 	case "/help":
 		return true, say(ctx, out, c.help(a))
 	case "/1on1":
@@ -328,7 +332,17 @@ func awaitEnd(ctx context.Context, ended <-chan struct{}) {
 	}
 }
 
-func (c *Commands) compact(ctx context.Context, key string, out pipeline.Outbox) error {
+// compact folds the thread's older history into a summary: a model call,
+// so it takes what starting a thread's turn of one's own does (a role, or
+// having started the thread; the slash form, a role) and is held to the
+// budgets like any turn's call.
+func (c *Commands) compact(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key string, out pipeline.Outbox) error {
+	switch {
+	case ev.Kind == pipeline.KindCommand && !privileged(a):
+		return c.refuse(ctx, ev, "/compact", key, out, msgCompactSlashRefused)
+	case ev.Kind != pipeline.KindCommand && !privileged(a) && !rootAuthor(ev):
+		return c.refuse(ctx, ev, "/compact", key, out, msgCompactRefused)
+	}
 	s, err := c.Store.SessionByThread(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return say(ctx, out, "There is no conversation here to compact yet.")
@@ -336,7 +350,10 @@ func (c *Commands) compact(ctx context.Context, key string, out pipeline.Outbox)
 	if err != nil {
 		return err
 	}
-	n, err := c.Engine.Compact(ctx, s.ID)
+	n, err := c.Engine.CompactTurn(ctx, &pipeline.Turn{Event: ev, Access: a, Out: out}, s.ID)
+	if errors.Is(err, agent.ErrBudgetRefused) {
+		return nil // the thread was told
+	}
 	if err != nil {
 		return &pipeline.UserError{Message: "I could not compact this thread's history (error). It is unchanged.", Err: err}
 	}

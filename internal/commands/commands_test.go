@@ -3,6 +3,7 @@ package commands_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/store"
@@ -105,7 +107,7 @@ func (f *fakeEngine) Ended(key string) <-chan struct{} {
 	return done
 }
 
-func (f *fakeEngine) Compact(ctx context.Context, sessionID string) (int, error) {
+func (f *fakeEngine) CompactTurn(ctx context.Context, _ *pipeline.Turn, sessionID string) (int, error) {
 	return f.compact(ctx, sessionID)
 }
 
@@ -444,6 +446,52 @@ func TestCompact(t *testing.T) {
 				t.Fatalf("Compact calls = %q, want %q", compacted, want)
 			}
 		})
+	}
+}
+
+// /compact is a model call: typed in a thread it takes a role or having
+// started the thread, the slash form a role; a budget's refusal was told
+// already and adds nothing.
+func TestCompactWhoMayAndBudget(t *testing.T) {
+	h := newHarness(t)
+	if err := h.st.CreateSession(context.Background(), store.Session{ID: "S1", ThreadKey: "C1:1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	var calls int
+	refused := false
+	h.engine.compact = func(context.Context, string) (int, error) {
+		calls++
+		if refused {
+			return 0, fmt.Errorf("wrapped: %w", agent.ErrBudgetRefused)
+		}
+		return 3, nil
+	}
+	for _, tt := range []struct {
+		ev   *pipeline.Event
+		a    pipeline.Access
+		want string
+	}{
+		{message(bob, "/compact"), access(bob), "unauthorized: only the person who started this thread, the manager, the backup manager or an approver can compact it."},
+		{slash(alice, "/compact", ""), access(alice), "unauthorized: only the manager, the backup manager or an approver can compact this channel's conversation"},
+		{message(alice, "/compact"), access(alice), "Compacted: 3"},
+		{message(approver, "/compact"), access(approver), "Compacted: 3"},
+		{message(backup, "/compact"), access(backup), "Compacted: 3"},
+	} {
+		out := &fake.Outbox{}
+		if _, err := h.cmds.Command(context.Background(), tt.ev, tt.a, out); err != nil {
+			t.Fatal(err)
+		}
+		if posts := out.Posts(); len(posts) != 1 || !strings.HasPrefix(posts[0], tt.want) {
+			t.Errorf("%s by %s: %q, want %q", tt.ev.Kind, tt.ev.UserID, posts, tt.want)
+		}
+	}
+	if calls != 3 {
+		t.Errorf("compactions = %d, want 3 (the refused ones made none)", calls)
+	}
+	refused = true
+	out := &fake.Outbox{}
+	if _, err := h.cmds.Command(context.Background(), message(alice, "/compact"), access(alice), out); err != nil || len(out.Posts()) != 0 {
+		t.Errorf("refused by a budget: err %v, posts %q; want neither", err, out.Posts())
 	}
 }
 

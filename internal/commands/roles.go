@@ -20,7 +20,10 @@ const (
 	msgAbortRefused     = "unauthorized: only the person who started this turn, the manager, the backup manager or an approver can stop it."
 	msgLockSlashRefused = "unauthorized: only the manager, the backup manager or an approver can lock the whole channel; " +
 		"type `/1on1` in a thread you started to lock that thread."
-	msgLockRefused = "unauthorized: only the person who started this thread, the manager, the backup manager or an approver can lock it."
+	msgLockRefused         = "unauthorized: only the person who started this thread, the manager, the backup manager or an approver can lock it."
+	msgCompactSlashRefused = "unauthorized: only the manager, the backup manager or an approver can compact this channel's conversation; " +
+		"type `/compact` in a thread you started to compact that thread."
+	msgCompactRefused = "unauthorized: only the person who started this thread, the manager, the backup manager or an approver can compact it."
 )
 
 // privileged is the manager, the backup manager or an approver of any

@@ -104,7 +104,7 @@ type Metrics struct {
 	ScheduleRunsTotal *prometheus.CounterVec
 	// BudgetExhausted is agent_budget_exhausted_total{budget}: turns
 	// refused because a budget of "## Budgets" was reached (thread,
-	// channel, persona).
+	// channel, person, persona).
 	BudgetExhausted *prometheus.CounterVec
 	// LLMCost is agent_llm_cost_usd_total{channel_layer,model}: the
 	// estimated cost of the model calls of turns, by the trust layer of
@@ -237,7 +237,7 @@ func New() *Metrics {
 		}, []string{"outcome"}),
 		BudgetExhausted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_budget_exhausted_total",
-			Help: "Turns refused because a budget of SOUL.md was reached, by budget (thread, channel, persona).",
+			Help: "Turns refused because a budget of SOUL.md was reached, by budget (thread, channel, person, persona).",
 		}, []string{"budget"}),
 		LLMCost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_llm_cost_usd_total",

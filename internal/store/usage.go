@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,11 +63,13 @@ func (s *Store) insertUsage(ctx context.Context, tx bun.Tx, r *UsageRecord, now 
 	return nil
 }
 
-// UsageFilter selects model calls: of one thread, of one channel (either
-// may be empty: all), made at or after Since.
+// UsageFilter selects model calls: of one thread, of one channel, of one
+// person (the turn's sender; a scheduled run's creator) — each may be
+// empty: all — made at or after Since.
 type UsageFilter struct {
 	ThreadKey string
 	ChannelID string
+	UserID    string
 	Since     time.Time
 }
 
@@ -90,6 +93,10 @@ func (s *Store) UsageOf(ctx context.Context, f UsageFilter) ([]UsageRow, error) 
 	if f.ChannelID != "" {
 		q += ` AND channel_id = ?`
 		args = append(args, f.ChannelID)
+	}
+	if f.UserID != "" {
+		q += ` AND user_id = ?`
+		args = append(args, f.UserID)
 	}
 	return s.usageRows(ctx, q+` GROUP BY model ORDER BY model`, args...)
 }
@@ -148,12 +155,15 @@ func (s *Store) NoteBudgetNotice(ctx context.Context, threadKey, day string) (fi
 	return first, nil
 }
 
-// RaiseBudget adds tokens to the thread's allowance under budget (thread,
-// channel or persona) for day ("" for the thread budget, which has none).
-func (s *Store) RaiseBudget(ctx context.Context, threadKey, budget, day string, tokens int64, by string) error {
+// RaiseBudget adds tokens to the allowance of key under budget for day
+// ("" for the thread budget, which has none). key is what the budget
+// holds: the thread's key for the thread budget, the channel's
+// (pipeline.ThreadKey(channel, "")) for the channel's, the person's id
+// for a person's, "" for the persona's.
+func (s *Store) RaiseBudget(ctx context.Context, key, budget, day string, tokens int64, by string) error {
 	err := s.slot(ctx, func(ctx context.Context) error { // not the event's write (RecordUsage)
 		_, err := s.exec(ctx, `INSERT INTO budget_raises (thread_key, budget, day, tokens, by_user, at)
-		VALUES (?, ?, ?, ?, ?, ?)`, threadKey, budget, day, tokens, by, s.now().UnixMilli())
+		VALUES (?, ?, ?, ?, ?, ?)`, key, budget, day, tokens, by, s.now().UnixMilli())
 		return err
 	})
 	if err != nil {
@@ -162,13 +172,76 @@ func (s *Store) RaiseBudget(ctx context.Context, threadKey, budget, day string, 
 	return nil
 }
 
-// BudgetRaised is what the thread's raises under budget for day add up to.
-func (s *Store) BudgetRaised(ctx context.Context, threadKey, budget, day string) (int64, error) {
+// BudgetRaised is what the raises of key under budget for day add up to.
+func (s *Store) BudgetRaised(ctx context.Context, key, budget, day string) (int64, error) {
 	var n int64
 	err := s.db.QueryRowContext(ctx, `SELECT CAST(coalesce(sum(tokens), 0) AS BIGINT) FROM budget_raises
-		WHERE thread_key = ? AND budget = ? AND day = ?`, threadKey, budget, day).Scan(&n)
+		WHERE thread_key = ? AND budget = ? AND day = ?`, key, budget, day).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("budget raised: %w", err)
 	}
 	return n, nil
+}
+
+// budgetCardUnposted is how long a claim whose approval was not created
+// yet holds its budget: the claiming turn creates it at once; an older
+// one was left by a replica that stopped in between.
+const budgetCardUnposted = time.Minute
+
+// ClaimBudgetCard makes the approval id the raise card of the budget key
+// (a budget and what it holds: one thread, one channel's or one person's
+// day, the persona's day), unless another card holds it: one still
+// pending (held is true and the card is returned; its CardTS is "" while
+// it is being posted). A card decided or expired, or one never created
+// within a minute, holds nothing: id takes its place. The claim is one
+// row per key, written by single statements (an INSERT only the first
+// wins, an UPDATE conditional on the card it replaces), so that replicas
+// refusing at once post one card between them, and a restart, which
+// expires the cards it left pending, frees them.
+func (s *Store) ClaimBudgetCard(ctx context.Context, key, id string) (holder Approval, held bool, err error) {
+	claim := func(q string, args ...any) (bool, error) {
+		var won bool
+		err := s.slot(ctx, func(ctx context.Context) error { // not the event's write (RecordUsage)
+			var err error
+			won, err = oneRow(s.exec(ctx, q, args...))
+			return err
+		})
+		return won, err
+	}
+	for range 3 {
+		now := s.now().UnixMilli()
+		won, err := claim(`INSERT INTO budget_cards (budget_key, approval_id, at) VALUES (?, ?, ?)
+		ON CONFLICT (budget_key) DO NOTHING`, key, id, now)
+		if err != nil || won {
+			return Approval{}, false, wrapErr("claim budget card", err)
+		}
+		var old string
+		var at int64
+		if err := s.queryRow(ctx, `SELECT approval_id, at FROM budget_cards WHERE budget_key = ?`, key).Scan(&old, &at); err != nil {
+			return Approval{}, false, fmt.Errorf("claim budget card: %w", err)
+		}
+		a, err := s.GetApproval(ctx, old)
+		switch {
+		case err == nil && a.State == ApprovalRequested:
+			return a, true, nil
+		case errors.Is(err, ErrNotFound) && now-at < budgetCardUnposted.Milliseconds():
+			return Approval{ID: old}, true, nil
+		case err != nil && !errors.Is(err, ErrNotFound):
+			return Approval{}, false, fmt.Errorf("claim budget card: %w", err)
+		}
+		won, err = claim(`UPDATE budget_cards SET approval_id = ?, at = ? WHERE budget_key = ? AND approval_id = ?`, id, now, key, old)
+		if err != nil || won {
+			return Approval{}, false, wrapErr("claim budget card", err)
+		}
+		// Another claim replaced the card first: read what holds it now.
+	}
+	return Approval{}, false, fmt.Errorf("claim budget card %q: taken and released too often at once", key)
+}
+
+// wrapErr prefixes err with what failed; nil stays nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

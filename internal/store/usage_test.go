@@ -31,6 +31,10 @@ func TestUsageSums(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].Usage.Input != 1 || got[1].Model != "m2" {
 		t.Fatalf("channel usage since = %+v, %v", got, err)
 	}
+	got, err = s.UsageOf(ctx, UsageFilter{UserID: "U1", Since: start.Add(time.Minute)})
+	if err != nil || len(got) != 2 || got[0].Model != "m1" || got[0].Input != 1000 || got[1].Input != 100 {
+		t.Fatalf("person usage since = %+v, %v", got, err)
+	}
 	got, err = s.UsageBy(ctx, start, UsageByPerson)
 	if err != nil || len(got) != 3 || got[0].Key != "U1" || got[0].Model != "m1" || got[0].Input != 1010 {
 		t.Fatalf("by person = %+v, %v", got, err)
@@ -59,5 +63,51 @@ func TestBudgetNoticeOnceAndRaises(t *testing.T) {
 	}
 	if n, _ := s.BudgetRaised(ctx, "C1:2.0", "thread", ""); n != 0 {
 		t.Errorf("another thread raised = %d", n)
+	}
+}
+
+// One raise card per budget: a second claim while the first card waits
+// gets that card; once it is decided (or expired by a restart) the next
+// claim takes its place. A claim whose card was never created holds the
+// budget for a minute only.
+func TestClaimBudgetCard(t *testing.T) {
+	s, c := newTestStore(t)
+	ctx := t.Context()
+	const key = "persona:2026-01-01"
+	if _, held, err := s.ClaimBudgetCard(ctx, key, "A1"); err != nil || held {
+		t.Fatalf("first claim: held=%v err=%v", held, err)
+	}
+	// Claimed, not created yet: held, without a card to link.
+	if a, held, err := s.ClaimBudgetCard(ctx, key, "A2"); err != nil || !held || a.ID != "A1" || a.CardTS != "" {
+		t.Fatalf("claim while the first is being posted: %+v held=%v err=%v", a, held, err)
+	}
+	if err := s.CreateApproval(ctx, Approval{ID: "A1", ThreadKey: "D1:1.0", ChannelID: "D1", ThreadTS: "1.0", Category: "budget"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetApprovalCard(ctx, "A1", "1.5"); err != nil {
+		t.Fatal(err)
+	}
+	a, held, err := s.ClaimBudgetCard(ctx, key, "A3")
+	if err != nil || !held || a.ID != "A1" || a.CardTS != "1.5" || a.ChannelID != "D1" {
+		t.Fatalf("claim while A1 waits: %+v held=%v err=%v", a, held, err)
+	}
+	// Another budget is another card.
+	if _, held, _ := s.ClaimBudgetCard(ctx, "persona:2026-01-02", "B1"); held {
+		t.Error("another day's budget is held by A1")
+	}
+	if _, err := s.DecideApproval(ctx, "A1", ApprovalDenied, "U0MGR"); err != nil {
+		t.Fatal(err)
+	}
+	if _, held, err := s.ClaimBudgetCard(ctx, key, "A4"); err != nil || held {
+		t.Fatalf("claim after A1 was decided: held=%v err=%v", held, err)
+	}
+	// A4 never created: it holds the budget for a minute.
+	c.Advance(30 * time.Second)
+	if a, held, _ := s.ClaimBudgetCard(ctx, key, "A5"); !held || a.ID != "A4" {
+		t.Fatalf("30 s after A4's claim: %+v held=%v", a, held)
+	}
+	c.Advance(31 * time.Second)
+	if _, held, err := s.ClaimBudgetCard(ctx, key, "A6"); err != nil || held {
+		t.Fatalf("a minute after A4's claim: held=%v err=%v", held, err)
 	}
 }

@@ -16,28 +16,34 @@ type Budgets struct {
 	Channel int64 `json:"channelPerDay,omitempty"`
 	// Persona caps all the persona's tokens per day.
 	Persona int64 `json:"personaPerDay,omitempty"`
+	// Person caps the tokens of the turns one person sends (a scheduled
+	// run: its creator) per day, across every thread: one member cannot
+	// spend the persona's day.
+	Person int64 `json:"personPerDay,omitempty"`
 }
 
 // Any reports whether a cap is set.
-func (b Budgets) Any() bool { return b.Thread > 0 || b.Channel > 0 || b.Persona > 0 }
+func (b Budgets) Any() bool { return b.Thread > 0 || b.Channel > 0 || b.Persona > 0 || b.Person > 0 }
 
-// budgetKeys are the keys of "## Budgets": each with the unit its value
-// must end with.
+// budgetKeys are the keys of "## Budgets": each with the units its value
+// may end with (tried in order) and the form an error names.
 var budgetKeys = map[string]struct {
-	unit string
-	dst  func(*Budgets) *int64
+	units []string
+	want  string
+	dst   func(*Budgets) *int64
 }{
-	"thread":  {"tokens", func(b *Budgets) *int64 { return &b.Thread }},
-	"channel": {"tokens/day", func(b *Budgets) *int64 { return &b.Channel }},
-	"persona": {"tokens/day", func(b *Budgets) *int64 { return &b.Persona }},
+	"thread":  {[]string{"tokens"}, "<N> tokens", func(b *Budgets) *int64 { return &b.Thread }},
+	"channel": {[]string{"tokens/day"}, "<N> tokens/day", func(b *Budgets) *int64 { return &b.Channel }},
+	"persona": {[]string{"tokens/day"}, "<N> tokens/day", func(b *Budgets) *int64 { return &b.Persona }},
+	"person":  {[]string{"tokens/day", "/day"}, "<N>/day", func(b *Budgets) *int64 { return &b.Person }},
 }
 
 // budgets reads "## Budgets": bullets "- Thread: <N> tokens",
-// "- Channel: <N> tokens/day", "- Persona: <N> tokens/day", N with an
-// optional k or M. A line it cannot read is a warning naming the line and
+// "- Channel: <N> tokens/day", "- Persona: <N> tokens/day",
+// "- Person: <N>/day" (or "<N> tokens/day"), N with an optional k or M. A line it cannot read is a warning naming the line and
 // sets nothing: a typo must not lift or tighten a cap silently.
 func (ps *parser) budgets(s section) {
-	const want = `want "- Thread: <N> tokens", "- Channel: <N> tokens/day" or "- Persona: <N> tokens/day"`
+	const want = `want "- Thread: <N> tokens", "- Channel: <N> tokens/day", "- Persona: <N> tokens/day" or "- Person: <N>/day"`
 	for _, it := range items(s.body, false) {
 		k, v, ok := splitKV(it.text)
 		key, known := budgetKeys[normKey(k)]
@@ -45,10 +51,16 @@ func (ps *parser) budgets(s section) {
 			ps.warn(it.line, "line in \"## Budgets\" ignored: %s", want)
 			continue
 		}
-		num, unitOK := strings.CutSuffix(strings.TrimSpace(v), key.unit)
+		var num string
+		unitOK := false
+		for _, u := range key.units {
+			if num, unitOK = strings.CutSuffix(strings.TrimSpace(v), u); unitOK {
+				break
+			}
+		}
 		n, err := parseTokens(strings.TrimSpace(num))
 		if !unitOK || err != nil {
-			ps.warn(it.line, "budget %q ignored: want \"%s: <N> %s\" (N like 50000, 200k or 1.5M)", it.text, k, key.unit)
+			ps.warn(it.line, "budget %q ignored: want \"%s: %s\" (N like 50000, 200k or 1.5M)", it.text, k, key.want)
 			continue
 		}
 		id := kindBudgets + "/" + normKey(k)
@@ -91,6 +103,9 @@ func (b Budgets) summary() string {
 	}
 	if b.Persona > 0 {
 		parts = append(parts, fmt.Sprintf("persona %d tokens/day", b.Persona))
+	}
+	if b.Person > 0 {
+		parts = append(parts, fmt.Sprintf("person %d tokens/day", b.Person))
 	}
 	return "budgets: " + strings.Join(parts, ", ")
 }
