@@ -25,7 +25,7 @@ func newToolGate(h *harness) *approval.ToolGate {
 
 func turnIn(mode pipeline.Mode) *pipeline.Turn {
 	return &pipeline.Turn{
-		Event:  &pipeline.Event{Kind: pipeline.KindMessage, ChannelID: "C1", TS: "2.0", ThreadTS: "1.0", UserID: "U0REQ"},
+		Event: &pipeline.Event{Kind: pipeline.KindMessage, ChannelID: "C1", TS: "2.0", ThreadTS: "1.0", UserID: "U0REQ"},
 		Access: pipeline.Access{UserID: "U0REQ", Role: pipeline.RoleMember, Layer: pipeline.LayerTrusted, Mode: mode,
 			MostPublic: pipeline.LayerTrusted},
 	}
