@@ -330,6 +330,9 @@ func TestAbuseFilesHonestWorkStillWorks(t *testing.T) {
 	h.start()
 	h.send(fake.Message{User: "U0MGR", Channel: abuseChannel, TS: abuseTS, Text: "work", Subtype: "file_share",
 		Files: []fake.File{h.slack.AddFile("brief.txt", []byte("the brief\n"))}})
+	// write_skill from the manager's DM asks the card of a write every
+	// channel reads (abuse_shared_test.go).
+	h.click("U0MGR", h.sharedCard(abuseChannel, abuseTS, "skills", "skills/deploy/SKILL.md"), "approve")
 	h.expectReply(abuseChannel, abuseTS, "all done")
 	if len(failed) > 0 {
 		t.Fatalf("honest calls refused: %q", failed)

@@ -128,15 +128,13 @@ func TestAbuseMemberThreadWritesSkill(t *testing.T) {
 	h.click("U0APP", h.skillsCard("C0TEAM", "502.1"), "deny")
 	h.expectReply("C0TEAM", "502.1", "RESULT ERROR")
 
-	// The manager's own skill write runs without a card, as before.
+	// The manager's own skill write, from the manager's DM, asks the
+	// card of a write every channel reads (abuse_shared_test.go); the
+	// manager decides it.
 	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "600.1", Text: "own-skill"})
+	h.click("U0MGR", h.sharedCard("D0MGR", "600.1", "skills", "skills/runbook/SKILL.md", "The manager's runbook."), "approve")
 	if p := h.expectReply("D0MGR", "600.1", "RESULT "); strings.Contains(p.Text, "ERROR") {
 		t.Fatalf("the manager's write_skill: %q", p.Text)
-	}
-	for _, p := range h.slack.Posts() {
-		if p.Channel == "D0MGR" && len(p.Blocks) > 0 && strings.HasPrefix(p.Text, "Approval needed") {
-			t.Fatalf("the manager's skill write asked for a card: %+v", p)
-		}
 	}
 
 	// The manager's next thread reads the member's skill as data, with

@@ -26,8 +26,11 @@ func TestSkillReachesTheSkillsRepoAndAFreshHomeIsRebuilt(t *testing.T) {
 	ctx := h.ctx()
 	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.1", Text: "save the checklist as a skill"})
 
+	// write_skill from the manager's DM asks the card of a write every
+	// channel reads (abuse_shared_test.go).
+	h.click("U0MGR", h.sharedCard("D0MGR", "100.1", "skills", "skills/deploy-checklist/SKILL.md"), "approve")
 	// sync_manifest needs a card (category skills) even in bypass, without "always".
-	card, err := h.slack.WaitForPost(ctx, func(p fake.Post) bool { return len(p.Blocks) > 0 })
+	card, err := h.slack.WaitForPost(ctx, func(p fake.Post) bool { return len(p.Blocks) > 0 && strings.Contains(p.Text, "sync_manifest") })
 	if err != nil {
 		t.Fatalf("no card: %v\n%s", err, h.logs)
 	}

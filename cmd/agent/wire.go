@@ -180,7 +180,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Attach: attach.Save, Load: attach.Load, Unseen: s.threadContext(chat),
 		Sessions: chat.SetSessionStatus, NewDMThread: prompts.Offer,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
-			InSkills: s.builtins.InSkills},
+			Shared: s.builtins.Shared},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
 		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,

@@ -329,8 +329,10 @@ func (g *Gate) Click(ctx context.Context, ev *pipeline.Event, _ pipeline.Access)
 		}
 		return g.tell(ctx, ev, msg)
 	}
-	if event == store.ApprovalAlways && (a.Tool == "" || a.Category == "skills") {
-		event = store.ApprovalApproved // only tool-gate cards offer "always"
+	if event == store.ApprovalAlways && (a.Tool == "" || a.Category == SkillsCategory || a.Category == KnowledgeCategory) {
+		// Only tool-gate cards offer "always", and not those of the
+		// skills or of a write every channel reads: each is decided once.
+		event = store.ApprovalApproved
 	}
 	dec, err := g.o.Store.DecideApproval(ctx, id, event, user)
 	if errors.Is(err, store.ErrDecided) {

@@ -55,10 +55,11 @@ type rendered struct {
 	Cut  bool
 }
 
-// renderCall renders a tool call for a person: every field that decides
-// what runs, whole, in the visible notation (visible.go), redacted.
-func renderCall(tool string, input json.RawMessage, redact func(string) string) rendered {
-	parts := callParts(tool, input, redact)
+// renderCall renders a tool call for a person: lead (what the runtime
+// says of the call first), then every field that decides what runs,
+// whole, in the visible notation (visible.go), redacted.
+func renderCall(tool string, input json.RawMessage, redact func(string) string, lead ...part) rendered {
+	parts := append(lead, callParts(tool, input, redact)...)
 	full, used, total, _ := writeParts(parts, -1, -1)
 	card, shown, n, cut := writeParts(parts, cardCallRunes, cardCallLines)
 	if cut {

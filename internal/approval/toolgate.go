@@ -19,11 +19,13 @@ type ToolGate struct {
 	AutoAllow map[string]bool
 	// Redact scrubs the call's summary before it is shown on the card.
 	Redact func(string) string
-	// InSkills, when set, reports whether a file tool's path, for the
-	// thread threadKey, reaches <Home>/skills: a Write or Edit there
+	// Shared, when set, reports which folder every conversation reads a
+	// file tool's path, for the thread threadKey, reaches: "skills" or
+	// "knowledge" ("" for neither), and the path from AGENT_HOME the card
+	// names (tools.Builtins.Shared). A Write or Edit under skills/
 	// changes the skills as write_skill does. nil counts only the skills
-	// tools as changes to the skills.
-	InSkills func(threadKey, path string) bool
+	// tools as writes there.
+	Shared func(threadKey, path string) (folder, rel string)
 }
 
 // Check decides whether the call may run. When it may not, the returned
@@ -49,12 +51,24 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 			return ok
 		}
 	}
-	skills := g.changesSkills(key, tool, input)
+	folder, path := g.sharedWrite(key, tool, input)
+	skills := folder == SkillsCategory
 	decide := perm.Decide
 	if skills {
 		decide = perm.DecideSkillChange
 	}
-	switch decide(tool) {
+	verdict := decide(tool)
+	// A write where every conversation reads it, from one more private
+	// than the persona's most public layer, crosses a wall: what was said
+	// there would reach people it was not said to. It asks a card in
+	// every mode, bypass included; the auto-allow list and "always" do
+	// not let it through, and what is refused stays refused (plan,
+	// dont-ask).
+	walled := folder != "" && t.Access.Walled()
+	if walled && verdict == tools.Allow {
+		verdict = tools.Ask
+	}
+	switch verdict {
 	case tools.Allow:
 		return true, tools.Result{}, nil
 	case tools.Deny:
@@ -67,10 +81,16 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 		// would let the thread plant the next one unseen.
 		category, always = SkillsCategory, false
 	}
+	var lead []part
+	if walled {
+		// Decided once, by whoever may decide what every channel reads.
+		category, always = folder, false
+		lead = wallParts(path, redact)
+	}
 	// Redaction runs on each field before it is rendered, so a secret is
 	// never cut in two before redaction sees it; the digest is of the
 	// real call.
-	call := renderCall(tool, input, redact)
+	call := renderCall(tool, input, redact, lead...)
 	req := Request{
 		ThreadKey:   key,
 		ChannelID:   t.Event.ChannelID,
@@ -96,25 +116,53 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 }
 
 // SkillsCategory is the approval category of a change to the skills
-// asked in a turn whose sender is not a manager (and of sync_manifest).
-const SkillsCategory = "skills"
+// asked in a turn whose sender is not a manager, of a write to skills/
+// from a walled conversation (pipeline.Access.Walled), and of
+// sync_manifest.
+const SkillsCategory = tools.SharedSkills
 
-// changesSkills reports whether the call changes the skills: write_skill,
-// delete_skill, or a Write or Edit whose file_path reaches skills/.
-func (g *ToolGate) changesSkills(threadKey, tool string, input json.RawMessage) bool {
+// KnowledgeCategory is the approval category of a write to knowledge/
+// from a walled conversation.
+const KnowledgeCategory = tools.SharedKnowledge
+
+// WallSentence ends the first line of the card of a write to a folder
+// every conversation reads, from a walled conversation: "This writes to
+// <path>" and it.
+const WallSentence = ", which every channel the persona serves can read."
+
+// wallParts is the line a walled write's card starts with.
+func wallParts(path string, redact func(string) string) []part {
+	return []part{{kind: prose, text: "This writes to "}, {kind: inline, text: redact(path), mode: modeInline},
+		{kind: prose, text: WallSentence + "\n"}}
+}
+
+// sharedWrite reports whether the call writes to a folder every
+// conversation of the persona reads: folder is SkillsCategory or
+// KnowledgeCategory ("" for none) and path the place, from AGENT_HOME,
+// the card names. write_skill and delete_skill write skills/<slug>; a
+// Write or Edit, wherever its file_path reaches (Shared).
+func (g *ToolGate) sharedWrite(threadKey, tool string, input json.RawMessage) (folder, path string) {
 	if tools.SkillChange(tool) {
-		return true
+		var in struct {
+			Slug string `json:"slug"`
+		}
+		_ = json.Unmarshal(input, &in) // the tool refuses an input it cannot decode
+		path = SkillsCategory + "/" + in.Slug
+		if tool == tools.SkillsWrite {
+			path += "/SKILL.md"
+		}
+		return SkillsCategory, path
 	}
-	if (tool != "Write" && tool != "Edit") || g.InSkills == nil {
-		return false
+	if (tool != "Write" && tool != "Edit") || g.Shared == nil {
+		return "", ""
 	}
 	var in struct {
 		FilePath string `json:"file_path"`
 	}
 	if json.Unmarshal(input, &in) != nil {
-		return false // the tool refuses an input it cannot decode
+		return "", "" // the tool refuses an input it cannot decode
 	}
-	return g.InSkills(threadKey, in.FilePath)
+	return g.Shared(threadKey, in.FilePath)
 }
 
 // Digest identifies one exact call: the tool's name and its input, with the

@@ -122,6 +122,13 @@ func (p *Persona) Layer(channelID string, isDM bool) pipeline.Layer {
 	return pipeline.LayerRestricted
 }
 
+// MostPublicLayer is the most public layer the persona serves: allowed
+// when it has allowed channels, else trusted when it has trusted ones,
+// else restricted.
+func (p *Persona) MostPublicLayer() pipeline.Layer {
+	return pipeline.MostPublicLayer(len(p.Allowed) > 0, len(p.Trusted) > 0)
+}
+
 // RoleOf is what userID is to the persona: manager, backup, approver or
 // member. The empty id is a member.
 func (p *Persona) RoleOf(userID string) pipeline.Role {

@@ -296,3 +296,20 @@ func TestModeScope(t *testing.T) {
 		}
 	}
 }
+
+func TestMostPublicLayer(t *testing.T) {
+	c := []ChannelRef{{ID: "C1"}}
+	for _, tt := range []struct {
+		name string
+		p    Persona
+		want pipeline.Layer
+	}{
+		{"both lists", Persona{Trusted: c, Allowed: c}, pipeline.LayerAllowed},
+		{"trusted only", Persona{Trusted: c}, pipeline.LayerTrusted},
+		{"no lists", Persona{}, pipeline.LayerRestricted},
+	} {
+		if got := tt.p.MostPublicLayer(); got != tt.want {
+			t.Errorf("%s: MostPublicLayer() = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}

@@ -16,6 +16,38 @@ const (
 	LayerDM         Layer = "dm"
 )
 
+// publicity ranks the layers by how public a conversation in them is: an
+// allowed channel (any member speaks, and reads) above a trusted one (the
+// same, but the persona's own team), above a restricted channel (only the
+// managers speak; its members read), above a DM (one person).
+var publicity = map[Layer]int{LayerAllowed: 3, LayerTrusted: 2, LayerRestricted: 1, LayerDM: 0}
+
+// MorePrivateThan reports whether a conversation in layer l is more
+// private than one in layer o. An unknown l counts as a DM, an unknown o
+// as an allowed channel: unsure, the answer is the cautious one.
+func (l Layer) MorePrivateThan(o Layer) bool {
+	po, ok := publicity[o]
+	if !ok {
+		po = publicity[LayerAllowed]
+	}
+	return publicity[l] < po // an unknown l ranks 0, as a DM
+}
+
+// MostPublicLayer is the most public layer a persona with these channel
+// lists serves: allowed when it has allowed channels, else trusted when it
+// has trusted channels, else restricted (any channel it is invited to,
+// where its managers speak and the channel's members read). Never dm: a
+// DM is one person's.
+func MostPublicLayer(hasAllowed, hasTrusted bool) Layer {
+	switch {
+	case hasAllowed:
+		return LayerAllowed
+	case hasTrusted:
+		return LayerTrusted
+	}
+	return LayerRestricted
+}
+
 // ParseLayer checks a layer name.
 func ParseLayer(s string) (Layer, error) {
 	switch l := Layer(s); l {
@@ -81,7 +113,18 @@ type Access struct {
 	Scopes []string
 	Layer  Layer
 	Mode   Mode
+	// MostPublic is the persona's most public layer (MostPublicLayer).
+	// What is written where every conversation reads it (skills/,
+	// knowledge/) from a conversation more private than this crosses a
+	// wall (Walled).
+	MostPublic Layer
 }
+
+// Walled reports whether the conversation is more private than the
+// persona's most public layer: what it writes where every conversation
+// reads it reaches people it was not said to. An unset MostPublic counts
+// as allowed.
+func (a Access) Walled() bool { return a.Layer.MorePrivateThan(a.MostPublic) }
 
 type accessKey struct{}
 

@@ -15,6 +15,9 @@ type Directory interface {
 	ScopesOf(userID string) []string
 	// ChannelMode is the permission mode a `## Channel` section sets, if any.
 	ChannelMode(channelID string) (Mode, bool)
+	// MostPublicLayer is the most public layer the persona serves
+	// (pipeline.MostPublicLayer of its channel lists).
+	MostPublicLayer() Layer
 }
 
 // ThreadModes returns the permission mode set on a thread with /mode.
@@ -77,10 +80,11 @@ func resolveAccess(ctx context.Context, dir Directory, modes ThreadModes, def Mo
 	}
 	channelMode, _ := dir.ChannelMode(ev.ChannelID)
 	return Access{
-		UserID: ev.UserID,
-		Role:   dir.RoleOf(ev.UserID),
-		Scopes: dir.ScopesOf(ev.UserID),
-		Layer:  layer,
-		Mode:   ResolveMode(layer, threadMode, channelMode, def),
+		UserID:     ev.UserID,
+		Role:       dir.RoleOf(ev.UserID),
+		Scopes:     dir.ScopesOf(ev.UserID),
+		Layer:      layer,
+		Mode:       ResolveMode(layer, threadMode, channelMode, def),
+		MostPublic: dir.MostPublicLayer(),
 	}, nil
 }

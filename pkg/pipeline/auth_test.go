@@ -16,7 +16,11 @@ type fakeDirectory struct {
 	RoleOfFn      func(userID string) pipeline.Role
 	ScopesOfFn    func(userID string) []string
 	ChannelModeFn func(channelID string) (pipeline.Mode, bool)
+	// MostPublic is what MostPublicLayer returns.
+	MostPublic pipeline.Layer
 }
+
+func (d *fakeDirectory) MostPublicLayer() pipeline.Layer { return d.MostPublic }
 
 func (d *fakeDirectory) Layer(channelID string, isDM bool) pipeline.Layer {
 	return d.LayerFn(channelID, isDM)
@@ -30,7 +34,8 @@ func (d *fakeDirectory) ChannelMode(channelID string) (pipeline.Mode, bool) {
 // worldDirectory is the sim world; channelModes are the `## Channel` overrides.
 func worldDirectory(channelModes map[string]pipeline.Mode) *fakeDirectory {
 	return &fakeDirectory{
-		LayerFn: worldLayer,
+		LayerFn:    worldLayer,
+		MostPublic: pipeline.LayerAllowed, // the world has an allowed channel
 		RoleOfFn: func(u string) pipeline.Role {
 			switch u {
 			case manager:
@@ -104,7 +109,7 @@ func TestAuthAccessInContext(t *testing.T) {
 				t.Fatal("no Access in next's context")
 			}
 			if got.UserID != tt.want.UserID || got.Role != tt.want.Role || got.Layer != tt.want.Layer ||
-				got.Mode != tt.want.Mode || !slices.Equal(got.Scopes, tt.want.Scopes) {
+				got.Mode != tt.want.Mode || !slices.Equal(got.Scopes, tt.want.Scopes) || got.MostPublic != pipeline.LayerAllowed {
 				t.Errorf("Access = %+v, want %+v", got, tt.want)
 			}
 			attrs := spanAttrs(endedSpan(t, sr, "pipeline.auth"))

@@ -38,3 +38,30 @@ func TestInSkills(t *testing.T) {
 		}
 	}
 }
+
+// TestShared: the folders every conversation reads, by name or through
+// a symlink, named from AGENT_HOME as the card shows them.
+func TestShared(t *testing.T) {
+	e := newBtEnv(t, nil)
+	key := pipeline.ThreadKey(btChannel, btTS)
+	if err := os.Symlink(filepath.Join(e.home, "knowledge", "kb"), filepath.Join(e.ws, "wiki")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path, folder, rel string
+	}{
+		{filepath.Join(e.home, "skills", "s1", "SKILL.md"), "skills", "skills/s1/SKILL.md"},
+		{filepath.Join(e.home, "knowledge", "kb", "wiki", "new.md"), "knowledge", "knowledge/kb/wiki/new.md"},
+		{"../../knowledge/kb/README.md", "knowledge", "knowledge/kb/README.md"},
+		{"wiki/page.md", "knowledge", "knowledge/kb/page.md"}, // through a symlink
+		{filepath.Join(e.home, "knowledge"), "knowledge", "knowledge"},
+		{"knowledge/kb/page.md", "", ""}, // the workspace's own folder
+		{"notes.md", "", ""},
+		{"", "", ""},
+	} {
+		folder, rel := e.b.Shared(key, tt.path)
+		if folder != tt.folder || rel != tt.rel {
+			t.Errorf("Shared(%q) = %q, %q; want %q, %q", tt.path, folder, rel, tt.folder, tt.rel)
+		}
+	}
+}
