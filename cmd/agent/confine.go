@@ -78,6 +78,6 @@ func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *
 // ones the model sees back from there.
 func (s *service) attachments(chat chatAPI) *tools.Attachments {
 	return &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
-		SignIn: gateway.ErrFileSignIn, Log: s.log,
+		SignIn: gateway.ErrFileSignIn, Host: gateway.ErrFileHost, Log: s.log,
 		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20}
 }

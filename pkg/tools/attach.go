@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"path"
 	"path/filepath"
 	"strings"
@@ -60,6 +61,10 @@ type Attachments struct {
 	// (errors.Is); such a file is named as not saved, for want of the
 	// files:read scope.
 	SignIn error
+	// Host is the error Download's refusals of a file whose address is
+	// not on the platform's file hosts match (errors.Is): the bot token
+	// goes nowhere else. Such a file is named as skipped, with its host.
+	Host error
 	// MaxFiles and MaxBytes are the caps; zero means the defaults.
 	MaxFiles int
 	MaxBytes int64
@@ -135,6 +140,8 @@ func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (Attached, err
 		switch {
 		case err != nil && a.TooLarge != nil && errors.Is(err, a.TooLarge):
 			fmt.Fprintf(&b, "- %s: skipped (over the limit of %s per file)\n", name, attachSize(maxBytes))
+		case err != nil && a.Host != nil && errors.Is(err, a.Host):
+			fmt.Fprintf(&b, "- %s: skipped (%s)\n", name, attachHostReason(f.URL))
 		case err != nil && (errors.Is(err, errSignInPage) || a.SignIn != nil && errors.Is(err, a.SignIn)):
 			fmt.Fprintf(&b, "- %s: not saved (%s)\n", name, signInReason)
 			if a.Log != nil {
@@ -159,6 +166,15 @@ func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (Attached, err
 	}
 	out.Note = strings.TrimRight(b.String(), "\n")
 	return out, nil
+}
+
+// attachHostReason says why a file whose address is not on the platform's
+// file hosts was skipped, naming the host when it is a plain host name.
+func attachHostReason(addr string) string {
+	if u, err := url.Parse(addr); err == nil && u.Hostname() != "" && strings.Trim(u.Hostname(), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == "" {
+		return "its address is on " + u.Hostname() + ", not on the chat platform's file hosts"
+	}
+	return "its address is not on the chat platform's file hosts"
 }
 
 // attachDirReason says why attachments/ could not be used.
