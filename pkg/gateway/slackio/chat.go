@@ -208,7 +208,7 @@ func (c *Chat) DownloadTo(ctx context.Context, f pipeline.File, w io.Writer, max
 	if maxBytes <= 0 {
 		return 0, errors.New("download: the limit must be positive")
 	}
-	if u, err := url.Parse(f.URL); err != nil || !mayReceiveToken(c.apiURL, u) {
+	if u, err := url.Parse(f.URL); f.URL != "" && (err != nil || !mayReceiveToken(c.apiURL, u)) {
 		c.log.WarnContext(ctx, "a file's address is not on the platform's file hosts: not downloaded with the bot token",
 			"file_id", f.ID, "host", fileHost(f.URL))
 		return 0, fmt.Errorf("download: %w", gateway.ErrFileHost)
