@@ -80,7 +80,7 @@ func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *
 // to AGENT_ATTACHMENTS_KEEP).
 func (s *service) attachments(chat chatAPI) *tools.Attachments {
 	a := &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
-		SignIn: gateway.ErrFileSignIn, Log: s.log,
+		SignIn: gateway.ErrFileSignIn, Host: gateway.ErrFileHost, Log: s.log,
 		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20,
 		Skipped: func(reason string) { s.metrics.AttachmentsSkipped.WithLabelValues(reason).Inc() }}
 	if quota := s.cfg.AttachmentsQuota(); quota > 0 {

@@ -56,7 +56,7 @@ func TestStartSettlesWhatACrashLeft(t *testing.T) {
 	}
 	// The answer to EvLanded reached the platform before the crash.
 	client := slackio.NewClient(fake.DefaultBotToken, fake.DefaultAppToken, h.slack.URL(), nil)
-	chat := slackio.NewChat(client, fake.DefaultBotToken, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	chat := slackio.NewChat(client, fake.DefaultBotToken, h.slack.URL(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if _, err := chat.Post(t.Context(), pipeline.Message{ChannelID: "D0MGR", ThreadTS: "203.1", Text: "ack: landed", For: "EvLanded"}); err != nil {
 		t.Fatal(err)
 	}

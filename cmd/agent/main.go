@@ -116,6 +116,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return &exitError{code: 2, err: unknownCommand(rest[0], root.Subcommands)}
 	}
 	setOutput(root, stderr)
+	// Before any flag is parsed: a credential on the command line is in
+	// the process list and the shell's history, whichever command it was
+	// given to.
+	if err := config.RefuseCredentialFlags(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	if err := root.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

@@ -47,7 +47,7 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 			slackPlatform := func(log *slog.Logger) (gateway.Transport, chatAPI) {
 				httpClient := &http.Client{Timeout: 60 * time.Second}
 				client := slackio.NewClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, httpClient)
-				chat := slackio.NewChat(client, cfg.BotToken, log)
+				chat := slackio.NewChat(client, cfg.BotToken, cfg.ChatAPIURL, log)
 				if cfg.HTTPIngress() {
 					return slackio.NewHTTPIngress(cfg.SigningSecret, log), chat
 				}

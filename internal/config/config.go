@@ -16,7 +16,8 @@ import (
 
 // Config is every setting of the service. Each field is an environment
 // variable and a flag of the same name (AGENT_IDLE_MINUTES is
-// --idle-minutes, CHAT_BOT_TOKEN is --chat-bot-token).
+// --idle-minutes), but the credentials, which have no flag (CHAT_BOT_TOKEN
+// is never --chat-bot-token; AGENT_DB_URL is a flag without a password).
 type Config struct {
 	BotToken   string // CHAT_BOT_TOKEN
 	AppToken   string // CHAT_APP_TOKEN
@@ -166,7 +167,7 @@ func (c *Config) settings(logFormat string) []setting {
 }
 
 // flagName is the flag of an environment variable: AGENT_IDLE_MINUTES is
-// idle-minutes, CHAT_BOT_TOKEN is chat-bot-token.
+// idle-minutes, AGENT_DB_URL db-url.
 func flagName(env string) string {
 	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(env, "AGENT_")), "_", "-")
 }
@@ -187,6 +188,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, env func(string) string, logFor
 		val := env(s.env)
 		if val == "" {
 			val = s.def
+		}
+		if envOnly(s.env) {
+			// A credential is read from the environment alone: a flag
+			// would show it in the process list, the shell's history and
+			// the profiles' command line (RefuseCredentialFlags).
+			*s.str = val
+			continue
 		}
 		usage := s.usage + " (" + s.env + ")"
 		switch {
@@ -218,22 +226,62 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, env func(string) string, logFor
 			*s.days = d
 			fs.Var(daysValue{s.days}, name, usage)
 		}
-		if secretSettings[s.env] && val != "" {
+		if s.env == "AGENT_DB_URL" && val != "" {
 			// The help and the usage printed on a bad flag show each
-			// flag's default, here the environment's value: not a
-			// credential's.
-			fs.Lookup(name).DefValue = secret.Mask
-			if s.env == "AGENT_DB_URL" {
-				fs.Lookup(name).DefValue = secret.MaskURL(val)
-			}
+			// flag's default, here the environment's value: not its
+			// password.
+			fs.Lookup(name).DefValue = secret.MaskURL(val)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// secretSettings are the variables that hold credentials.
+// secretSettings are the variables that hold credentials. All but
+// AGENT_DB_URL are read from the environment only; AGENT_DB_URL is a flag
+// too, but not with a password in it.
 var secretSettings = map[string]bool{"CHAT_BOT_TOKEN": true, "CHAT_APP_TOKEN": true, "CHAT_SIGNING_SECRET": true,
 	"AGENT_DB_URL": true, "LLM_API_KEY": true, "LLM_OAUTH_TOKEN": true}
+
+// envOnly reports whether the variable env is a credential that has no
+// flag.
+func envOnly(env string) bool { return secretSettings[env] && env != "AGENT_DB_URL" }
+
+// RefuseCredentialFlags checks a command line before it is parsed: a
+// credential given as a flag (--chat-bot-token, -llm-api-key=…, --db-url
+// with a password, in any of the flag package's forms, before a "--") is
+// refused with one line naming the variable to set instead. The value is
+// never quoted.
+func RefuseCredentialFlags(args []string) error {
+	flags := map[string]string{}
+	for env := range secretSettings {
+		flags[flagName(env)] = env
+	}
+	for i, a := range args {
+		if a == "--" {
+			return nil
+		}
+		name, ok := strings.CutPrefix(a, "-")
+		if !ok {
+			continue
+		}
+		name = strings.TrimPrefix(name, "-")
+		name, val, hasVal := strings.Cut(name, "=")
+		env, ok := flags[name]
+		if !ok {
+			continue
+		}
+		if env == "AGENT_DB_URL" {
+			if !hasVal && i+1 < len(args) {
+				val = args[i+1]
+			}
+			if len(secret.URLPasswords(val)) == 0 {
+				continue
+			}
+		}
+		return fmt.Errorf("pass %s in the environment or .env, not as a flag", env)
+	}
+	return nil
+}
 
 // Resolve fills the settings derived from others: the home (from userHome
 // when unset), the database path and the workspaces directory.

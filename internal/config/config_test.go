@@ -63,11 +63,67 @@ func TestEveryVariableHasAFlag(t *testing.T) {
 	if err := c.RegisterFlags(fs, envMap(nil), "json"); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"chat-bot-token", "chat-app-token", "chat-api-url", "llm-api-key", "llm-oauth-token",
+	for _, name := range []string{"chat-api-url", "db-url",
 		"llm-base-url", "model", "default-mode", "auto-allow-tools", "idle-minutes", "health-port", "home", "db-path",
 		"workspaces", "skills-repo", "log-format", "soul-extract", "soul-model", "package-runner", "git-author", "max-turns"} {
 		if fs.Lookup(name) == nil {
 			t.Errorf("no flag --%s", name)
+		}
+	}
+	// But the credentials: they are read from the environment alone.
+	for _, name := range []string{"chat-bot-token", "chat-app-token", "chat-signing-secret", "llm-api-key", "llm-oauth-token"} {
+		if fs.Lookup(name) != nil {
+			t.Errorf("credential flag --%s", name)
+		}
+	}
+}
+
+// Every variable whose name says it holds a credential is one of
+// secretSettings: a new one is read from the environment only, and refused
+// as a flag.
+func TestCredentialVariablesAreKnown(t *testing.T) {
+	for _, s := range (&Config{}).settings("json") {
+		for _, word := range []string{"TOKEN", "SECRET", "KEY", "PASSWORD", "PASS"} {
+			if strings.Contains(s.env, word) && !secretSettings[s.env] {
+				t.Errorf("%s looks like a credential but is not in secretSettings", s.env)
+			}
+		}
+	}
+}
+
+func TestRefuseCredentialFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string // the variable named; "" accepted
+	}{
+		{[]string{"start", "--chat-bot-token", "xoxb-123-456-abcdef"}, "CHAT_BOT_TOKEN"},
+		{[]string{"start", "--chat-bot-token=xoxb-123-456-abcdef"}, "CHAT_BOT_TOKEN"},
+		{[]string{"dev", "-chat-app-token", "xapp-1-abcdef"}, "CHAT_APP_TOKEN"},
+		{[]string{"doctor", "-chat-signing-secret=abcdef0123456789"}, "CHAT_SIGNING_SECRET"},
+		{[]string{"start", "--llm-api-key", "sk-ant-api03-x"}, "LLM_API_KEY"},
+		{[]string{"start", "--llm-oauth-token"}, "LLM_OAUTH_TOKEN"},
+		{[]string{"--llm-api-key=sk", "version"}, "LLM_API_KEY"},
+		{[]string{"start", "--db-url", "postgres://agent:pg-pass@db:5432/agent"}, "AGENT_DB_URL"},
+		{[]string{"start", "--db-url=postgres://agent:pg-pass@db:5432/agent"}, "AGENT_DB_URL"},
+		{[]string{"start", "-db-url", "postgres://agent@db:5432/agent?password=pg-pass"}, "AGENT_DB_URL"},
+		{[]string{"start", "--db-url", "postgres://agent@db:5432/agent"}, ""},
+		{[]string{"start", "--db-url=postgres://db:5432/agent"}, ""},
+		{[]string{"start", "--chat-api-url", "http://localhost:1/api/"}, ""},
+		{[]string{"sim", "run", "--", "--chat-bot-token"}, ""},
+		{[]string{"start", "chat-bot-token"}, ""},
+	} {
+		err := RefuseCredentialFlags(tt.args)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q: refused: %v", tt.args, err)
+		case tt.want == "":
+		case err == nil:
+			t.Errorf("%q: accepted", tt.args)
+		case err.Error() != "pass "+tt.want+" in the environment or .env, not as a flag":
+			t.Errorf("%q: %q", tt.args, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "xoxb") || strings.Contains(err.Error(), "pg-pass") || strings.Contains(err.Error(), "sk-ant")) {
+			t.Errorf("%q: the error quotes the value: %v", tt.args, err)
 		}
 	}
 }

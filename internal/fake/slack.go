@@ -112,6 +112,7 @@ type Slack struct {
 	prompts    []SuggestedPrompts             // assistant.threads.setSuggestedPrompts calls, in order
 	pending    map[string]*slackPendingUpload // by file id
 	files      map[string][]byte              // file id → content served for download
+	redirects  map[string]string              // file id → where its download is redirected (AddFileRedirect)
 	messages   map[string]bool                // channel+"/"+ts of the bot's posts
 	history    map[string][]slackStored       // by channel: people's messages (slack_read.go)
 	people     map[string]Person              // by user id
@@ -300,6 +301,20 @@ func (s *Slack) AddFile(name string, content []byte) File {
 	s.storeFile(id, content)
 	return File{ID: id, Name: name, Title: name, MimeType: slackMimeType(name), Size: int64(len(content)),
 		URLPrivateDownload: slackFileURL(base, s.cfg().teamID, id, name)}
+}
+
+// AddFileRedirect registers a file whose url_private_download, on the
+// fake, answers the bot token with a redirect (302) to to: a platform that
+// sends a download elsewhere.
+func (s *Slack) AddFileRedirect(name, to string) File {
+	f := s.AddFile(name, nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.redirects == nil {
+		s.redirects = map[string]string{}
+	}
+	s.redirects[f.ID] = to
+	return f
 }
 
 // slackCopy returns a copy of the records at p under the lock.

@@ -482,6 +482,7 @@ func (s *Slack) serveDownload(w http.ResponseWriter, r *http.Request, rest strin
 	}
 	id := strings.TrimPrefix(dir, cfg.teamID+"-")
 	content, ok := s.files[id]
+	redirect := s.redirects[id]
 	s.mu.Unlock()
 	switch {
 	case r.Method != http.MethodGet || !ok:
@@ -491,6 +492,10 @@ func (s *Slack) serveDownload(w http.ResponseWriter, r *http.Request, rest strin
 	case r.Header.Get("Authorization") != "Bearer "+cfg.botToken:
 		s.failf("fake slack: download of %s without the bot token", id)
 		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	if redirect != "" {
+		http.Redirect(w, r, redirect, http.StatusFound)
 		return
 	}
 	if cfg.scopes != nil && !slices.Contains(cfg.scopes, "files:read") {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -311,6 +312,27 @@ func TestPprofOnlyWhenOn(t *testing.T) {
 	}
 	if a := do(t, on, http.MethodGet, "/healthz"); a.status != http.StatusOK {
 		t.Errorf("healthz with pprof on: %d", a.status)
+	}
+}
+
+// The profiles never show the command line (where a credential may have
+// been typed): no /debug/pprof/cmdline, no expvar /debug/vars, and no
+// profile named cmdline through the index.
+func TestPprofServesNoCommandLine(t *testing.T) {
+	d := deps()
+	d.Pprof = true
+	on := New(d)
+	for _, path := range []string{"/debug/pprof/cmdline", "/debug/pprof/cmdline?debug=1", "/debug/vars", "/debug/vars/"} {
+		a := do(t, on, http.MethodGet, path)
+		if a.status != http.StatusNotFound {
+			t.Errorf("%s answered %d, want 404", path, a.status)
+		}
+		if strings.Contains(a.body, os.Args[0]) || strings.Contains(a.body, "memstats") {
+			t.Errorf("%s shows the command line: %s", path, a.body)
+		}
+	}
+	if a := do(t, on, http.MethodGet, "/debug/pprof"); a.status != http.StatusOK || !strings.Contains(a.body, "heap") {
+		t.Errorf("/debug/pprof answered %d (want the index, redirected)", a.status)
 	}
 }
 

@@ -143,13 +143,14 @@ var (
 )
 
 // BudgetNames are the budgets of agent_budget_exhausted_total.
-var BudgetNames = []string{"thread", "channel", "persona"}
+var BudgetNames = []string{"thread", "channel", "person", "persona"}
 
 // AttachmentSkipReasons are the reasons of agent_attachments_skipped_total,
 // as tools.Attachments.Skipped gives them: files (past
 // AGENT_MAX_ATTACHMENTS), size (past AGENT_MAX_ATTACHMENT_MB), quota (past
-// AGENT_ATTACHMENTS_MAX_GB).
-var AttachmentSkipReasons = []string{"files", "size", "quota"}
+// AGENT_ATTACHMENTS_MAX_GB), host (its address is not on the platform's
+// file hosts, so it is not fetched with the bot token).
+var AttachmentSkipReasons = []string{"files", "size", "quota", "host"}
 
 // New returns the instruments registered on a fresh registry, never the
 // global one, together with the Go runtime and process collectors.

@@ -6,5 +6,5 @@
 // It knows no chat platform's SDK (a dependency test keeps slack-go out):
 // the Slack adapter is in package slackio beside it, the simulator's
 // in-memory platform is internal/sim/platform. What the platforms share (Transport,
-// ErrFileTooLarge, ErrFileSignIn, ChannelType) is here.
+// ErrFileTooLarge, ErrFileSignIn, ErrFileHost, ChannelType) is here.
 package gateway

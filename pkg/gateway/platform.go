@@ -20,6 +20,12 @@ var ErrFileTooLarge = errors.New("file too large")
 // lacks the files:read scope. Such an answer is never the file.
 var ErrFileSignIn = errors.New("the platform answered its sign-in page, not the file: the app lacks the files:read scope")
 
+// ErrFileHost is matched by the error of a platform's download of a file
+// whose address is not on the platform's file hosts (a remote file's
+// address is whatever its author chose): it is not fetched, since the
+// download would carry the bot token there.
+var ErrFileHost = errors.New("the file's address is not on the chat platform's file hosts")
+
 // ChannelType derives a conversation's type from its id, for the payloads
 // that carry no channel_type: D… is a DM, G… a private channel (or an old
 // group DM), anything else a public channel.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"path"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,10 @@ type Attachments struct {
 	// (errors.Is); such a file is named as not saved, for want of the
 	// files:read scope.
 	SignIn error
+	// Host is the error Download's refusals of a file whose address is
+	// not on the platform's file hosts match (errors.Is): the bot token
+	// goes nowhere else. Such a file is named as skipped, with its host.
+	Host error
 	// MaxFiles and MaxBytes are the caps; zero means the defaults.
 	MaxFiles int
 	MaxBytes int64
@@ -170,6 +175,9 @@ func (a *Attachments) Save(ctx context.Context, t *pipeline.Turn) (Attached, err
 		case err != nil && a.TooLarge != nil && errors.Is(err, a.TooLarge):
 			fmt.Fprintf(&b, "- %s: skipped (over the limit of %s per file)\n", name, attachSize(maxBytes))
 			a.skipped("size")
+		case err != nil && a.Host != nil && errors.Is(err, a.Host):
+			fmt.Fprintf(&b, "- %s: skipped (%s)\n", name, attachHostReason(f.URL))
+			a.skipped("host")
 		case err != nil && (errors.Is(err, errSignInPage) || a.SignIn != nil && errors.Is(err, a.SignIn)):
 			fmt.Fprintf(&b, "- %s: not saved (%s)\n", name, signInReason)
 			if a.Log != nil {
@@ -232,6 +240,15 @@ func NotSaved(t *pipeline.Turn, why string) Attached {
 		fmt.Fprintf(&b, "- %s: not saved (%s)\n", attachName(f.ID, f.Name), why)
 	}
 	return Attached{Note: strings.TrimRight(b.String(), "\n")}
+}
+
+// attachHostReason says why a file whose address is not on the platform's
+// file hosts was skipped, naming the host when it is a plain host name.
+func attachHostReason(addr string) string {
+	if u, err := url.Parse(addr); err == nil && u.Hostname() != "" && strings.Trim(u.Hostname(), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == "" {
+		return "its address is on " + u.Hostname() + ", not on the chat platform's file hosts"
+	}
+	return "its address is not on the chat platform's file hosts"
 }
 
 // attachDirReason says why attachments/ could not be used.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 type Chat struct {
 	api       *slack.Client
 	botToken  string
+	apiURL    *url.URL // the Web API's address: downloads there get the token too (mayReceiveToken)
 	log       *slog.Logger
 	onFailure func(DeliveryFailure)
 	backoff   time.Duration // first wait between tries; 0 means deliveryBackoff
@@ -39,15 +41,20 @@ type Chat struct {
 var _ pipeline.Poster = (*Chat)(nil)
 
 // NewChat returns a Chat over client (NewClient). botToken is the token
-// client carries, scrubbed from every error. Downloads go through client
-// too, so that the token is only ever sent to the platform's hosts or to
-// the Web API's own host (slack-go's rule), never to a URL a message made
-// up.
-func NewChat(client *slack.Client, botToken string, log *slog.Logger) *Chat {
+// client carries, scrubbed from every error; apiURL is the Web API base
+// client was made with ("" means the platform's own). A download is made
+// with the token only from the platform's hosts or the Web API's own host
+// (mayReceiveToken), never from an address a message made up, and a
+// redirect elsewhere drops it (NewClient).
+func NewChat(client *slack.Client, botToken, apiURL string, log *slog.Logger) *Chat {
 	if client == nil || log == nil {
 		panic("slackio: NewChat needs a client and a logger")
 	}
-	return &Chat{api: client, botToken: botToken, log: log}
+	if apiURL == "" {
+		apiURL = slack.APIURL
+	}
+	api, _ := url.Parse(apiURL) // nil when it does not parse: the platform's hosts only
+	return &Chat{api: client, botToken: botToken, apiURL: api, log: log}
 }
 
 // Post posts m (chat.postMessage) in its thread, or at top level when
@@ -201,6 +208,11 @@ func (c *Chat) DownloadTo(ctx context.Context, f pipeline.File, w io.Writer, max
 	if maxBytes <= 0 {
 		return 0, errors.New("download: the limit must be positive")
 	}
+	if u, err := url.Parse(f.URL); f.URL != "" && (err != nil || !mayReceiveToken(c.apiURL, u)) {
+		c.log.WarnContext(ctx, "a file's address is not on the platform's file hosts: not downloaded with the bot token",
+			"file_id", f.ID, "host", fileHost(f.URL))
+		return 0, fmt.Errorf("download: %w", gateway.ErrFileHost)
+	}
 	if !f.IsHTML() {
 		ctx = withAnswerCheck(ctx, refuseHTML)
 	}
@@ -217,6 +229,16 @@ func (c *Chat) DownloadTo(ctx context.Context, f pipeline.File, w io.Writer, max
 		return lw.n, c.wrap("download", err)
 	}
 	return lw.n, nil
+}
+
+// fileHost is the host of a file's address, for the log ("" when it does
+// not parse).
+func fileHost(addr string) string {
+	u, err := url.Parse(addr)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // refuseHTML refuses an answer of type text/html: the platform's sign-in

@@ -22,7 +22,7 @@ func newTestChat(t *testing.T) (*Chat, *fake.Slack) {
 	t.Helper()
 	s := fake.NewSlack(t)
 	client := NewClient(fake.DefaultBotToken, fake.DefaultAppToken, strings.TrimSuffix(s.URL(), "/"), nil)
-	return NewChat(client, fake.DefaultBotToken, slog.New(slog.NewTextHandler(io.Discard, nil))), s
+	return NewChat(client, fake.DefaultBotToken, s.URL(), slog.New(slog.NewTextHandler(io.Discard, nil))), s
 }
 
 // wireBlock is the part of a Block Kit block the tests look at.
@@ -138,7 +138,7 @@ func TestChatErrorsNameMethodAndCode(t *testing.T) {
 	if _, err := chat.AuthTest(t.Context()); err == nil || err.Error() != "auth.test: invalid_auth" {
 		t.Errorf("AuthTest = %v, want auth.test: invalid_auth", err)
 	}
-	tokenChat := NewChat(slack.New("xoxb-secret"), "xoxb-secret", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tokenChat := NewChat(slack.New("xoxb-secret"), "xoxb-secret", "", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	scrubbed := tokenChat.wrap("chat.postMessage", errors.New("bad request with xoxb-secret inside"))
 	if strings.Contains(scrubbed.Error(), "xoxb-secret") {
 		t.Errorf("token not scrubbed: %q", scrubbed)

@@ -3,6 +3,7 @@ package slackio
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -26,7 +27,9 @@ const (
 // retried after the platform's Retry-After, except the reads of the chat
 // tools, which wait on their own terms (read.go). A call whose context
 // carries an answer check (withAnswerCheck: a file download) has the
-// answer's headers checked before its body is read. opts are applied last.
+// answer's headers checked before its body is read. A redirect carries the
+// bot token only to the platform's hosts and apiURL's (tokenRedirects).
+// opts are applied last.
 func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
 	if apiURL == "" {
 		apiURL = slack.APIURL
@@ -37,6 +40,11 @@ func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts 
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: slackHTTPTimeout}
 	}
+	// A copy: the caller's client keeps its own redirect policy.
+	hc := *httpClient
+	api, _ := url.Parse(apiURL) // nil (no host gets the token but the platform's) when it does not parse
+	hc.CheckRedirect = tokenRedirects(api, httpClient.CheckRedirect)
+	httpClient = &hc
 	return slack.New(botToken, append([]slack.Option{
 		slack.OptionAppLevelToken(appToken),
 		slack.OptionAPIURL(apiURL),
