@@ -25,6 +25,10 @@ type policy struct {
 	// grace is how long the command gets between a SIGTERM passed on to
 	// it and SIGKILL.
 	grace time.Duration
+	// watchFD, when not 0, is where the supervisor reports the process
+	// groups of the command's processes (see watch): the kernel does not
+	// scope signals, and the command could kill the supervisor.
+	watchFD int
 }
 
 // listFlag collects a repeated flag.
@@ -51,6 +55,7 @@ func parsePolicy(args []string) (*policy, error) {
 	fs.StringVar(&p.path, "path", "", "the program to exec")
 	fs.BoolVar(&p.inner, innerFlag, false, "confine this process and exec the command (the supervisor's child)")
 	fs.DurationVar(&p.grace, "grace", 0, "time between a SIGTERM passed on and SIGKILL")
+	fs.IntVar(&p.watchFD, "watch-fd", 0, "descriptor to report the command's process groups on")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -85,7 +90,11 @@ const innerFlag = "inner"
 //
 // The supervisor stays outside the command's Landlock domain: where the
 // kernel scopes signals (Landlock ABI 6), nothing the command runs can
-// kill it to set its orphans free, nor ptrace it. A SIGTERM, SIGINT,
+// kill it to set its orphans free, nor ptrace it. Below ABI 6 the command
+// can kill it: there the supervisor reports to the runtime the process
+// groups of its descendants as it sees them (--watch-fd, see watch), and
+// the runtime kills those when the command has ended, unless the
+// supervisor said it ended everything itself. A SIGTERM, SIGINT,
 // SIGHUP or SIGQUIT sent to it is passed on to the command, which is
 // killed --grace later (at once by default: a Bash call that timed out),
 // and what it left is killed as above.

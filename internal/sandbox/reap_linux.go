@@ -27,6 +27,13 @@ func (p *policy) supervise(args []string) error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("become a subreaper: %w", err)
 	}
+	var report *os.File
+	if p.watchFD > 0 {
+		// Not the command's: nothing it runs may write the report.
+		syscall.CloseOnExec(p.watchFD)
+		report = os.NewFile(uintptr(p.watchFD), "report")
+		go watch(report)
+	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	self, err := os.Executable()
@@ -78,6 +85,9 @@ func (p *policy) supervise(args []string) error {
 	}
 	signal.Stop(stop)
 	reapAll()
+	if report != nil {
+		watchDone(report)
+	}
 	if ws.Signaled() {
 		dieBy(ws.Signal())
 	}

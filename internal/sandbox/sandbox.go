@@ -278,7 +278,20 @@ func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, 
 			return nil, err
 		}
 	}
+	var watch *watcher
+	if s.abi < watchBelow {
+		if watch, err = newWatcher(); err != nil {
+			if group != "" {
+				s.pids.remove(group)
+			}
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("sandbox: the helper's report: %w", err)
+		}
+	}
 	cleanup := func() {
+		if watch != nil {
+			watch.kill()
+		}
 		if group != "" {
 			s.pids.remove(group)
 		}
@@ -303,6 +316,10 @@ func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, 
 	}
 	if grace > 0 {
 		args = append(args, "--grace", grace.String())
+	}
+	if watch != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, watch.w)
+		args = append(args, "--watch-fd", strconv.Itoa(2+len(cmd.ExtraFiles)))
 	}
 	args = append(args,
 		"--cpu", strconv.Itoa(l.CPU), "--as", strconv.FormatInt(l.AddressSpace, 10),

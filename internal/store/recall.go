@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -36,20 +38,31 @@ const recencyMs = 30 * 24 * 3600 * 1000.0
 // well: someone asked for it to be kept.
 const memoryBoost = 2.0
 
-// maxTerms caps the words a query searches for.
-const maxTerms = 16
+// maxTerms caps the words a query searches for. Every word costs a read
+// of all the rows holding it (SQLite counts it, commonWords, and BM25
+// weighs it; Postgres' GIN index reads its posting list), so a query of
+// sixteen words just short of common cost about ten times a three-word
+// one (BenchmarkRecall/crafted: p50 48 ms against 4.5 on 110,000 rows;
+// 45 against 1.9 on 240,000 in issue 33). A question a person asks has
+// fewer content words than eight once QueryTerms drops the function words.
+// Of more, the longest are kept: the longer a word, the rarer (Zipf's law
+// of abbreviation, measured across languages: Piantadosi, Tily & Gibson,
+// PNAS 2011), and a rare word both finds more surely and costs less; the
+// choice is made before anything is read, so it costs nothing.
+const maxTerms = 8
 
 // Recall searches the memories and the stored messages visible in
 // q.Channel (its own, and the persona-wide memories) for any of the words
-// of q.Text, best first: relevance (BM25 on SQLite, ts_rank_cd on
+// of q.Text (at most maxTerms of them, QueryTerms), best first: relevance (BM25 on SQLite, ts_rank_cd on
 // Postgres), memories before messages of the same relevance, fading with
 // age. The visibility rule is part of the search itself, not a filter on
 // its results. A query without searchable words finds nothing. A word in
 // more than a tenth of the index is left out when the query has others
 // (commonWords, commonWordsPG), and of a query of such words alone only
-// the newest maxCommonCandidates matches are ranked (on SQLite the newest
-// maxCandidates always): a recall's cost grows little with how common its
-// words are.
+// the newest maxCommonCandidates matches are ranked (otherwise the newest
+// maxCandidates); on SQLite the words kept hold at most maxWeighed tenths
+// of the index between them: a recall's cost grows little with how common
+// or how many its words are.
 func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
 	if q.Channel == "" {
 		return nil, fmt.Errorf("recall: no channel")
@@ -77,7 +90,7 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
 	return out, nil
 }
 
-// maxCandidates caps the rows a SQLite recall ranks: the newest that
+// maxCandidates caps the rows a recall ranks: the newest that
 // match (rowid order is the order things were stored in), so that ranking
 // costs the same however many rows a query's words match. The visibility
 // key stays in the MATCH that finds them.
@@ -211,6 +224,13 @@ find:
 // commonShare of the whole index, unless all of them are (all): then the
 // first maxCommon are kept. Each count stops at that share, so counting
 // costs less than the weight BM25 would work out for a common word.
+//
+// The words kept hold at most maxWeighed shares of the index between them
+// (the first, the longest, is always kept): BM25 reads every row holding
+// a word to weigh it, so eight words each just short of common would cost
+// eight common words. They are counted longest first (QueryTerms: the
+// longer, the rarer), each only up to what is left of that budget, so the
+// counting too stops early; a word past it is left out as a common one is.
 func (s *Store) commonWords(ctx context.Context, terms []string) (kept []string, all bool, err error) {
 	var rows int64
 	if err := s.queryRow(ctx, qSpanSQLite).Scan(&rows); err != nil {
@@ -220,13 +240,16 @@ func (s *Store) commonWords(ctx context.Context, terms []string) (kept []string,
 	if limit < maxCandidates {
 		return terms, false, nil // a small index: every word is cheap
 	}
-	for _, t := range terms {
+	budget := limit * maxWeighed
+	for _, t := range longestFirst(terms) {
+		upTo := min(limit, budget)
 		var n int64
-		if err := s.queryRow(ctx, qCountSQLite, `body : ("`+t+`")`, limit+1).Scan(&n); err != nil {
+		if err := s.queryRow(ctx, qCountSQLite, `body : ("`+t+`")`, upTo+1).Scan(&n); err != nil {
 			return nil, false, err
 		}
-		if n <= limit {
+		if n <= upTo {
 			kept = append(kept, t)
+			budget -= n
 		}
 	}
 	if len(kept) == 0 {
@@ -235,17 +258,32 @@ func (s *Store) commonWords(ctx context.Context, terms []string) (kept []string,
 	return kept, false, nil
 }
 
-// qRecallPG ranks the matches (relevance, memories first, fading with
-// age); qRecallPGNewest only the newest maxCommonCandidates of them, for
-// a query of common words alone: ranking every row holding them would
-// read a tenth of the index or more.
+// maxWeighed is how many commonShare shares of the index the words of a
+// SQLite recall may hold between them: as many rows as two words just
+// short of common, which a query of two content words may be; the
+// crafted query of BenchmarkRecall (eight such words left of sixteen)
+// reads about a quarter as much with it.
+const maxWeighed = 2
+
+// longestFirst is terms, longest first (of equal length, in their order).
+func longestFirst(terms []string) []string {
+	out := slices.Clone(terms)
+	slices.SortStableFunc(out, func(a, b string) int { return utf8.RuneCountInString(b) - utf8.RuneCountInString(a) })
+	return out
+}
+
+// qRecallPG ranks the newest maxCandidates matches (relevance, memories
+// first, fading with age), as SQLite does: ts_rank_cd reads each row's
+// tsvector, and ranking every match of eight words each just short of
+// common would read every row holding any of them; qRecallPGNewest only the
+// newest maxCommonCandidates, for a query of common words alone.
 var (
-	qRecallPG       = recallPG("")
+	qRecallPG       = recallPG("ORDER BY r.id DESC LIMIT " + strconv.Itoa(maxCandidates))
 	qRecallPGNewest = recallPG("ORDER BY r.id DESC LIMIT " + strconv.Itoa(maxCommonCandidates))
 )
 
 // recallPG is the recall query whose candidates are cut by the clause
-// candidates ("": all the matches; Postgres flattens the subquery).
+// candidates.
 func recallPG(candidates string) string {
 	return `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
 	ts_headline('english', body, q, 'MaxWords=24, MinWords=12, StartSel="", StopSel=""')
@@ -362,9 +400,10 @@ func init() {
 }
 
 // QueryTerms are the words Recall searches for in text: lower-cased
-// letters and digits, without the commonest English words, each once, at
-// most maxTerms. Nothing of the query's own syntax survives, so a query
-// can neither fail to parse nor change what is searched.
+// letters and digits, without the commonest English words, each once, in
+// the order of text; of more than maxTerms, the maxTerms longest (the
+// first of equal length). Nothing of the query's own syntax survives, so a
+// query can neither fail to parse nor change what is searched.
 func QueryTerms(text string) []string {
 	var terms []string
 	seen := map[string]bool{}
@@ -376,11 +415,15 @@ func QueryTerms(text string) []string {
 		}
 		seen[w] = true
 		terms = append(terms, w)
-		if len(terms) == maxTerms {
-			break
-		}
 	}
-	return terms
+	if len(terms) <= maxTerms {
+		return terms
+	}
+	keep := map[string]bool{}
+	for _, t := range longestFirst(terms)[:maxTerms] {
+		keep[t] = true
+	}
+	return slices.DeleteFunc(terms, func(t string) bool { return !keep[t] })
 }
 
 // runtimeNote opens the runtime's own text blocks (notes, the lines of the

@@ -81,7 +81,10 @@ func fillRecall(b *testing.B, s *Store, messages, memories int, vocab []string) 
 // content: content words, common (Zipf) or rare; common: one of them is
 // among the ten commonest words of the corpus (in about a fifth of the
 // rows each), the case whose ranking is the dearest; only-common: two of
-// those alone.
+// those alone; crafted: sixteen distinct words each just short of common
+// (ranks 24 to 47 of the corpus, each in 4 to 10% of the rows), the
+// dearest query a person can write: none is left out as common, and every
+// one of them is counted and weighed.
 func BenchmarkRecall(b *testing.B) {
 	clock := newClock()
 	s := openAt(b, testPath(b), clock)
@@ -107,6 +110,14 @@ func BenchmarkRecall(b *testing.B) {
 	b.Run("only-common", func(b *testing.B) {
 		r := rand.New(rand.NewPCG(17, 18))
 		benchRecall(b, s, func() string { return vocab[r.IntN(10)] + " " + vocab[r.IntN(10)] })
+	})
+	b.Run("crafted", func(b *testing.B) {
+		r := rand.New(rand.NewPCG(19, 20))
+		benchRecall(b, s, func() string {
+			near := slices.Clone(vocab[24:48])
+			r.Shuffle(len(near), func(i, j int) { near[i], near[j] = near[j], near[i] })
+			return strings.Join(near[:16], " ")
+		})
 	})
 }
 

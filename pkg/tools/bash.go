@@ -81,13 +81,17 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 	cmd.Env = append(append(make([]string, 0, len(b.env)+2), b.env...), "HOME="+ws, "PWD="+ws)
 	cmd.Stdout, cmd.Stderr = w, w // one pipe: output interleaved as written
 	bashSetGroup(cmd)
+	release := func() {}
 	if b.sandbox != nil {
 		cleanup, err := b.sandbox.Command(cmd, ws, timeout)
 		if err != nil {
 			w.Close()
 			return Errorf("start command: %v", err)
 		}
-		defer cleanup() // after the group is killed and the output drained
+		// Once the group is killed, before the output is drained: what
+		// left the group is ended there, and holds the output no more.
+		release = sync.OnceFunc(cleanup)
+		defer release()
 	}
 	err = cmd.Start()
 	w.Close() // the child holds its own copy
@@ -115,8 +119,10 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 		cancelled = true
 		err = b.stop(cmd, waited)
 	}
-	// What the command left running in its group ends with it.
+	// What the command left running in its group ends with it, and what
+	// the sandbox knows it started elsewhere.
 	bashKillGroup(cmd)
+	release()
 	if r.SetReadDeadline(time.Now().Add(bashDrainGrace)) != nil {
 		select {
 		case <-captured:
