@@ -51,7 +51,8 @@ type Options struct {
 	Store     Store
 	Chat      Chat
 	Approvers Approvers
-	// Manager is named in the message an unauthorised clicker gets.
+	// Manager is named in the message an unauthorised clicker gets, and
+	// is the one person who may approve a request their own turn asked.
 	Manager string
 	NewID   func() string
 	// Outcomes is agent_approvals_total{outcome} (may be nil).
@@ -319,6 +320,16 @@ func (g *Gate) Click(ctx context.Context, ev *pipeline.Event, _ pipeline.Access)
 		}
 		return g.tell(ctx, ev, msg)
 	}
+	if event != store.ApprovalDenied && selfApproval(a, user, g.o.Manager) {
+		// The person whose turn asked it may withdraw it (deny), not
+		// grant it: a card is a second pair of eyes (pinned, interfaces.md).
+		g.o.Log.InfoContext(ctx, "approval click refused: own request", "approval_id", id, "user_id", user, "category", a.Category)
+		msg := "You asked for this, so you can't approve it yourself: your click changed nothing."
+		if g.o.Manager != "" {
+			msg += fmt.Sprintf(" Ask <@%s> or another approver for `%s`.", g.o.Manager, a.Category)
+		}
+		return g.tell(ctx, ev, msg)
+	}
 	if event == store.ApprovalAlways && (a.Tool == "" || a.Category == "skills") {
 		event = store.ApprovalApproved // only tool-gate cards offer "always"
 	}
@@ -344,6 +355,12 @@ func (g *Gate) Click(ctx context.Context, ev *pipeline.Event, _ pipeline.Access)
 		}
 	}
 	return nil
+}
+
+// selfApproval reports whether user would approve a request their own
+// turn asked: refused to everyone but the manager (not the backup).
+func selfApproval(a store.Approval, user, manager string) bool {
+	return a.RequestedBy != "" && a.RequestedBy == user && user != manager
 }
 
 // release hands a decision to the Ask waiting for it in this process, and
