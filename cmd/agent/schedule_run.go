@@ -99,12 +99,10 @@ func (r *scheduleRuns) Run(ctx context.Context, run schedule.Run) error {
 	// where it runs, is stopped by the gate in the thread the schedule was
 	// made in: no top-level post for a run that will not happen.
 	if sc.Target == schedule.TargetChannel && r.creatorMay(sc.Creator) && !r.creatorLeft(ctx, sc.Creator) {
-		why, err := r.unheard(ctx, ev)
-		if err != nil {
-			return fmt.Errorf("schedule %s: %w", sc.ID, err)
-		}
-		if why != "" {
-			return r.deliver(ev) // the gate pauses it and says why
+		if why, err := r.unheard(ctx, ev); err != nil || why != "" {
+			// The gate pauses it and says why (or fails the run on
+			// the same read error), in the thread it was made in.
+			return r.deliver(ev)
 		}
 		// Only ever the channel it was made in: a run never carries a
 		// conversation's words to another place.
