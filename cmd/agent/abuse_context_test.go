@@ -54,3 +54,34 @@ func TestAbuseThreadContext(t *testing.T) {
 		}
 	}
 }
+
+// A muted person's words are carried no more than a blocked person's into
+// a turn's unseen thread messages (the drop stage never hears them); the
+// manager's, whatever mute, are.
+func TestAbuseThreadContextLeavesOutMuted(t *testing.T) {
+	h := newHarness(t, rulesSoul)
+	h.start()
+	h.send(fake.Message{User: "U0MGR", Channel: "C0TEAM", TS: "1690000000.000050", Text: "<@U0BOT> /ignore <@U0BOB>"})
+	h.expectNotice("C0TEAM", "1690000000.000050", "ignoring <@U0BOB>")
+
+	const root = "1690000000.000100"
+	h.send(fake.Message{User: "U0ALICE", Channel: "C0TEAM", TS: root, Text: "deploy window?"})
+	h.send(fake.Message{User: "U0BOB", Channel: "C0TEAM", TS: "1690000000.000200", ThreadTS: root, Text: "tell them I approved it"})
+	h.send(fake.Message{User: "U0MGR", Channel: "C0TEAM", TS: "1690000000.000300", ThreadTS: root, Text: "friday"})
+	h.model.Enqueue(replyWith("Noted.")...)
+	h.send(fake.Message{User: "U0ALICE", Channel: "C0TEAM", TS: "1690000000.000400", ThreadTS: root, Text: "<@U0BOT> summary?"})
+	h.expectReply("C0TEAM", root, "Noted.")
+
+	req := h.model.Requests()[0]
+	want := []string{
+		"<@U0ALICE> (member): deploy window?",
+		"<@U0MGR> (manager): friday",
+		"<@U0ALICE> (member): summary?",
+	}
+	if got := envelopes(req); !slices.Equal(got, want) {
+		t.Fatalf("the turn's envelopes =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(string(req.Messages), "approved it") {
+		t.Fatal("a muted person's words reached the model")
+	}
+}

@@ -415,3 +415,114 @@ func TestAbuseMemberStopButtonInAnothersThread(t *testing.T) {
 		t.Fatalf("a member's stop click stopped another's turn: aborted = %v", got)
 	}
 }
+
+// modelRefused is /model's refusal, said as /mode's is.
+const modelRefused = "only the manager or an approver with scope model can change the model"
+
+// A model sets what every later turn of a thread or channel costs: an
+// approver for skills (or mode) cannot choose one, typed in a thread or as
+// the slash command; an approver of scope model, and the backup, may.
+func TestAbuseModelNeedsScope(t *testing.T) {
+	h := newHarness(t, strings.Replace(rolesSoul, "- <@U0MODE>: mode\n", "- <@U0MODE>: mode\n- <@U0MDL>: model\n", 1))
+	h.answerAll()
+	h.start()
+
+	for i, user := range []string{"U0SKL", "U0MODE"} {
+		ts := "410." + strconv.Itoa(i+1)
+		h.send(fake.Message{User: user, Channel: "C0TEAM", TS: ts, Text: "<@U0BOT> /model claude-test"})
+		if p := h.expectNotice("C0TEAM", ts, "can change the model"); p.Text != modelRefused {
+			t.Errorf("%s: refusal = %q, want %q", user, p.Text, modelRefused)
+		}
+	}
+	h.slash("U0SKL", "C0TEAM", "/model", "claude-test")
+	if p := h.expectNotice("C0TEAM", "", "can change the model"); p.Text != modelRefused {
+		t.Errorf("slash refusal = %q, want %q", p.Text, modelRefused)
+	}
+	// Anyone may still ask which model a thread uses.
+	h.send(fake.Message{User: "U0SKL", Channel: "C0TEAM", TS: "410.3", ThreadTS: "410.1", Text: "/model"})
+	h.expectNotice("C0TEAM", "410.1", "This thread's model is `claude-test`.")
+
+	h.send(fake.Message{User: "U0MDL", Channel: "C0TEAM", TS: "411.1", Text: "<@U0BOT> /model claude-test"})
+	h.expectNotice("C0TEAM", "411.1", "Model of this thread: `claude-test` (set by <@U0MDL>).")
+	h.send(fake.Message{User: "U0BACKUP", Channel: "C0TEAM", TS: "412.1", Text: "<@U0BOT> /model claude-test"})
+	h.expectNotice("C0TEAM", "412.1", "Model of this thread: `claude-test` (set by <@U0BACKUP>).")
+	if n := len(h.model.Requests()); n != 0 {
+		t.Errorf("commands reached the model %d times", n)
+	}
+}
+
+// expectSelfApprovalRefused clicks approve on card as user, who asked it:
+// only they are told why, and the card stays pending.
+func (h *harness) expectSelfApprovalRefused(user string, card fake.Post, action string) {
+	h.t.Helper()
+	updates := len(h.slack.Updates())
+	h.click(user, card, action)
+	eph, err := h.slack.WaitForEphemeral(h.ctx(), func(p fake.Post) bool {
+		return p.User == user && strings.Contains(p.Text, "can't approve it yourself")
+	})
+	if err != nil {
+		h.t.Fatalf("%s's %s of their own card not refused: %v\nephemerals: %+v", user, action, err, h.slack.Ephemerals())
+	}
+	if !strings.Contains(eph.Text, "Ask <@U0MGR> or another approver") {
+		h.t.Errorf("refusal = %q", eph.Text)
+	}
+	if got := h.slack.Updates()[updates:]; len(got) != 0 {
+		h.t.Fatalf("a refused self-approval changed the card: %+v", got)
+	}
+}
+
+// The person whose turn asked a card cannot approve it (pinned): not an
+// approver of anything their own tool call, not the backup, and not a
+// budget raise of their own thread; another approver or the manager
+// then may, and the manager may approve their own.
+func TestAbuseNoSelfApproval(t *testing.T) {
+	t.Run("tool card", func(t *testing.T) {
+		h := newHarness(t, rolesSoul) // AGENT_DEFAULT_MODE is ask
+		h.script(use("t1", "Bash", map[string]string{"command": "true"}), sayText("r1", "ran"))
+		h.start()
+		h.send(fake.Message{User: "U0APP", Channel: "C0TEAM", TS: "420.1", Text: "<@U0BOT> run it"})
+		card, err := h.slack.WaitForPost(h.ctx(), func(p fake.Post) bool { return len(p.Blocks) > 0 })
+		if err != nil {
+			t.Fatalf("no card: %v\nlogs:\n%s", err, h.logs)
+		}
+		h.expectSelfApprovalRefused("U0APP", card, "approve")
+		h.expectSelfApprovalRefused("U0APP", card, "always")
+		h.click("U0MGR", card, "approve")
+		h.expectReply("C0TEAM", "420.1", "ran")
+	})
+	t.Run("request_approval card of the backup, and the manager's own", func(t *testing.T) {
+		h := newHarness(t, rolesSoul)
+		h.scriptApproval("deploy", "deploy prod")
+		h.start()
+		h.send(fake.Message{User: "U0BACKUP", Channel: "C0TEAM", TS: "430.1", Text: "<@U0BOT> ship it"})
+		card, err := h.slack.WaitForPost(h.ctx(), func(p fake.Post) bool { return len(p.Blocks) > 0 && p.ThreadTS == "430.1" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.expectSelfApprovalRefused("U0BACKUP", card, "approve")
+		h.click("U0APP", card, "approve")
+		h.expectReply("C0TEAM", "430.1", "approved by <@U0APP>")
+
+		h.send(fake.Message{User: "U0MGR", Channel: "C0TEAM", TS: "431.1", Text: "<@U0BOT> ship it"})
+		card, err = h.slack.WaitForPost(h.ctx(), func(p fake.Post) bool { return len(p.Blocks) > 0 && p.ThreadTS == "431.1" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.click("U0MGR", card, "approve")
+		h.expectReply("C0TEAM", "431.1", "approved by <@U0MGR>")
+	})
+	t.Run("budget raise card", func(t *testing.T) {
+		h := newHarness(t, rolesSoul+"\n## Budgets\n- Thread: 1k tokens\n")
+		h.start()
+		const root = "440.1"
+		// The first call crosses the thread's budget: the turn stops
+		// before its next one, with the card that raises it.
+		h.model.Enqueue(used(sayTool("b1", "one"), 1100, 0, 0, 0))
+		h.send(fake.Message{User: "U0APP", Channel: "C0TEAM", TS: root, Text: "<@U0BOT> first"})
+		card := h.budgetCard("C0TEAM", root, 1)
+		h.expectSelfApprovalRefused("U0APP", card, "approve")
+		h.model.Enqueue(sayTool("b2", "two"), fake.TextReply(""))
+		h.click("U0MGR", card, "approve")
+		h.expectNotice("C0TEAM", root, "two")
+	})
+}

@@ -95,10 +95,15 @@ func (r *scheduleRuns) Run(ctx context.Context, run schedule.Run) error {
 	sc := run.Schedule
 	ev := r.runEvent(run)
 	ev.Recorded = run.Recorded
-	// A creator who may no longer schedule work is stopped by the gate in
-	// the thread the schedule was made in: no top-level post for a run
-	// that will not happen.
+	// A creator who may no longer schedule work, or no longer be heard
+	// where it runs, is stopped by the gate in the thread the schedule was
+	// made in: no top-level post for a run that will not happen.
 	if sc.Target == schedule.TargetChannel && r.creatorMay(sc.Creator) && !r.creatorLeft(ctx, sc.Creator) {
+		if why, err := r.unheard(ctx, ev); err != nil || why != "" {
+			// The gate pauses it and says why (or fails the run on
+			// the same read error), in the thread it was made in.
+			return r.deliver(ev)
+		}
 		// Only ever the channel it was made in: a run never carries a
 		// conversation's words to another place.
 		ts, err := r.s.chat.Post(ctx, pipeline.Message{ChannelID: sc.Channel, Text: r.s.redactor.Redact(channelRootText(sc))})
@@ -167,12 +172,41 @@ func (r *scheduleRuns) creatorMay(creator string) bool {
 	return !p.IsBlocked(creator) && commands.MaySchedule(pipeline.Access{Role: p.RoleOf(creator), Scopes: p.ScopesOf(creator)})
 }
 
-// channelRootText is the top-level message a channel run answers under.
+// channelRootText is the top-level message a channel run answers under,
+// its words' special mentions (<!channel>, <!here>) broken: the runtime
+// posts it, and it pings nobody.
 func channelRootText(sc schedule.Schedule) string {
 	if sc.Name != "" {
-		return "Scheduled: " + sc.Name
+		return "Scheduled: " + commands.Unbroadcast(sc.Name)
 	}
-	return "Scheduled: " + sc.Prompt
+	return "Scheduled: " + commands.Unbroadcast(sc.Prompt)
+}
+
+// unheard says why the creator of the run ev can no longer be heard where
+// it runs, as the drop stage would not hear them typing it there, or ""
+// when they can: the conversation's trust layer no longer admits them (it
+// left the persona's channel lists), they are muted (/ignore), or the
+// thread it was made in or its channel is (/ignore-thread). Neither
+// applies to the manager or the backup.
+func (r *scheduleRuns) unheard(ctx context.Context, ev *pipeline.Event) (string, error) {
+	p, creator := r.s.persona, ev.UserID
+	if p.IsManager(creator) {
+		return "", nil
+	}
+	if pipeline.LayerRefuses(p, p.Layer(ev.ChannelID, ev.IsDM()), creator) != "" {
+		return fmt.Sprintf("its creator <@%s> may no longer speak in this conversation (its trust layer does not admit them)", creator), nil
+	}
+	user, thread, err := r.s.store.Muted(ctx, creator, pipeline.ThreadKey(ev.ChannelID, ev.Schedule.ThreadTS),
+		pipeline.ThreadKey(ev.ChannelID, ""), r.s.now())
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("schedule: mutes of its creator: %w", err)
+	case user:
+		return fmt.Sprintf("its creator <@%s> is muted (`/unignore <@%s>` lifts it)", creator, creator), nil
+	case thread:
+		return "this conversation is muted (`/unignore-thread` lifts it)", nil
+	}
+	return "", nil
 }
 
 // Allow lets a run go on when its creator, as the auth stage resolved
@@ -180,7 +214,11 @@ func channelRootText(sc schedule.Schedule) string {
 // paused and the manager is told in the thread each was made in.
 func (r *scheduleRuns) Allow(ctx context.Context, ev *pipeline.Event, a pipeline.Access) (bool, error) {
 	if !r.s.persona.IsBlocked(ev.UserID) && commands.MaySchedule(a) && !r.creatorLeft(ctx, ev.UserID) {
-		return true, nil
+		why, err := r.unheard(ctx, ev)
+		if err != nil || why == "" {
+			return err == nil, err
+		}
+		return false, r.pauseOne(ctx, ev, why)
 	}
 	paused, err := r.s.store.PauseSchedulesOf(ctx, ev.UserID)
 	if err != nil {
@@ -205,12 +243,42 @@ func (r *scheduleRuns) Allow(ctx context.Context, ev *pipeline.Event, a pipeline
 	r.s.log.InfoContext(ctx, "schedule: creator may no longer schedule work; their schedules are paused",
 		"creator", ev.UserID, "role", string(a.Role), "paused", len(paused))
 	for _, sc := range paused {
-		msg := pipeline.Message{ChannelID: sc.Channel, ThreadTS: sc.ThreadTS, Text: pausedText(r.s.persona.Manager.UserID, sc)}
-		if _, err := r.s.chat.Post(ctx, msg); err != nil {
-			r.s.log.ErrorContext(ctx, "schedule: pause not told", "schedule_id", sc.ID, "err", err)
-		}
+		r.tellPaused(ctx, sc, fmt.Sprintf("its creator <@%s> can no longer schedule work", sc.Creator))
 	}
 	return false, nil
+}
+
+// pauseOne pauses the schedule of the run ev alone, where its creator can
+// no longer be heard (why): their other schedules run elsewhere, or after
+// the mute is lifted. The manager is told in the thread it was made in.
+func (r *scheduleRuns) pauseOne(ctx context.Context, ev *pipeline.Event, why string) error {
+	if err := r.s.store.PauseSchedule(ctx, ev.Schedule.ID); err != nil {
+		return err
+	}
+	if r.s.scheduler != nil {
+		r.s.scheduler.Notify()
+	}
+	sc, err := r.s.store.Schedule(ctx, ev.Schedule.ID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if err != nil { // a one-off that came: its own thread is told all the same
+		sc = schedule.Schedule{ID: ev.Schedule.ID, Name: ev.Schedule.Name, Creator: ev.UserID,
+			Channel: ev.Schedule.Channel, ThreadTS: ev.Schedule.ThreadTS}
+	}
+	r.s.log.InfoContext(ctx, "schedule: its creator can no longer be heard where it runs; it is paused",
+		"schedule_id", sc.ID, "creator", ev.UserID, "why", why)
+	r.tellPaused(ctx, sc, why)
+	return nil
+}
+
+// tellPaused tells the manager, in the thread sc was made in, that it
+// was paused and why.
+func (r *scheduleRuns) tellPaused(ctx context.Context, sc schedule.Schedule, why string) {
+	msg := pipeline.Message{ChannelID: sc.Channel, ThreadTS: sc.ThreadTS, Text: pausedText(r.s.persona.Manager.UserID, sc, why)}
+	if _, err := r.s.chat.Post(ctx, msg); err != nil {
+		r.s.log.ErrorContext(ctx, "schedule: pause not told", "schedule_id", sc.ID, "err", err)
+	}
 }
 
 // creatorLeft reports whether the platform says the creator's account is
@@ -225,20 +293,21 @@ func (r *scheduleRuns) creatorLeft(ctx context.Context, user string) bool {
 	return p.Deleted
 }
 
-// pausedText tells the manager that a schedule was paused, and what they
-// can do: a paused schedule runs again only once someone who may schedule
-// work resumes it (then as them), or it is removed.
-func pausedText(manager string, sc schedule.Schedule) string {
+// pausedText tells the manager that a schedule was paused, why, and what
+// they can do: a paused schedule runs again only once someone who may
+// schedule work resumes it (then as them), or it is removed. Its name's
+// special mentions are broken: the notice pings the manager alone.
+func pausedText(manager string, sc schedule.Schedule, why string) string {
 	who := ""
 	if manager != "" {
 		who = "<@" + manager + "> "
 	}
 	label := sc.ID
 	if sc.Name != "" {
-		label += " (" + sc.Name + ")"
+		label += " (" + commands.Unbroadcast(sc.Name) + ")"
 	}
-	return fmt.Sprintf("%scron job %s paused: its creator <@%s> can no longer schedule work. "+
-		"`/schedule resume %s` here runs it again as you; `/unschedule %s` removes it", who, label, sc.Creator, sc.ID, sc.ID)
+	return fmt.Sprintf("%scron job %s paused: %s. "+
+		"`/schedule resume %s` here runs it again as you; `/unschedule %s` removes it", who, label, why, sc.ID, sc.ID)
 }
 
 // wireSchedules builds the run side of scheduled work: the runs and their

@@ -32,7 +32,7 @@ func (s *service) newTools(ctx context.Context, d serviceDeps, mcpConf *tools.MC
 	registry.Add(s.builtins.Tools()...)
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: s.gate, Replied: agent.MarkReplied,
 		Uploader: chat, Open: s.builtins.OpenInWorkspace,
-		Reader: chat, Roles: s.persona, Self: func() pipeline.Identity { return s.self }}
+		Reader: chat, Roles: s.persona, Self: func() pipeline.Identity { return s.self }, Unheard: s.unheard}
 	registry.Add(chatTools.Tools()...)
 	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
 	if cfg.SkillsRepo != "" {

@@ -52,7 +52,8 @@ type Options struct {
 	Store     Store
 	Chat      Chat
 	Approvers Approvers
-	// Manager is named in the message an unauthorised clicker gets.
+	// Manager is named in the message an unauthorised clicker gets, and
+	// is the one person who may approve a request their own turn asked.
 	Manager string
 	NewID   func() string
 	// Outcomes is agent_approvals_total{outcome} (may be nil).
@@ -329,6 +330,16 @@ func (g *Gate) Click(ctx context.Context, ev *pipeline.Event, _ pipeline.Access)
 		}
 		return g.tell(ctx, ev, msg)
 	}
+	if event != store.ApprovalDenied && selfApproval(a, user, g.o.Manager) {
+		// The person whose turn asked it may withdraw it (deny), not
+		// grant it: a card is a second pair of eyes (pinned, interfaces.md).
+		g.o.Log.InfoContext(ctx, "approval click refused: own request", "approval_id", id, "user_id", user, "category", a.Category)
+		msg := "You asked for this, so you can't approve it yourself: your click changed nothing."
+		if g.o.Manager != "" {
+			msg += fmt.Sprintf(" Ask <@%s> or another approver for `%s`.", g.o.Manager, a.Category)
+		}
+		return g.tell(ctx, ev, msg)
+	}
 	if event == store.ApprovalAlways && (a.Tool == "" || a.Category == SkillsCategory || a.Category == KnowledgeCategory) {
 		// Only tool-gate cards offer "always", and not those of the
 		// skills or of a write every channel reads: each is decided once.
@@ -356,6 +367,12 @@ func (g *Gate) Click(ctx context.Context, ev *pipeline.Event, _ pipeline.Access)
 		}
 	}
 	return nil
+}
+
+// selfApproval reports whether user would approve a request their own
+// turn asked: refused to everyone but the manager (not the backup).
+func selfApproval(a store.Approval, user, manager string) bool {
+	return a.RequestedBy != "" && a.RequestedBy == user && user != manager
 }
 
 // release hands a decision to the Ask waiting for it in this process, and

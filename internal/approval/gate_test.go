@@ -757,3 +757,48 @@ func TestClickBeforeCardRecordedStillResolvesCard(t *testing.T) {
 	}
 	h.checkResolved(id, "100.1", "approved by <@U0MGR>")
 }
+
+// The person whose turn asked a card cannot approve it (once or always),
+// the backup included: only they are told, and the card stays pending.
+// They may withdraw it (deny); the manager may approve their own.
+func TestClickOwnRequest(t *testing.T) {
+	for _, tt := range []struct {
+		name, user, action string
+		refused            bool
+	}{
+		{"approver approves", anyone, pipeline.ActionApprove, true},
+		{"approver always", bashOnly, pipeline.ActionAlways, true},
+		{"backup approves", backup, pipeline.ActionApprove, true},
+		{"approver withdraws", anyone, pipeline.ActionDeny, false},
+		{"manager approves", manager, pipeline.ActionApprove, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, soul)
+			req := bashRequest()
+			req.RequestedBy = tt.user
+			done := h.ask(context.Background(), req)
+			id := h.card()
+			h.click(tt.user, tt.action, id)
+			if !tt.refused {
+				if r := h.result(done); r.err != nil || r.out.By != tt.user {
+					t.Fatalf("Ask = %+v, %v; want decided by %s", r.out, r.err, tt.user)
+				}
+				return
+			}
+			eph := h.rec.Ephemerals()
+			if len(eph) != 1 || eph[0].UserID != tt.user || !strings.Contains(eph[0].Text, "can't approve it yourself") {
+				t.Fatalf("ephemerals = %+v, want the refusal to %s", eph, tt.user)
+			}
+			if a := h.approvalOf(id); a.State != store.ApprovalRequested {
+				t.Fatalf("state after a self-approval = %s, want requested", a.State)
+			}
+			if ups := h.rec.Updates(); len(ups) != 0 {
+				t.Fatalf("card updated after a refused click: %+v", ups)
+			}
+			h.click(manager, pipeline.ActionApprove, id)
+			if r := h.result(done); r.err != nil || r.out.By != manager {
+				t.Fatalf("Ask = %+v, %v; want approved by the manager", r.out, r.err)
+			}
+		})
+	}
+}

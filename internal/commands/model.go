@@ -23,7 +23,8 @@ type Models struct {
 	Choices []string
 }
 
-const msgModelRefused = "only manager or approver can change the model"
+// msgModelRefused is the refusal of /model <id>, said as /mode's is.
+const msgModelRefused = "only the manager or an approver with scope model can change the model"
 
 // Current is the model a thread's requests use: its own, else its
 // channel's, else the service's. A stored id no longer offered (AGENT_MODELS
@@ -41,8 +42,8 @@ func (m *Models) Current(ctx context.Context, threadKey, channelKey string) (str
 
 // model runs /model: alone it says the thread's model and the choices;
 // with an id it sets the thread's model (the slash form: the channel's),
-// for the manager, the backup manager and approvers, since a model sets
-// what the thread costs.
+// for the manager, the backup manager and approvers of scope model
+// (mayChangeModel), since a model sets what the thread costs.
 func (c *Commands) model(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key, args string, out pipeline.Outbox) error {
 	if c.Models == nil || len(c.Models.Choices) == 0 {
 		return say(ctx, out, "choosing a model is not available here")
@@ -55,7 +56,7 @@ func (c *Commands) model(ctx context.Context, ev *pipeline.Event, a pipeline.Acc
 		}
 		return say(ctx, out, fmt.Sprintf("This thread's model is `%s`.\nusage: /model <id>, one of %s", current, choices))
 	}
-	if !privileged(a) {
+	if !mayChangeModel(a) {
 		return c.refuse(ctx, ev, "/model", key, out, msgModelRefused)
 	}
 	// The words are not echoed: they are not the bot's to post.

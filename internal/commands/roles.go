@@ -42,11 +42,24 @@ func managing(a pipeline.Access) bool {
 // scopes are "anything" or name "mode": an approver for skills or Bash
 // decides those cards, not how every later tool call of a thread is gated.
 func mayChangeMode(a pipeline.Access) bool {
+	return managingOrScoped(a, persona.ScopeMode)
+}
+
+// mayChangeModel is the manager, the backup manager, or an approver whose
+// scopes are "anything" or name "model" (pinned, interfaces.md): a model
+// sets what every later turn of a thread or channel costs.
+func mayChangeModel(a pipeline.Access) bool {
+	return managingOrScoped(a, persona.ScopeModel)
+}
+
+// managingOrScoped is the manager, the backup manager, or an approver
+// whose scopes are "anything" or name scope.
+func managingOrScoped(a pipeline.Access, scope string) bool {
 	if managing(a) {
 		return true
 	}
 	return a.Role == pipeline.RoleApprover &&
-		(slices.Contains(a.Scopes, persona.ScopeAnything) || slices.Contains(a.Scopes, persona.ScopeMode))
+		(slices.Contains(a.Scopes, persona.ScopeAnything) || slices.Contains(a.Scopes, scope))
 }
 
 // rootAuthor reports whether the sender of a thread message posted the

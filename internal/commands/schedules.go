@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -75,11 +74,7 @@ const (
 // later, with its creator's authority, where nobody asked. The same rule
 // lets a run go on (its creator's role when it runs).
 func MaySchedule(a pipeline.Access) bool {
-	if managing(a) {
-		return true
-	}
-	return a.Role == pipeline.RoleApprover &&
-		(slices.Contains(a.Scopes, persona.ScopeAnything) || slices.Contains(a.Scopes, persona.ScopeSchedule))
+	return managingOrScoped(a, persona.ScopeSchedule)
 }
 
 func refusal(msg string) error { return &pipeline.UserError{Message: msg} }
@@ -164,7 +159,9 @@ func (s *Schedules) List(ctx context.Context, a pipeline.Access, ev *pipeline.Ev
 	return b.String(), nil
 }
 
-// Remove removes the schedule id.
+// Remove removes the schedule id, made in ev's conversation: elsewhere it
+// is not found, as the lists do not show it, except for the manager and
+// the backup manager (`agent schedules remove` is the operator's).
 func (s *Schedules) Remove(ctx context.Context, a pipeline.Access, ev *pipeline.Event, id string) (string, error) {
 	if !MaySchedule(a) {
 		return "", refusal(msgScheduleRefused)
@@ -176,7 +173,13 @@ func (s *Schedules) Remove(ctx context.Context, a pipeline.Access, ev *pipeline.
 	if !schedule.ValidID(id) {
 		return "", refusal(fmt.Sprintf(msgNoSuch, quiet(id, maxIDEcho)))
 	}
-	err := s.Store.RemoveSchedule(ctx, id)
+	sc, err := s.Store.Schedule(ctx, id)
+	if err == nil && sc.Channel != ev.ChannelID && !managing(a) {
+		err = store.ErrNotFound
+	}
+	if err == nil {
+		err = s.Store.RemoveSchedule(ctx, id)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return "", refusal(fmt.Sprintf(msgNoSuch, id))
 	}
@@ -323,5 +326,13 @@ func quiet(s string, max int) string {
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…"
 	}
+	return Unbroadcast(s)
+}
+
+// Unbroadcast breaks the special mentions in s (<!channel>, <!here>,
+// <!everyone>, <!subteam^…>) so that posting it pings nobody: what a
+// person typed, posted again by the runtime (a scheduled run's root post,
+// a pause notice).
+func Unbroadcast(s string) string {
 	return strings.ReplaceAll(s, "<!", "< !")
 }

@@ -35,6 +35,11 @@ const ScopeMode = "mode"
 // from the card of its refusal ("## Budgets"); "anything" covers it too.
 const ScopeBudget = "budget"
 
+// ScopeModel is the scope of an approver who may choose a thread's or a
+// channel's model (/model), which sets what its turns cost; "anything"
+// covers it too.
+const ScopeModel = "model"
+
 // ScopeSchedule is the scope of an approver who may create, list and
 // remove the persona's schedules; "anything" covers it too.
 const ScopeSchedule = "schedule"

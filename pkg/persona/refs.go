@@ -109,7 +109,7 @@ func validScope(s string) bool {
 
 // knownScopes are categories whose spelling is known, so that "bash" can be
 // flagged: scopes are compared exactly.
-var knownScopes = []string{"Read", "Write", "Edit", "Grep", "Glob", "LS", "Bash", "skills", ScopeMode, ScopeBudget}
+var knownScopes = []string{"Read", "Write", "Edit", "Grep", "Glob", "LS", "Bash", "skills", ScopeMode, ScopeBudget, ScopeModel}
 
 // catchallTypos are scope words people use for the catch-all.
 var catchallTypos = []string{"all", "any", "everything", "*"}

@@ -157,11 +157,8 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 	dm := ev.IsDM()
 	layer := d.Roster.Layer(ev.ChannelID, dm)
 	manager := d.Roster.IsManager(ev.UserID)
-	switch {
-	case layer == LayerDM && !manager && !d.Roster.DMOpen():
-		return DropDM, nil
-	case layer == LayerRestricted && !manager:
-		return DropWhitelist, nil
+	if reason := LayerRefuses(d.Roster, layer, ev.UserID); reason != "" {
+		return reason, nil
 	}
 	// A /1on1 lock holds the thread's words; a click on a card there
 	// (the manager's approver deciding it) is not words.
@@ -174,8 +171,10 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 			return DropOneOnOne, nil
 		}
 	}
-	if d.Mutes != nil && (ev.Kind == KindMessage || ev.Kind == KindCommand) {
-		muted, err := mutedHere(ctx, d, ev, manager)
+	// Mutes never apply to the manager or the backup (pinned,
+	// interfaces.md): an approver's /ignore-thread would silence them.
+	if d.Mutes != nil && !manager && (ev.Kind == KindMessage || ev.Kind == KindCommand) {
+		muted, err := mutedHere(ctx, d, ev)
 		if err != nil || muted {
 			return DropIgnored, err
 		}
@@ -183,13 +182,13 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 	return checkDuplicate(ctx, d.Seen, dedupe, ev)
 }
 
-// mutedHere reports whether ev's words are muted (/ignore, /ignore-thread),
-// before any model call. /unignore and /unignore-thread pass a thread's
-// mute, or the thread would stay muted for good (the command lifting it is
-// typed in it); a muted person's own /unignore passes only for a manager,
-// so that a muted person cannot make the persona answer (the command's
-// role check refuses everyone else anyway).
-func mutedHere(ctx context.Context, d DropDeps, ev *Event, manager bool) (bool, error) {
+// mutedHere reports whether ev's words, not a manager's, are muted
+// (/ignore, /ignore-thread), before any model call. /unignore and
+// /unignore-thread pass a thread's mute, or the thread would stay muted
+// for good (the command lifting it is typed in it); a muted person's own
+// /unignore does not, so that a muted person cannot make the persona
+// answer (the command's role check refuses them anyway).
+func mutedHere(ctx context.Context, d DropDeps, ev *Event) (bool, error) {
 	user, thread, err := d.Mutes.Muted(ctx, ev.UserID, ev.ThreadKey(), ThreadKey(ev.ChannelID, ""))
 	if err != nil || !user && !thread {
 		return false, err
@@ -205,7 +204,23 @@ func mutedHere(ctx context.Context, d DropDeps, ev *Event, manager bool) (bool, 
 	if name != "/unignore" && name != "/unignore-thread" {
 		return true, nil
 	}
-	return user && !manager, nil
+	return user, nil
+}
+
+// LayerRefuses is the drop reason when the trust layer of a channel does
+// not admit userID, "" when it does: a DM from anyone but the managers
+// when the persona has channel lists (DropDM), a restricted channel to
+// anyone but the managers (DropWhitelist). The schedule gate asks it of a
+// run's creator at every run.
+func LayerRefuses(r Roster, layer Layer, userID string) string {
+	manager := r.IsManager(userID)
+	switch {
+	case layer == LayerDM && !manager && !r.DMOpen():
+		return DropDM
+	case layer == LayerRestricted && !manager:
+		return DropWhitelist
+	}
+	return ""
 }
 
 // dedupeKeys are the keys an event is known by: its event id and, for

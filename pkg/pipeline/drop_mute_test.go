@@ -31,8 +31,9 @@ func TestDropMuted(t *testing.T) {
 		{"a muted person", say(member, "", "hello"), pipeline.DropIgnored},
 		{"a muted person anywhere", say(member, "7.0", "hello"), pipeline.DropIgnored},
 		{"someone in a muted thread", say(outsider, thread, "hello"), pipeline.DropIgnored},
-		{"the manager in a muted thread", say(manager, thread, "hello"), pipeline.DropIgnored},
-		{"the manager's /ignore in a muted thread", say(manager, thread, "/ignore-thread 1h"), pipeline.DropIgnored},
+		// Mutes never apply to the manager or the backup (pinned).
+		{"the manager in a muted thread", say(manager, thread, "hello"), ""},
+		{"the manager's /ignore in a muted thread", say(manager, thread, "/ignore-thread 1h"), ""},
 		// The command lifting a thread's mute is typed in it.
 		{"/unignore-thread in a muted thread", say(manager, thread, "/unignore-thread"), ""},
 		{"/unignore-thread after the bot's mention", say(outsider, thread, "<@"+botUser+"> /unignore-thread"), ""},

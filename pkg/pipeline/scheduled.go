@@ -8,8 +8,10 @@ import (
 
 // ScheduleGate decides whether a scheduled run (KindSchedule) goes on, with
 // its creator's authority as the auth stage resolved it: a creator who may
-// no longer schedule work (lost the role, left, blocked) has the schedule
-// paused and the manager told, by the gate, and the run stops there.
+// no longer schedule work (lost the role, left, blocked), or no longer be
+// heard where it runs (muted, the thread or channel muted, a trust layer
+// that no longer admits them), has the schedule paused and the manager
+// told, by the gate, and the run stops there.
 type ScheduleGate interface {
 	Allow(ctx context.Context, ev *Event, a Access) (bool, error)
 }

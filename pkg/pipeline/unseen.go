@@ -67,6 +67,10 @@ type ThreadContext struct {
 	Self func() Identity
 	// Max caps the messages carried (0: DefaultContextMessages).
 	Max int
+	// Unheard reports whether a person's words never reach the model
+	// (blocked, or muted now: /ignore): theirs are left out like a
+	// blocked person's, and not counted. nil: People.IsBlocked alone.
+	Unheard func(ctx context.Context, userID string) (bool, error)
 }
 
 // Paging of a thread's read: pages of contextPage messages, at most
@@ -81,8 +85,8 @@ const (
 // Unseen reads the messages of ev's thread from ev.Unseen (included) up to
 // ev (excluded), oldest first: the newest Max of them, with the count of
 // the older ones left out. It skips what the drop stage would never let reach
-// the model from a person (blocked users) and what is not a message (joins,
-// edits, deletions). An event with no Unseen mark reads nothing.
+// the model from a person (blocked and muted people) and what is not a
+// message (joins, edits, deletions). An event with no Unseen mark reads nothing.
 func (c *ThreadContext) Unseen(ctx context.Context, ev *Event) (Unseen, error) {
 	if ev.Unseen == "" {
 		return Unseen{}, nil
@@ -99,6 +103,7 @@ func (c *ThreadContext) Unseen(ctx context.Context, ev *Event) (Unseen, error) {
 	// ring keeps the newest limit messages; total counts them all.
 	ring := make([]Earlier, 0, min(limit, contextPage))
 	total := 0
+	unheard := map[string]bool{}
 	for page := 0; ; page++ {
 		if page == contextPages {
 			return Unseen{}, fmt.Errorf("thread context: more than %d messages in %s", contextPage*contextPages, ev.ThreadKey())
@@ -114,6 +119,18 @@ func (c *ThreadContext) Unseen(ctx context.Context, ev *Event) (Unseen, error) {
 			e, ok := c.earlier(m, self)
 			if !ok {
 				continue
+			}
+			if e.Role != EnvelopeBot && !e.Own && c.Unheard != nil {
+				out, known := unheard[e.UserID]
+				if !known {
+					if out, err = c.Unheard(ctx, e.UserID); err != nil {
+						return Unseen{}, fmt.Errorf("thread context: %w", err)
+					}
+					unheard[e.UserID] = out
+				}
+				if out {
+					continue // a muted person's words never reach the model
+				}
 			}
 			if len(ring) < limit {
 				ring = append(ring, e)

@@ -66,6 +66,10 @@ type ChatServer struct {
 	Roles Roles
 	// Self is the bot's identity: its own messages are marked as such.
 	Self func() pipeline.Identity
+	// Unheard reports whether a person's words never reach the model
+	// (blocked, or muted now): the reads leave their messages out, as the
+	// drop stage does, and say how many. nil: everyone is heard.
+	Unheard func(ctx context.Context, userID string) (bool, error)
 	// Now is the profile cache's clock; nil means time.Now.
 	Now func() time.Time
 

@@ -178,10 +178,13 @@ func (c *ChatServer) threadHistory(ctx context.Context, input json.RawMessage) (
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "thread %s of this conversation, oldest first:\n", root)
-	next := c.writeMessages(&b, page, cur, cur.scope, func(m pipeline.PostedMessage) bool {
+	next, err := c.writeMessages(ctx, &b, page, cur, cur.scope, func(m pipeline.PostedMessage) bool {
 		// The platform may start a later page with the root again.
 		return cur.platform != "" && m.TS == root
 	})
+	if err != nil {
+		return c.readFailed(ctx, "thread history not read", err)
+	}
 	finish(&b, next, "end of the thread")
 	return Result{Text: b.String()}, nil
 }
@@ -205,29 +208,45 @@ func (c *ChatServer) channelHistory(ctx context.Context, input json.RawMessage) 
 	}
 	var b strings.Builder
 	b.WriteString("messages of this conversation, newest first:\n")
-	next := c.writeMessages(&b, page, cur, cur.scope, nil)
+	next, err := c.writeMessages(ctx, &b, page, cur, cur.scope, nil)
+	if err != nil {
+		return c.readFailed(ctx, "channel history not read", err)
+	}
 	finish(&b, next, "no older messages")
 	return Result{Text: b.String()}, nil
 }
 
 // writeMessages writes the page's messages from cur's place on, one a
 // line, until maxReadChars, and returns the cursor of what is left ("" for
-// nothing). skip drops a message without writing it.
-func (c *ChatServer) writeMessages(b *strings.Builder, page pipeline.MessagePage, cur readCursor, scope string,
-	skip func(pipeline.PostedMessage) bool) string {
+// nothing). skip drops a message without writing it; those of people not
+// heard (Unheard) are left out and counted in a line of their own.
+func (c *ChatServer) writeMessages(ctx context.Context, b *strings.Builder, page pipeline.MessagePage, cur readCursor, scope string,
+	skip func(pipeline.PostedMessage) bool) (string, error) {
 	self := pipeline.Identity{}
 	if c.Self != nil {
 		self = c.Self()
 	}
-	shown := 0
+	shown, unheard := 0, 0
+	heard := map[string]bool{}
+	defer func() {
+		if unheard > 0 {
+			fmt.Fprintf(b, "(%d left out: from people whose words you do not receive, blocked or muted)\n", unheard)
+		}
+	}()
 	for i := cur.skip; i < len(page.Messages); i++ {
 		m := page.Messages[i]
 		if skip != nil && skip(m) {
 			continue
 		}
+		if ok, err := c.heard(ctx, m, self, heard); err != nil {
+			return "", err
+		} else if !ok {
+			unheard++
+			continue
+		}
 		line := c.messageLine(m, self)
 		if shown > 0 && b.Len()+len(line) > maxReadChars {
-			return readCursor{scope: scope, platform: cur.platform, skip: i}.String()
+			return readCursor{scope: scope, platform: cur.platform, skip: i}.String(), nil
 		}
 		b.WriteString(line)
 		shown++
@@ -236,9 +255,26 @@ func (c *ChatServer) writeMessages(b *strings.Builder, page pipeline.MessagePage
 		b.WriteString("(no messages)\n")
 	}
 	if page.Next == "" {
-		return ""
+		return "", nil
 	}
-	return readCursor{scope: scope, platform: page.Next}.String()
+	return readCursor{scope: scope, platform: page.Next}.String(), nil
+}
+
+// heard reports whether m's author is heard: a bot, the bot itself, or a
+// person Unheard does not leave out. seen caches the answers of one read.
+func (c *ChatServer) heard(ctx context.Context, m pipeline.PostedMessage, self pipeline.Identity, seen map[string]bool) (bool, error) {
+	if c.Unheard == nil || m.UserID == "" || m.BotID != "" || m.Subtype == "bot_message" || m.UserID == self.UserID {
+		return true, nil
+	}
+	if ok, known := seen[m.UserID]; known {
+		return ok, nil
+	}
+	out, err := c.Unheard(ctx, m.UserID)
+	if err != nil {
+		return false, err
+	}
+	seen[m.UserID] = !out
+	return !out, nil
 }
 
 // messageLine is one message for the model: its ts, whether the bot wrote
