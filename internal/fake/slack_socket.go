@@ -142,15 +142,36 @@ func (s *Slack) serveSocket(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(2)
 	s.mu.Unlock()
 
+	ok := true
 	for i, frame := range append([][]byte{hello}, queued...) {
 		if err := c.write(frame); err != nil {
 			s.mu.Lock()
 			s.socket.outbox = append(slices.Clone(queued[max(i-1, 0):]), s.socket.outbox...)
 			s.mu.Unlock()
+			ok = false
 			break
 		}
 	}
 	s.mu.Lock()
+	// Frames queued while those were written (no socket was ready: the
+	// retries of a socket that closed meanwhile) go out on this one too,
+	// before it is marked ready; else they would wait for a next socket
+	// that may never open.
+	for ok && len(s.socket.outbox) > 0 {
+		late := s.socket.outbox
+		s.socket.outbox = nil
+		s.mu.Unlock()
+		for i, frame := range late {
+			if err := c.write(frame); err != nil {
+				s.mu.Lock()
+				s.socket.outbox = append(slices.Clone(late[i:]), s.socket.outbox...)
+				s.mu.Unlock()
+				ok = false
+				break
+			}
+		}
+		s.mu.Lock()
+	}
 	c.ready = true
 	s.notify()
 	s.mu.Unlock()
@@ -252,7 +273,7 @@ func (s *Slack) Send(typ string, payload any, retryAttempt int) (envelopeID stri
 		s.spreadFrame(id, inflight{typ: typ, raw: raw, retry: retryAttempt}, frame, 0)
 		return id
 	}
-	s.sendFrame(frame)
+	s.sendFrame(id, inflight{typ: typ, raw: raw, retry: retryAttempt}, frame)
 	return id
 }
 
@@ -369,7 +390,7 @@ func (s *Slack) SendEvent(payload any) (envelopeID string) {
 
 // SendRaw sends frame as it is, to test malformed frames.
 func (s *Slack) SendRaw(frame []byte) {
-	s.sendFrame(slices.Clone(frame))
+	s.sendFrame("", inflight{}, slices.Clone(frame))
 }
 
 // Disconnect asks the client to reconnect, as the platform does before it
@@ -390,8 +411,9 @@ func (s *Slack) Disconnect(reason string) {
 	_ = c.send(frame)
 }
 
-// sendFrame writes frame to the live socket, or queues it for the next.
-func (s *Slack) sendFrame(frame []byte) {
+// sendFrame writes frame to the live socket, or queues it for the next;
+// an envelope (id not empty) is remembered until acknowledged.
+func (s *Slack) sendFrame(id string, f inflight, frame []byte) {
 	var failed *slackConn
 	for {
 		s.mu.Lock()
@@ -401,10 +423,24 @@ func (s *Slack) sendFrame(frame []byte) {
 			s.mu.Unlock()
 			return
 		}
+		// Remembered until acknowledged, as the platform does: if the
+		// socket closes first, it is sent again as a retry (readSocket).
+		if id != "" {
+			if s.socket.inflight == nil {
+				s.socket.inflight = map[string]inflight{}
+			}
+			f.conn = c
+			s.socket.inflight[id] = f
+		}
 		s.mu.Unlock()
 		err := c.send(frame)
 		if err == nil {
 			return
+		}
+		if id != "" {
+			s.mu.Lock()
+			delete(s.socket.inflight, id)
+			s.mu.Unlock()
 		}
 		failed = c
 	}

@@ -177,3 +177,61 @@ func TestSlackRefusesBlocksPastTheLimits(t *testing.T) {
 		t.Errorf("%d failures reported, want 2: %v", n, tb.failures())
 	}
 }
+
+// An envelope a socket closed on before acknowledging it is sent again,
+// as a retry, on the next socket: the platform redelivers what it was not
+// acknowledged (platform-notes), also with one socket at a time.
+func TestSlackSocketRedeliversUnacked(t *testing.T) {
+	s := NewSlack(t)
+	ctx := slackTestCtx(t)
+	dial := func() *websocket.Conn {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"apps.connections.open", nil)
+		req.Header.Set("Authorization", "Bearer "+DefaultAppToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var open struct {
+			URL string `json:"url"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&open)
+		resp.Body.Close()
+		ws, _, err := websocket.DefaultDialer.DialContext(ctx, open.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hello map[string]any
+		if err := ws.ReadJSON(&hello); err != nil || hello["type"] != "hello" {
+			t.Fatalf("first frame = %v, %v; want hello", hello, err)
+		}
+		return ws
+	}
+	type envelope struct {
+		EnvelopeID   string `json:"envelope_id"`
+		RetryAttempt int    `json:"retry_attempt"`
+		Payload      struct {
+			EventID string `json:"event_id"`
+		} `json:"payload"`
+	}
+	first := dial()
+	if err := s.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := s.Send(EnvelopeEventsAPI, map[string]any{"event_id": "Ev1", "event": map[string]any{"type": "message"}}, 0)
+	var got envelope
+	if err := first.ReadJSON(&got); err != nil || got.EnvelopeID != id {
+		t.Fatalf("first delivery = %+v, %v", got, err)
+	}
+	first.Close() // read, never acknowledged
+
+	second := dial()
+	defer second.Close()
+	_ = second.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure, not a hang
+	var again envelope
+	if err := second.ReadJSON(&again); err != nil {
+		t.Fatal(err)
+	}
+	if again.Payload.EventID != "Ev1" || again.RetryAttempt != 1 || again.EnvelopeID == id {
+		t.Errorf("redelivery = %+v; want event Ev1 as retry 1 in a new envelope", again)
+	}
+}
