@@ -10,7 +10,6 @@ import (
 
 	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/pkg/clock"
-	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // memories is the service's memory (internal/memory), made once the
@@ -39,21 +38,6 @@ func simStoreNow(clk clock.Clock, start time.Time) func() time.Time {
 		return nil
 	}
 	return func() time.Time { return clk.Now().Add(time.Since(start)) }
-}
-
-// memoryCommands adapts the memory to /remember, /memory and /forget.
-type memoryCommands struct{ m *memory.Memories }
-
-func (c memoryCommands) Remember(ctx context.Context, a pipeline.Access, channel, threadTS, text string, persona bool) (string, error) {
-	return c.m.RememberText(ctx, memory.Who{UserID: a.UserID, Role: a.Role}, channel, threadTS, text, persona)
-}
-
-func (c memoryCommands) List(ctx context.Context, channel string) (string, error) {
-	return c.m.List(ctx, channel)
-}
-
-func (c memoryCommands) Forget(ctx context.Context, a pipeline.Access, channel, id string) (string, error) {
-	return c.m.ForgetText(ctx, memory.Who{UserID: a.UserID, Role: a.Role}, channel, id)
 }
 
 // memoryRecord is one memory as `agent memory --json` prints it.

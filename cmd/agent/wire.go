@@ -20,6 +20,7 @@ import (
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/mrkdwn"
 	"github.com/persona-runtime/agent/internal/redact"
@@ -205,7 +206,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
 		Sessions: chat.SetSessionStatus, Schedules: s.schedBook, Mutes: s.store, Models: models, Now: s.now,
-		Memory: memoryCommands{s.memories()}}
+		Memory: memory.Commands{M: s.memories()}}
 	s.onDrop = d.onDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.wireSchedules()

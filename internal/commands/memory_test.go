@@ -7,23 +7,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/store"
-	"github.com/persona-runtime/agent/pkg/pipeline"
 )
-
-// memoryCommands is the service's adapter of the memory to the commands.
-type memoryCommands struct{ m *memory.Memories }
-
-func (c memoryCommands) Remember(ctx context.Context, a pipeline.Access, channel, threadTS, text string, persona bool) (string, error) {
-	return c.m.RememberText(ctx, memory.Who{UserID: a.UserID, Role: a.Role}, channel, threadTS, text, persona)
-}
-
-func (c memoryCommands) List(ctx context.Context, channel string) (string, error) {
-	return c.m.List(ctx, channel)
-}
-
-func (c memoryCommands) Forget(ctx context.Context, a pipeline.Access, channel, id string) (string, error) {
-	return c.m.ForgetText(ctx, memory.Who{UserID: a.UserID, Role: a.Role}, channel, id)
-}
 
 // /remember makes a memory of this conversation for anyone who may talk
 // here; /remember --persona one of every conversation, for the manager
@@ -35,7 +19,7 @@ func TestRemember(t *testing.T) {
 		t.Errorf("without memory: %q", got)
 	}
 	m := &memory.Memories{Store: h.st, Log: h.cmds.Log}
-	h.cmds.Memory = memoryCommands{m}
+	h.cmds.Memory = memory.Commands{M: m}
 	ctx := context.Background()
 	for _, c := range []struct {
 		who, text, want string
