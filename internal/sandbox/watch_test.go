@@ -17,8 +17,11 @@ import (
 func TestKilledHelperBelowABI6(t *testing.T) {
 	w := newReapWorld(t, true)
 	w.sb.abi = min(w.sb.abi, 5) // as a kernel that does not scope signals (ABI 6)
+	// The command kills its helper a second after starting what leaves its
+	// group: the helper reports new groups every 10 ms, but under a loaded
+	// -race run (CI) 0.3 s was once not enough for it to be scheduled.
 	arg := func(k int) string { return fmt.Sprintf("3219.%d", k) }
-	script := fmt.Sprintf("{ echo %s >&3; } 2>/dev/null || echo no report; setsid sleep %s & (setsid sleep %s &); sleep 0.3; echo started; kill -9 $PPID; sleep %s",
+	script := fmt.Sprintf("{ echo %s >&3; } 2>/dev/null || echo no report; setsid sleep %s & (setsid sleep %s &); sleep 1; echo started; kill -9 $PPID; sleep %s",
 		watchDoneLine, arg(1), arg(2), arg(3))
 	cmd, out, cleanup := w.start(t, script)
 	for _, want := range []string{"no report\n", "started\n"} {
