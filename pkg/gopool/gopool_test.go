@@ -33,6 +33,17 @@ func TestPoolReusesWaitingGoroutine(t *testing.T) {
 	p.Go(func() { ids <- goid() })
 	first := <-ids
 	waitFor(t, "a waiting goroutine", func() bool { return p.Waiting() == 1 })
+	// Counted before it reaches its select: wait until it is parked there,
+	// or Go's send finds nobody receiving yet and starts a new goroutine.
+	waitFor(t, "the waiting goroutine parked", func() bool {
+		buf := make([]byte, 1<<20)
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "[select") && strings.Contains(g, "gopool.(*Pool).run") {
+				return true
+			}
+		}
+		return false
+	})
 	p.Go(func() { ids <- goid() })
 	if second := <-ids; second != first {
 		t.Fatalf("second function ran on goroutine %s, the first on %s", second, first)
