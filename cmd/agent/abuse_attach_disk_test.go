@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/service"
 )
 
 // Attachments cannot fill the disk (issue 33, item 5): the files of all
@@ -88,10 +89,8 @@ func TestAbuseAttachmentQuota(t *testing.T) {
 // and nothing is followed out of a workspace: an old file behind a
 // symlink planted at attachments/ or inside it stays.
 func TestAbuseAttachmentRetention(t *testing.T) {
-	every := pruneEvery
-	pruneEvery = 20 * time.Millisecond
-	t.Cleanup(func() { pruneEvery = every })
 	h := newHarness(t, rulesSoul)
+	h.deps = func(d *service.Deps) { d.PruneEvery = 20 * time.Millisecond }
 	h.env["AGENT_ATTACHMENTS_MAX_GB"] = "0.000001" // 1073 bytes
 	h.env["AGENT_ATTACHMENTS_KEEP"] = "2d"
 	old := time.Now().Add(-3 * 24 * time.Hour)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/inbox"
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -155,22 +156,22 @@ func TestAbuseStoreFailureInAStageIsTold(t *testing.T) {
 // it; one that outlasts the tries is told like any other failure.
 func TestAbuseTransientStoreFailureIsRetried(t *testing.T) {
 	busy := sqliteBusy(t)
-	pauses := storeRetryPauses
-	storeRetryPauses = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
+	pauses := []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
 	var failures, tries atomic.Int32
-	storeFault = func(op string) error {
-		if op != "thread_mode" {
+	h := newHarness(t, rulesSoul)
+	h.deps = func(d *service.Deps) {
+		d.StoreRetryPauses = pauses
+		d.StoreFault = func(op string) error {
+			if op != "thread_mode" {
+				return nil
+			}
+			tries.Add(1)
+			if failures.Add(-1) >= 0 {
+				return busy
+			}
 			return nil
 		}
-		tries.Add(1)
-		if failures.Add(-1) >= 0 {
-			return busy
-		}
-		return nil
 	}
-	t.Cleanup(func() { storeFault, storeRetryPauses = nil, pauses })
-
-	h := newHarness(t, rulesSoul)
 	h.answerAll()
 	h.start()
 	db := h.openDB()
@@ -194,8 +195,8 @@ func TestAbuseTransientStoreFailureIsRetried(t *testing.T) {
 	if cause := waitInbox(t, db, "EvBusyLong", store.InboxFailed); !strings.Contains(cause, busy.Error()) {
 		t.Errorf("inbox error %q, want the busy error", cause)
 	}
-	if n := tries.Load(); n != int32(len(storeRetryPauses)+1) {
-		t.Errorf("the mode was read %d times, want %d", n, len(storeRetryPauses)+1)
+	if n := tries.Load(); n != int32(len(pauses)+1) {
+		t.Errorf("the mode was read %d times, want %d", n, len(pauses)+1)
 	}
 }
 
@@ -203,10 +204,8 @@ func TestAbuseTransientStoreFailureIsRetried(t *testing.T) {
 // timer, not only at start: rows made old while the service runs go at
 // the next tick; recent ones stay.
 func TestAbusePruneRunsOnATimer(t *testing.T) {
-	every := pruneEvery
-	pruneEvery = 20 * time.Millisecond
-	t.Cleanup(func() { pruneEvery = every })
 	h := newHarness(t, testSoul)
+	h.deps = func(d *service.Deps) { d.PruneEvery = 20 * time.Millisecond }
 	h.start()
 	db := h.openDB()
 	old, recent := time.Now().Add(-8*24*time.Hour).UnixMilli(), time.Now().UnixMilli()
@@ -280,13 +279,13 @@ func TestAbuseRepeatedVoteCountsOnce(t *testing.T) {
 			t.Fatalf("vote %d not acknowledged: %v", want, err)
 		}
 	}
-	vote("good", msgFeedbackGood)
-	vote("good", msgFeedbackGood)
-	vote("good", msgFeedbackGood)
+	vote("good", service.MsgFeedbackGood)
+	vote("good", service.MsgFeedbackGood)
+	vote("good", service.MsgFeedbackGood)
 	if got := h.metric(`agent_reply_feedback_total{value="good"}`); got != 1 {
 		t.Errorf("three same votes counted %v, want 1", got)
 	}
-	vote("bad", msgFeedbackBad)
+	vote("bad", service.MsgFeedbackBad)
 	if good, bad := h.metric(`agent_reply_feedback_total{value="good"}`), h.metric(`agent_reply_feedback_total{value="bad"}`); good != 1 || bad != 1 {
 		t.Errorf("after a changed vote: good %v, bad %v; want 1 and 1", good, bad)
 	}

@@ -325,7 +325,7 @@ func TestAbuseBypassWithoutLandlockSim(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the stub world did not start without Landlock: %v", err)
 	}
-	if got := w.svc.cfg.Sandbox; got != "off" {
+	if got := w.svc.Config().Sandbox; got != "off" {
 		t.Errorf("the stub world's AGENT_SANDBOX = %q, want off", got)
 	}
 	w.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/fake/golden"
+	"github.com/persona-runtime/agent/internal/service"
 )
 
 // runCLI runs the binary's run with env and returns stdout, stderr and the
@@ -197,7 +198,7 @@ func TestManifest(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, _, code := runCLI(t, nil, "version")
-	if code != 0 || out != "agent v"+Version+"\n" {
+	if code != 0 || out != "agent v"+service.Version+"\n" {
 		t.Fatalf("exit %d out %q", code, out)
 	}
 }
@@ -272,7 +273,7 @@ func TestPersonaCacheHitOnSecondBoot(t *testing.T) {
 
 func TestManifestIgnoresAPlaceholderName(t *testing.T) {
 	home := t.TempDir()
-	if _, err := seedSoul(home); err != nil {
+	if _, err := service.SeedSoul(home); err != nil {
 		t.Fatal(err)
 	}
 	out, _, code := runCLI(t, map[string]string{"AGENT_HOME": home}, "manifest")

@@ -16,8 +16,11 @@ import (
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/llm"
+	"github.com/persona-runtime/agent/internal/sandbox"
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway/slackio"
+	"github.com/persona-runtime/agent/pkg/persona"
 )
 
 // checkTimeout bounds each network check of the startup diagnosis.
@@ -254,4 +257,46 @@ func doctor(ctx context.Context, inv *invocation, _ []string) error {
 		return quietError{code: 1}
 	}
 	return nil
+}
+
+// diagnoseDoors is doctor's account of SOUL.md's open doors: DMs open to
+// the whole workspace (said, not failed: it may be meant) and a bypass
+// the start would refuse (failed). Nothing is said of a SOUL.md that is
+// missing or does not parse: validate-soul and the start say that.
+func diagnoseDoors(cfg *config.Config) []finding {
+	src, err := os.ReadFile(filepath.Join(cfg.Home, "SOUL.md"))
+	if err != nil {
+		return nil
+	}
+	p, err := persona.Parse("SOUL.md", src)
+	if err != nil {
+		return nil
+	}
+	var out []finding
+	if p.DMOpen() {
+		out = append(out, finding{open: true, text: "SOUL.md: " + persona.OpenDMs})
+	}
+	mode := sandbox.Mode(cfg.Sandbox)
+	abi := 0
+	if mode != sandbox.ModeOff {
+		abi = landlockABI()
+	}
+	if err := service.CheckBypass(cfg, p, mode, abi); err != nil {
+		out = append(out, finding{text: err.Error()})
+	}
+	return out
+}
+
+// kernelLandlock probes the kernel's Landlock ABI for the sandbox; nil asks
+// the kernel. Tests set it to play a kernel without Landlock through the
+// real start path (service.Deps.LandlockABI).
+var kernelLandlock func() int
+
+// landlockABI is the Landlock ABI of this kernel, through kernelLandlock
+// when a test plays another kernel.
+func landlockABI() int {
+	if kernelLandlock != nil {
+		return kernelLandlock()
+	}
+	return sandbox.LandlockABI()
 }

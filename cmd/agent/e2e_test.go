@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/service"
 )
 
 // testSoul is a persona with a DM open to anyone (no channel lists).
@@ -55,6 +56,9 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan error
 
+	// deps, when set, adjusts what `agent start` gives the service.
+	deps func(*service.Deps)
+
 	// metricsPort serves /metrics when it is not the health port
 	// (AGENT_METRICS_PORT); 0: the health port.
 	metricsPort int
@@ -93,7 +97,9 @@ func (h *harness) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan error, 1)
 	h.turns = 0 // a new process has new metrics
-	go func() { h.done <- run(ctx, []string{"start"}, h.getenv, strings.NewReader(""), io.Discard, h.logs) }()
+	c := &cli{getenv: h.getenv, args: []string{"start"}, streams: streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: h.logs},
+		serviceDeps: h.deps}
+	go func() { h.done <- c.run(ctx) }()
 	h.t.Cleanup(func() { h.stop() })
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel2()

@@ -17,12 +17,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/sandbox"
-)
-
-// Name and Version of the runtime (shown by `agent version` and the sim).
-const (
-	Name    = "agent"
-	Version = "0.1.0"
+	"github.com/persona-runtime/agent/internal/service"
 )
 
 func main() {
@@ -91,31 +86,40 @@ type cli struct {
 	env       *config.Env
 	envErr    error
 	envLoaded bool
+	// serviceDeps, set only by tests, adjusts what `agent start` gives the
+	// service (a store that fails, a shorter prune timer, a kernel without
+	// Landlock), so that a test reaches them through the real start path.
+	serviceDeps func(*service.Deps)
 }
 
 // run is the whole program: it parses args, runs the command, and owns
 // shutdown (SIGINT/SIGTERM cancel ctx). It writes only to the injected
 // streams and reads the environment only through getenv.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return (&cli{getenv: getenv, args: args, streams: streams{stdin: stdin, stdout: stdout, stderr: stderr}}).run(ctx)
+}
+
+// run runs the command c.args names.
+func (c *cli) run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := &cli{getenv: getenv, args: args, streams: streams{stdin: stdin, stdout: stdout, stderr: stderr}}
+	args := c.args
 
 	root := &ffcli.Command{
-		Name:        Name,
+		Name:        service.Name,
 		ShortUsage:  "agent <command> [flags]",
 		ShortHelp:   "the persona agent runtime",
-		FlagSet:     flag.NewFlagSet(Name, flag.ContinueOnError),
+		FlagSet:     flag.NewFlagSet(service.Name, flag.ContinueOnError),
 		Subcommands: c.commands(),
 	}
 	root.Exec = func(_ context.Context, rest []string) error {
 		if len(rest) == 0 {
-			fmt.Fprintln(stderr, ffcli.DefaultUsageFunc(root))
+			fmt.Fprintln(c.stderr, ffcli.DefaultUsageFunc(root))
 			return &exitError{code: 2, err: errors.New("no command given")}
 		}
 		return &exitError{code: 2, err: unknownCommand(rest[0], root.Subcommands)}
 	}
-	setOutput(root, stderr)
+	setOutput(root, c.stderr)
 	// Before any flag is parsed: a credential on the command line is in
 	// the process list and the shell's history, whichever command it was
 	// given to.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,21 +10,9 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/persona-runtime/agent/internal/commands"
-	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/store"
 )
-
-// newScheduleBook is the persona's book of schedules, shared by the
-// /schedule commands and the agent_schedule tools. Its Notify is nil
-// until the scheduler is wired: the scheduler sets it (and Now, to its
-// clock) so that a change wakes its timer.
-func (s *service) newScheduleBook(chat chatAPI, newID func() string) *commands.Schedules {
-	// A configuration built by hand (the simulator's) has no limit set:
-	// the default, not zero.
-	return &commands.Schedules{Store: s.store, Now: time.Now, AgentTZ: s.cfg.TZ, Max: cmp.Or(s.cfg.MaxSchedules, config.DefaultMaxSchedules),
-		Profile: chat.UserProfile, NewID: newID, Log: s.log}
-}
 
 // scheduleRecord is one schedule as `agent schedules --json` prints it.
 type scheduleRecord struct {

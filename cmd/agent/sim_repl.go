@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/sim/repl"
 	"github.com/persona-runtime/agent/internal/sim/runner"
@@ -55,7 +56,7 @@ func (c *cli) simREPL(ctx context.Context, args []string) error {
 	if rc.fixture {
 		where = "fixture (temporary home)"
 	}
-	return repl.Run(ctx, o, repl.Options{Title: Name + " · v" + Version, Where: where, ScenarioDir: c.scenarioDir(),
+	return repl.Run(ctx, o, repl.Options{Title: service.Name + " · v" + service.Version, Where: where, ScenarioDir: c.scenarioDir(),
 		In: c.stdin, Out: c.stdout})
 }
 
@@ -63,7 +64,7 @@ func (c *cli) simREPL(ctx context.Context, args []string) error {
 // under <home>/sim, the live model unless --stub) or --fixture (a temporary
 // home, the sim world's persona, the stub unless --real).
 func (c *cli) simREPLOptions(rc *simREPLConfig) (runner.Options, func(), error) {
-	o := runner.Options{Boot: simBoot, LandlockABI: landlockABI}
+	o := runner.Options{LandlockABI: landlockABI}
 	noop := func() {}
 	if rc.stub && rc.real {
 		return o, noop, errors.New("sim: use one of --stub and --real")

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/internal/service"
 )
 
 // replScreen is the REPL's terminal: it keeps what the program writes, without
@@ -103,7 +105,7 @@ func startREPL(t *testing.T) (scr *replScreen, typ func(string), quit func() err
 
 func TestSimREPL(t *testing.T) {
 	scr, typ, quit := startREPL(t)
-	scr.waitFor(t, "agent · v"+Version)
+	scr.waitFor(t, "agent · v"+service.Version)
 	scr.waitFor(t, "stub (reply)")
 	scr.waitFor(t, "manager U0MGR │ D0SIM dm")
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/sim/runner"
 	"github.com/persona-runtime/agent/internal/store"
@@ -142,8 +143,8 @@ func TestSimNeverUsesThePersonasPostgres(t *testing.T) {
 		t.Fatalf("startSim with a Postgres in the shared configuration: %v", err)
 	}
 	defer w.Close()
-	if w.svc.fleet != nil || store.IsPostgres(w.svc.cfg.Database()) {
-		t.Fatalf("the simulator's database is %q", store.Redact(w.svc.cfg.Database()))
+	if w.svc.Replicated() || store.IsPostgres(w.svc.Config().Database()) {
+		t.Fatalf("the simulator's database is %q", store.Redact(w.svc.Config().Database()))
 	}
 }
 
@@ -161,7 +162,7 @@ func TestSimTemporaryHome(t *testing.T) {
 			t.Errorf("the home exists before anything was written: %v", err)
 		}
 		if writes {
-			ws, err := w.svc.builtins.Workspace("D0SIM:1.0")
+			ws, err := w.svc.Workspace("D0SIM:1.0")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,16 +187,16 @@ var goldenPath = golden.Path
 // simTest is a simulation a test started, with the service it runs.
 type simTest struct {
 	*runner.Sim
-	svc *service
+	svc *service.Service
 }
 
 // startSim starts a simulation as `agent sim` does: the production service
 // on the simulator's platform.
 func startSim(ctx context.Context, o runner.Options) (*simTest, error) {
-	o.Boot, o.LandlockABI = simBoot, landlockABI
+	o.LandlockABI = landlockABI
 	s, err := runner.Start(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	return &simTest{Sim: s, svc: s.Service().(simService).service}, nil
+	return &simTest{Sim: s, svc: s.Service().(*service.Service)}, nil
 }

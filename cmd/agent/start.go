@@ -14,6 +14,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/telemetry"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/gateway/slackio"
@@ -44,7 +45,7 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 			if err := cfg.ValidateService(); err != nil {
 				return err
 			}
-			slackPlatform := func(log *slog.Logger) (gateway.Transport, chatAPI) {
+			slackPlatform := func(log *slog.Logger) (gateway.Transport, service.ChatAPI) {
 				httpClient := &http.Client{Timeout: 60 * time.Second}
 				client := slackio.NewClient(cfg.BotToken, cfg.AppToken, cfg.ChatAPIURL, httpClient)
 				chat := slackio.NewChat(client, cfg.BotToken, cfg.ChatAPIURL, log)
@@ -53,24 +54,27 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 				}
 				return slackio.NewSocketMode(client, log), chat
 			}
-			deps := serviceDeps{stderr: c.stderr, getenv: c.getenv, platform: slackPlatform,
-				preflight: func(ctx context.Context, log *slog.Logger) error { return preflight(ctx, cfg, log) }}
+			deps := service.Deps{Stderr: c.stderr, Getenv: c.getenv, Platform: slackPlatform, LandlockABI: kernelLandlock,
+				Preflight: func(ctx context.Context, log *slog.Logger) error { return preflight(ctx, cfg, log) }}
+			if c.serviceDeps != nil {
+				c.serviceDeps(&deps)
+			}
 			if traces {
-				deps.spans = append(deps.spans, telemetry.NewTreePrinter(c.stderr))
+				deps.Spans = append(deps.Spans, telemetry.NewTreePrinter(c.stderr))
 			}
 			if name != "dev" {
-				svc, err := newService(ctx, cfg, deps)
+				svc, err := service.New(ctx, cfg, deps)
 				if err != nil {
 					return err
 				}
-				return svc.run(ctx)
+				return svc.Run(ctx)
 			}
 			return runWatching(ctx, cfg.Home, watchInterval, func(ctx context.Context) error {
-				svc, err := newService(ctx, cfg, deps)
+				svc, err := service.New(ctx, cfg, deps)
 				if err != nil {
 					return err
 				}
-				return svc.run(ctx)
+				return svc.Run(ctx)
 			}, c.stderr)
 		},
 	})

@@ -73,7 +73,7 @@ func recordScenario(t *testing.T, name string) spanTree {
 		t.Fatal(err)
 	}
 	rec := tracetest.NewSpanRecorder()
-	if _, err := runner.Scenario(context.Background(), sc, runner.Config{Boot: simBoot, LandlockABI: landlockABI,
+	if _, err := runner.Scenario(context.Background(), sc, runner.Config{LandlockABI: landlockABI,
 		Spans: []sdktrace.SpanProcessor{rec}}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
@@ -48,11 +49,11 @@ func validateSoul(inv *invocation, path string) error {
 			return &exitError{code: 2, err: err}
 		}
 		log := inv.warnings()
-		x, err := newExtractor(cfg, log, noop.NewTracerProvider().Tracer(""), nil)
+		x, err := service.NewExtractor(cfg, log, noop.NewTracerProvider().Tracer(""), nil)
 		if err != nil {
 			return &exitError{code: 2, err: err}
 		}
-		if p, err = x.extract(context.Background(), src, p, log, path); err != nil {
+		if p, err = x.Extract(context.Background(), src, p, log, path); err != nil {
 			return &exitError{code: 2, err: err}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
@@ -16,7 +17,7 @@ func (c *cli) versionCommand() *ffcli.Command {
 		help:     "print the version",
 		noConfig: true,
 		run: func(_ context.Context, inv *invocation, _ []string) error {
-			_, err := fmt.Fprintf(inv.stdout, "%s v%s\n", Name, Version)
+			_, err := fmt.Fprintf(inv.stdout, "%s v%s\n", service.Name, service.Version)
 			return err
 		},
 	})

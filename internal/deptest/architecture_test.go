@@ -25,11 +25,11 @@ var vendorHomes = map[string][]string{
 }
 
 // onlyFrom are this module's packages that only some may import (rules 3
-// and 4): the simulator and the inbox are wired by cmd; the test kit is
+// and 4): the simulator is wired by cmd, the inbox by the service; the test kit is
 // for tests (whose imports go list does not count here) and the bench.
 var onlyFrom = map[string][]string{
 	"internal/sim":     {"cmd", "internal/sim"},
-	"internal/inbox":   {"cmd"},
+	"internal/inbox":   {"cmd", "internal/service"},
 	"internal/fake":    {"bench"},
 	"internal/deptest": {},
 }

@@ -2,27 +2,25 @@ package runner
 
 import (
 	"context"
-	"io"
+	"encoding/base32"
+	"strings"
 	"sync"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
-	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/schedule"
-	"github.com/persona-runtime/agent/internal/sim/platform"
-	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/persona"
-	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// Boot builds the production service from cfg, on the simulated platform
-// and with the hooks of d. cmd/agent gives it: the service is wired there.
-type Boot func(ctx context.Context, cfg *config.Config, d Deps) (Service, error)
+// Boot builds the service the simulation runs from cfg and d. Nil: the
+// production service (service.New); the runner's own tests give a
+// stand-in.
+type Boot func(ctx context.Context, cfg *config.Config, d service.Deps) (Service, error)
 
-// Service is the service a Boot built, as the simulator uses it.
+// Service is the service a Boot built, as the simulator uses it:
+// *service.Service's methods.
 type Service interface {
 	// Run runs the service until ctx is done, then shuts it down.
 	Run(ctx context.Context) error
@@ -30,18 +28,18 @@ type Service interface {
 	// layers).
 	Persona() *persona.Persona
 	// AddSchedule stores a new schedule under id (schedule.New at the
-	// simulated clock's time, in UTC) and wakes the scheduler, as the
+	// service's clock's time, in UTC) and wakes the scheduler, as the
 	// schedule commands do.
 	AddSchedule(ctx context.Context, id string, req schedule.Request) (schedule.Schedule, error)
 	// WakeScheduler makes the scheduler read the due schedules again.
 	WakeScheduler()
 }
 
-// Stores gives the service its database and takes it back when the
-// service closes: store.InMemoryPool's methods.
-type Stores interface {
-	Get(ctx context.Context, opts store.Options) (*store.Store, error)
-	Put(ctx context.Context, s *store.Store) error
+var _ Service = (*service.Service)(nil)
+
+// bootService is the production service.
+func bootService(ctx context.Context, cfg *config.Config, d service.Deps) (Service, error) {
+	return service.New(ctx, cfg, d)
 }
 
 // Counts numbers things by kind; safe for concurrent use.
@@ -61,46 +59,24 @@ func (c *Counts) Next(kind string) uint64 {
 	return c.n[kind]
 }
 
-// Deps are what the simulator gives the service besides its configuration.
-type Deps struct {
-	// Platform is both the transport events come from and the chat API
-	// replies go to.
-	Platform *platform.Chat
-	// Model replaces the Messages API client.
-	Model agent.Model
-	// Log receives the service's logs (text).
-	Log    io.Writer
-	Getenv func(string) string
-	// Spans are span processors added to the tracer provider (--trace).
-	Spans []sdktrace.SpanProcessor
-	// Soul, when set, is the SOUL.md, and the home is made only when
-	// something is written there: nothing is read from it or seeded in it
-	// at start.
-	Soul []byte
-	// Stores gives the in-memory database of a scenario with a temporary
-	// home: at the first start one emptied by the scenario before, with
-	// its parsed schema and prepared statements; after a restart the one
-	// the service had. It is taken back at close.
-	Stores Stores
-	// Counts number what the service names in the simulation (schedules,
-	// memories), one count per kind kept across restarts, so that a
-	// transcript names them the same on every run.
-	Counts *Counts
-	// Started is when the simulation started (real time): what the
-	// service dates by the simulated clock plus the real time elapsed
-	// counts from it at every start.
-	Started time.Time
-	// OnHandled and OnDrop observe the gateway: the runner's waits and the
-	// transcripts' drops.
-	OnHandled func(ev *pipeline.Event, err error)
-	OnDrop    func(ev *pipeline.Event, reason string)
-	// OnToolCall observes every tool call, its input and result redacted
-	// (the golden transcripts).
-	OnToolCall func(name, input, result, outcome string)
-	// Clock is the scheduler's clock: the simulation moves it (advance).
-	Clock clock.Clock
-	// OnScheduleRun is told of each scheduled run before it is delivered,
-	// and OnSchedulerIdle each time the scheduler sleeps (schedule.Deps.Idle).
-	OnScheduleRun   func(ev *pipeline.Event)
-	OnSchedulerIdle func(until time.Time)
+// ids numbers a simulation's things of kind in store.NewID's shape with
+// prefix (saaaaaaab, saaaaaaac, … for the schedules), counted by counts
+// across restarts, so that a golden file holds the same ids at every run
+// and a scenario's steps can name them.
+func ids(prefix, kind string, counts *Counts) func() string {
+	return func() string {
+		v := counts.Next(kind)
+		b := []byte{byte(v >> 32), byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
+		return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+	}
+}
+
+// storeNow is a simulation's database clock: the simulated clock (which
+// starts on 2026-01-05 09:00 UTC and moves with the advance steps), plus
+// the real time elapsed since the simulation began, so that the dates
+// recall and /memory show are the same at every run, rows written after
+// an advance are dated after it, and what measures durations in the store
+// still sees time pass.
+func storeNow(clk clock.Clock, start time.Time) func() time.Time {
+	return func() time.Time { return clk.Now().Add(time.Since(start)) }
 }

@@ -6,6 +6,7 @@
 // `agent sim run` plays scenario files with those steps and checks their
 // golden transcripts; the REPL (package repl) drives the same steps by hand.
 //
-// The service itself is built in cmd/agent: a Boot function given in the
-// Options builds it, so that this package needs nothing of the binary.
+// The service is the production one, built by internal/service from the
+// simulator's platform, model, clock and hooks (service.Deps); the
+// runner's own tests give a stand-in (Options.Boot).
 package runner

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -34,7 +35,7 @@ func (e *storedEcho) Run(ctx context.Context) error {
 func TestRestartKeepsTheDatabase(t *testing.T) {
 	var mu sync.Mutex
 	var boots []*storedEcho
-	boot := func(ctx context.Context, _ *config.Config, d Deps) (Service, error) {
+	boot := func(ctx context.Context, _ *config.Config, d service.Deps) (Service, error) {
 		st, err := d.Stores.Get(ctx, store.Options{})
 		if err != nil {
 			return nil, err
@@ -57,7 +58,7 @@ func TestRestartKeepsTheDatabase(t *testing.T) {
 	if err := s.Settle(t.Context(), in); err != nil {
 		t.Fatal(err)
 	}
-	n := boots[0].d.Counts.Next("schedule")
+	first := boots[0].d.ScheduleIDs()
 	if err := s.Restart(t.Context(), 2*time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +68,8 @@ func TestRestartKeepsTheDatabase(t *testing.T) {
 	if boots[1].st != boots[0].st {
 		t.Error("the service started again on another database")
 	}
-	if got := boots[1].d.Counts.Next("schedule"); got != n+1 {
-		t.Errorf("the counts started again: %d after %d", got, n)
+	if got, want := boots[1].d.ScheduleIDs(), ids("s", "schedule", &Counts{n: map[string]uint64{"schedule": 1}})(); got != want {
+		t.Errorf("the counts started again: %s after %s, want %s", got, first, want)
 	}
 	if want := ClockStart.Add(2 * time.Hour); !s.Now().Equal(want) {
 		t.Errorf("clock %v after the restart, want %v", s.Now(), want)

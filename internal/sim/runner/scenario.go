@@ -18,7 +18,7 @@ import (
 
 // Config configures the runs of scenario files.
 type Config struct {
-	// Boot builds the service; required.
+	// Boot builds the service; nil: the production service.
 	Boot Boot
 	// LandlockABI is the kernel's Landlock ABI; nil asks the kernel.
 	LandlockABI func() int

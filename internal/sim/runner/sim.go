@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,11 +19,13 @@ import (
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/sandbox"
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/internal/sim/scripted"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/clock"
+	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -39,7 +42,7 @@ var pool store.InMemoryPool
 
 // Options configure a simulation.
 type Options struct {
-	// Boot builds the service; required.
+	// Boot builds the service; nil: the production service.
 	Boot Boot
 	// LandlockABI is the kernel's Landlock ABI; nil asks the kernel.
 	LandlockABI func() int
@@ -118,6 +121,9 @@ type Sim struct {
 	boot   func() (Service, error)
 	life   context.Context
 	stores *keptStore
+	// counts number what the service names (schedules, memories) across
+	// restarts.
+	counts *Counts
 
 	// run guards the running service: a restart replaces it.
 	run struct {
@@ -137,8 +143,9 @@ type injected struct {
 // Start boots the service on the simulated platform and runs it until
 // Close.
 func Start(ctx context.Context, o Options) (*Sim, error) {
-	if o.Boot == nil {
-		return nil, errors.New("sim: no Boot")
+	boot := o.Boot
+	if boot == nil {
+		boot = bootService
 	}
 	s := &Sim{pending: map[string]bool{}, drops: map[string]string{}, stopped: map[string]bool{},
 		progress: make(chan struct{}), scope: o.Scope, settle: o.SettleTimeout, clock: newSimClock(), stores: &keptStore{pool: &pool}}
@@ -196,9 +203,12 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		}
 		s.scripted, s.model = m, m
 	}
-	deps := Deps{
-		Platform: s.chat, Model: s.model, Log: logw, Getenv: getenv, Spans: o.Spans, Soul: soul, Stores: s.stores,
-		Counts: &Counts{}, Started: time.Now(),
+	counts, started := &Counts{}, time.Now()
+	deps := service.Deps{
+		Stderr: logw, Getenv: getenv, Model: s.model, Spans: o.Spans, Soul: soul, Stores: s.stores,
+		Platform:    func(*slog.Logger) (gateway.Transport, service.ChatAPI) { return s.chat, s.chat },
+		ScheduleIDs: ids("s", "schedule", counts), MemoryIDs: ids("m", "memory", counts),
+		StoreNow: storeNow(s.clock, started), LandlockABI: o.LandlockABI,
 		OnHandled: s.onHandled, OnDrop: s.onDrop,
 		Clock: s.clock, OnScheduleRun: s.onScheduleRun, OnSchedulerIdle: s.onSchedulerIdle,
 		OnToolCall: func(name, input, result, outcome string) {
@@ -210,8 +220,9 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 			s.tools.add(len(s.chat.Messages()), golden.ToolLine(name, input, result, outcome))
 		},
 	}
+	s.counts = counts
 	s.life = ctx
-	s.boot = func() (Service, error) { return o.Boot(ctx, cfg, deps) }
+	s.boot = func() (Service, error) { return boot(ctx, cfg, deps) }
 	svc, err := s.boot()
 	if err != nil {
 		s.cleanup()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/schedule"
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -22,7 +23,7 @@ import (
 // twin) as a duplicate, and for a message saying "card" posts an approval
 // card and answers only once someone clicks on it.
 type echoService struct {
-	d      Deps
+	d      service.Deps
 	mu     sync.Mutex
 	seen   map[string]bool
 	clicks chan *pipeline.Event
@@ -37,8 +38,14 @@ func (e *echoService) AddSchedule(context.Context, string, schedule.Request) (sc
 
 func (e *echoService) WakeScheduler() {}
 
+// platform is the simulated platform the runner gave the service.
+func (e *echoService) platform() *platform.Chat {
+	tr, _ := e.d.Platform(nil)
+	return tr.(*platform.Chat)
+}
+
 func (e *echoService) Run(ctx context.Context) error {
-	return e.d.Platform.Run(ctx, func(ev *pipeline.Event) {
+	return e.platform().Run(ctx, func(ev *pipeline.Event) {
 		if strings.Contains(ev.Text, "card") {
 			go e.handle(ctx, ev) // it waits for a click
 			return
@@ -53,7 +60,7 @@ func (e *echoService) handle(ctx context.Context, ev *pipeline.Event) {
 		// As the approval gate does, the click resolves the card before
 		// the turn it releases goes on.
 		done := &pipeline.Card{Kind: "approval", ID: ev.Action.Value, Summary: "deploy", Outcome: "approved by <@" + ev.UserID + ">"}
-		e.d.Platform.Update(ctx, ev.TS, pipeline.Message{ChannelID: ev.ChannelID, Card: done})
+		e.platform().Update(ctx, ev.TS, pipeline.Message{ChannelID: ev.ChannelID, Card: done})
 		e.clicks <- ev
 		return
 	}
@@ -68,7 +75,7 @@ func (e *echoService) handle(ctx context.Context, ev *pipeline.Event) {
 	thread := cmp.Or(ev.ThreadTS, ev.TS)
 	if strings.Contains(ev.Text, "card") {
 		card := &pipeline.Card{Kind: "approval", ID: "ap-" + ev.TS, Summary: "deploy", Actions: []string{pipeline.ActionApprove}}
-		e.d.Platform.Post(ctx, pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: thread, Card: card})
+		e.platform().Post(ctx, pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: thread, Card: card})
 		select {
 		case <-e.clicks:
 			time.Sleep(10 * time.Millisecond) // the turn goes on after the click was handled
@@ -76,12 +83,12 @@ func (e *echoService) handle(ctx context.Context, ev *pipeline.Event) {
 			return
 		}
 	}
-	e.d.Platform.Post(ctx, pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: thread, Text: "answered: " + ev.Text})
+	e.platform().Post(ctx, pipeline.Message{ChannelID: ev.ChannelID, ThreadTS: thread, Text: "answered: " + ev.Text})
 }
 
 func startEcho(t *testing.T, scope Scope, settle time.Duration) *Sim {
 	t.Helper()
-	boot := func(_ context.Context, _ *config.Config, d Deps) (Service, error) {
+	boot := func(_ context.Context, _ *config.Config, d service.Deps) (Service, error) {
 		return &echoService{d: d, seen: map[string]bool{}, clicks: make(chan *pipeline.Event, 1)}, nil
 	}
 	s, err := Start(t.Context(), Options{Boot: boot, LandlockABI: func() int { return 1 }, Soul: []byte("# Sim\n"),

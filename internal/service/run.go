@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"github.com/persona-runtime/agent/internal/httpapi"
 )
 
-// The run loop: what the service does once newService has built it.
+// The run loop: what the service does once New has built it.
 
 // run serves HTTP and runs the gateway until ctx is done, then shuts down:
 // the gateway drains its running turns, sessions close, the store closes.
-func (s *service) run(ctx context.Context) error {
+func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	servers := s.httpServers()
 	httpErr := make(chan error, len(servers))
@@ -94,8 +94,8 @@ func (s *service) run(ctx context.Context) error {
 	return err
 }
 
-// close releases what newService opened, last opened first.
-func (s *service) close(ctx context.Context) {
+// close releases what New opened, last opened first.
+func (s *Service) close(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	for i := len(s.closers) - 1; i >= 0; i-- {

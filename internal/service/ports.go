@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"net/http"
@@ -18,7 +18,7 @@ type httpServer struct {
 // on AGENT_METRICS_PORT (by default the health port, but never the port
 // the chat platform reaches: config.MetricsListenPort). A port of 0 serves
 // nothing.
-func (s *service) httpServers() []httpServer {
+func (s *Service) httpServers() []httpServer {
 	deps := httpapi.Deps{
 		Healthy:      s.store.CheckWritable,
 		Ready:        s.store.Ping,

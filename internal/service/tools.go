@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -16,15 +16,15 @@ import (
 // built-in file and shell tools, the chat, skills and knowledge tool
 // servers, and the external tool servers of mcp.json (mcpConf). secrets
 // are scrubbed from every result of the built-ins.
-func (s *service) newTools(ctx context.Context, d serviceDeps, mcpConf *tools.MCPConfig, secrets []string, chat chatAPI) (*tools.Registry, error) {
+func (s *Service) newTools(ctx context.Context, d Deps, mcpConf *tools.MCPConfig, secrets []string, chat ChatAPI) (*tools.Registry, error) {
 	cfg := s.cfg
-	confine := newConfinement(cfg, d.getenv)
+	confine := newConfinement(cfg, d.Getenv)
 	confiner, err := s.newSandbox(confine)
 	if err != nil {
 		return nil, err
 	}
 	if s.builtins, err = tools.NewBuiltins(tools.BuiltinOptions{Home: cfg.Home, Workspaces: cfg.Workspaces,
-		WorkspacesOnDemand: d.soul != nil,
+		WorkspacesOnDemand: d.Soul != nil,
 		Deny:               confine.Deny, Secrets: secrets, Env: confine.BashEnv, Sandbox: confiner}); err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *service) newTools(ctx context.Context, d serviceDeps, mcpConf *tools.MC
 
 // gitAuthor is the commit identity of the runtime's own commits when git
 // has none: AGENT_GIT_AUTHOR, by default the persona's name.
-func (s *service) gitAuthor() string {
+func (s *Service) gitAuthor() string {
 	if s.cfg.GitAuthor != "" {
 		return s.cfg.GitAuthor
 	}

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -33,19 +33,19 @@ func newConfinement(cfg *config.Config, getenv func(string) string) tools.Confin
 // Bash and the tool servers from AGENT_SANDBOX and AGENT_SANDBOX_NET;
 // it says once what is enforced (a startup line and agent_sandbox_info).
 // The returned Confiner is nil with AGENT_SANDBOX=off.
-func (s *service) newSandbox(c tools.Confinement) (tools.Confiner, error) {
+func (s *Service) newSandbox(c tools.Confinement) (tools.Confiner, error) {
 	if err := sandbox.HardenProcess(); err != nil {
 		return nil, fmt.Errorf("make the runtime non-dumpable: %w", err)
 	}
 	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.Mode(s.cfg.Sandbox), Net: sandbox.Net(s.cfg.SandboxNet),
-		ReadOnly: c.ReadOnly, LandlockABI: kernelLandlock})
+		ReadOnly: c.ReadOnly, LandlockABI: s.landlockABI})
 	if err != nil {
 		return nil, err
 	}
 	st := sb.Status()
 	s.metrics.SandboxInfo.WithLabelValues(st.Labels()...).Set(1)
 	st.Log(s.log)
-	if err := checkBypass(s.cfg, s.persona, st.Mode, st.Landlock); err != nil {
+	if err := CheckBypass(s.cfg, s.persona, st.Mode, st.Landlock); err != nil {
 		return nil, err
 	}
 	s.noBypass = bypassRefusal(st.Mode, st.Landlock)
@@ -58,7 +58,7 @@ func (s *service) newSandbox(c tools.Confinement) (tools.Confiner, error) {
 // mountMCP mounts the external tool servers of conf (the home's mcp.json),
 // each confined by c and confiner; a server that fails to start is logged
 // and skipped by MountMCP.
-func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *tools.MCPConfig, c tools.Confinement, confiner tools.Confiner) error {
+func (s *Service) mountMCP(ctx context.Context, registry *tools.Registry, conf *tools.MCPConfig, c tools.Confinement, confiner tools.Confiner) error {
 	if len(conf.Servers) == 0 {
 		return nil
 	}
@@ -78,7 +78,7 @@ func (s *service) mountMCP(ctx context.Context, registry *tools.Registry, conf *
 // ones the model sees back from there. The files of all threads stay
 // within AGENT_ATTACHMENTS_MAX_GB (s.attachQuota, which prune also keeps
 // to AGENT_ATTACHMENTS_KEEP).
-func (s *service) attachments(chat chatAPI) *tools.Attachments {
+func (s *Service) attachments(chat ChatAPI) *tools.Attachments {
 	a := &tools.Attachments{Workspace: s.builtins.Workspace, Download: chat, TooLarge: gateway.ErrFileTooLarge,
 		SignIn: gateway.ErrFileSignIn, Host: gateway.ErrFileHost, Log: s.log,
 		MaxFiles: s.cfg.MaxAttachments, MaxBytes: int64(s.cfg.MaxAttachmentMB) << 20,

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func replicaID() string {
 }
 
 // joinFleet makes this service a replica when its store is shared.
-func (s *service) joinFleet(ctx context.Context) error {
+func (s *Service) joinFleet(ctx context.Context) error {
 	if !store.IsPostgres(s.cfg.Database()) {
 		return nil
 	}
@@ -81,7 +81,7 @@ func (s *service) joinFleet(ctx context.Context) error {
 // of this replica's own (queued behind, or a dead replica's, taken over by
 // sweep) goes first: this one yields its place in the queue, for at most
 // maxYield.
-func (s *service) lockThread(ctx context.Context, ev *pipeline.Event) (func(), error) {
+func (s *Service) lockThread(ctx context.Context, ev *pipeline.Event) (func(), error) {
 	key, mk := ev.ThreadKey(), inbox.MsgKey(ev)
 	if err := settle(ctx, ev, s.cfg.OrderSettle); err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func settle(ctx context.Context, ev *pipeline.Event, d time.Duration) error {
 // sweep takes over the unfinished events of dead replicas until ctx is
 // done: at once (a replica starting after a crash takes its own old
 // events), then every fleetSweep.
-func (s *service) sweep(ctx context.Context, deliver func(*pipeline.Event)) {
+func (s *Service) sweep(ctx context.Context, deliver func(*pipeline.Event)) {
 	t := time.NewTicker(fleetSweep)
 	defer t.Stop()
 	for {
@@ -177,7 +177,7 @@ func (s *service) sweep(ctx context.Context, deliver func(*pipeline.Event)) {
 // expireThreadApprovals expires the pending approvals of the threads whose
 // events were taken over: the turn that waited for them died with its
 // replica, and the resumed turn asks again.
-func (s *service) expireThreadApprovals(ctx context.Context, entries []store.InboxEntry) {
+func (s *Service) expireThreadApprovals(ctx context.Context, entries []store.InboxEntry) {
 	threads := map[string]bool{}
 	for _, e := range entries {
 		threads[pipeline.ThreadKey(e.ChannelID, e.ThreadTS)] = true
@@ -193,7 +193,7 @@ func (s *service) expireThreadApprovals(ctx context.Context, entries []store.Inb
 // listen carries the other replicas' announcements until ctx is done:
 // decisions on cards whose turns wait here, and /abort of turns running
 // here.
-func (s *service) listen(ctx context.Context) {
+func (s *Service) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := s.fleet.Listen(ctx, func(channel, payload string) {
 			switch channel {
@@ -220,7 +220,7 @@ func (s *service) listen(ctx context.Context) {
 // turn running at another replica is stopped there.
 type fleetEngine struct {
 	commands.Engine
-	s *service
+	s *Service
 }
 
 // Abort stops the thread's turn here, or announces the stop to the
@@ -273,7 +273,7 @@ func (e fleetEngine) AbortOwn(threadKey, userID string) (stopped, running bool) 
 // abortAnnounced stops the turn another replica's /abort names: the
 // thread's ("<key>"), or only when the named person started it
 // ("<key>\n<user>").
-func (s *service) abortAnnounced(payload string) bool {
+func (s *Service) abortAnnounced(payload string) bool {
 	key, user, own := strings.Cut(payload, "\n")
 	if !own {
 		return s.engine.Abort(key)
@@ -283,7 +283,7 @@ func (s *service) abortAnnounced(payload string) bool {
 }
 
 // announceApproval tells the other replicas that approval id was decided.
-func (s *service) announceApproval(ctx context.Context, id string) error {
+func (s *Service) announceApproval(ctx context.Context, id string) error {
 	if err := s.fleet.Notify(ctx, approvalTopic, id); err != nil {
 		return fmt.Errorf("announce approval: %w", err)
 	}

@@ -1,6 +1,7 @@
-package main
+package service
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -18,18 +19,19 @@ const eventsKeep = 7 * 24 * time.Hour
 
 // pruneEvery is how often the settled inbox rows and the old event keys
 // are deleted, at start and then on a timer, so that a service that runs
-// for months does not grow them without end. A variable: tests shorten it.
-var pruneEvery = time.Hour
+// for months does not grow them without end (Deps.PruneEvery: tests
+// shorten it).
+const pruneEvery = time.Hour
 
 // pruneLoop prunes at once, then every pruneEvery until ctx ends. Every
 // replica of a fleet runs it: each prune is a single DELETE of rows older
 // than a cut-off, which two replicas may run together (the second finds
 // nothing left to delete).
-func (s *service) pruneLoop(ctx context.Context) {
+func (s *Service) pruneLoop(ctx context.Context) {
 	if s.cfg.Database() == store.InMemory {
 		return // made by this run (the simulator): nothing is old in it
 	}
-	tick := time.NewTicker(pruneEvery)
+	tick := time.NewTicker(cmp.Or(s.deps.PruneEvery, pruneEvery))
 	defer tick.Stop()
 	for {
 		s.prune(ctx)
@@ -44,7 +46,7 @@ func (s *service) pruneLoop(ctx context.Context) {
 // prune deletes the settled inbox rows older than inbox.Keep, the event
 // keys older than eventsKeep and the attachments older than
 // AGENT_ATTACHMENTS_KEEP.
-func (s *service) prune(ctx context.Context) {
+func (s *Service) prune(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	now := time.Now()

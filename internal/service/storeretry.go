@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -21,23 +21,24 @@ import (
 type storeRetry struct {
 	// pauses are the waits before each new try: len(pauses) retries.
 	pauses []time.Duration
-	log    *slog.Logger
+	// fault, set only by tests (Deps.StoreFault), fails the calls.
+	fault func(op string) error
+	log   *slog.Logger
 }
 
-// storeRetryPauses: SQLite's busy_timeout (5 s) already waited inside the
+// StoreRetryPauses: SQLite's busy_timeout (5 s) already waited inside the
 // failed call, and a Postgres pool reconnects at once; three more tries
 // over 2.6 s cover a failover or a checkpoint, and the event's own
 // timeout (30 min) is far away.
-var storeRetryPauses = []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
-
-// storeFault, set only by tests, fails the stages' store calls: it is
-// asked before each try with the call's name, and its error, when not
-// nil, is the try's. The tests give it errors the database itself made.
-var storeFault func(op string) error
+var StoreRetryPauses = []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
 
 // storeRetry is the retry of the stages' store calls.
-func (s *service) storeRetry() storeRetry {
-	return storeRetry{pauses: storeRetryPauses, log: s.log}
+func (s *Service) storeRetry() storeRetry {
+	pauses := s.deps.StoreRetryPauses
+	if pauses == nil {
+		pauses = StoreRetryPauses
+	}
+	return storeRetry{pauses: pauses, fault: s.deps.StoreFault, log: s.log}
 }
 
 // do runs fn, and again after each pause while it fails transiently and
@@ -45,8 +46,8 @@ func (s *service) storeRetry() storeRetry {
 func (r storeRetry) do(ctx context.Context, op string, fn func() error) error {
 	for attempt := 0; ; attempt++ {
 		var err error
-		if storeFault != nil {
-			err = storeFault(op)
+		if r.fault != nil {
+			err = r.fault(op)
 		}
 		if err == nil {
 			err = fn()

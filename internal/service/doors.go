@@ -1,10 +1,8 @@
-package main
+package service
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -26,20 +24,6 @@ import (
 //   - `/mode bypass` at run time: the command refuses (commands.NoBypass);
 //   - a mode stored by /mode in an earlier run (on another kernel, or with
 //     AGENT_SANDBOX=off): it works as ask (capBypass).
-
-// kernelLandlock probes the kernel's Landlock ABI for the sandbox; nil asks
-// the kernel. Tests set it to play a kernel without Landlock through the
-// real start path.
-var kernelLandlock func() int
-
-// landlockABI is the Landlock ABI of this kernel, through kernelLandlock
-// when a test plays another kernel.
-func landlockABI() int {
-	if kernelLandlock != nil {
-		return kernelLandlock()
-	}
-	return sandbox.LandlockABI()
-}
 
 // bypassRefusal is why no thread may run in bypass under a sandbox of
 // mode and Landlock ABI abi, or "" when bypass may run: the sandbox is
@@ -71,10 +55,10 @@ func bypassSources(cfg *config.Config, p *persona.Persona) []string {
 	return channels
 }
 
-// checkBypass refuses a configuration that puts threads in bypass without
+// CheckBypass refuses a configuration that puts threads in bypass without
 // the kernel sandbox: one line naming what asks for bypass and why it is
 // refused.
-func checkBypass(cfg *config.Config, p *persona.Persona, mode sandbox.Mode, abi int) error {
+func CheckBypass(cfg *config.Config, p *persona.Persona, mode sandbox.Mode, abi int) error {
 	why := bypassRefusal(mode, abi)
 	if why == "" {
 		return nil
@@ -84,34 +68,6 @@ func checkBypass(cfg *config.Config, p *persona.Persona, mode sandbox.Mode, abi 
 		return nil
 	}
 	return fmt.Errorf("%s: %s, or choose another mode", strings.Join(sources, ", "), why)
-}
-
-// diagnoseDoors is doctor's account of SOUL.md's open doors: DMs open to
-// the whole workspace (said, not failed: it may be meant) and a bypass
-// the start would refuse (failed). Nothing is said of a SOUL.md that is
-// missing or does not parse: validate-soul and the start say that.
-func diagnoseDoors(cfg *config.Config) []finding {
-	src, err := os.ReadFile(filepath.Join(cfg.Home, "SOUL.md"))
-	if err != nil {
-		return nil
-	}
-	p, err := persona.Parse("SOUL.md", src)
-	if err != nil {
-		return nil
-	}
-	var out []finding
-	if p.DMOpen() {
-		out = append(out, finding{open: true, text: "SOUL.md: " + persona.OpenDMs})
-	}
-	mode := sandbox.Mode(cfg.Sandbox)
-	abi := 0
-	if mode != sandbox.ModeOff {
-		abi = landlockABI()
-	}
-	if err := checkBypass(cfg, p, mode, abi); err != nil {
-		out = append(out, finding{text: err.Error()})
-	}
-	return out
 }
 
 // capBypass is t, where capped (bypass is refused here) with a bypass

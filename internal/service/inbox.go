@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 // resume runs again what the last run left unfinished (inbox.Resume),
 // once the gateway takes events.
-func (s *service) resume(deliver func(*pipeline.Event)) {
+func (s *Service) resume(deliver func(*pipeline.Event)) {
 	if s.cfg.Database() == store.InMemory {
 		return // made by this run (the simulator): nothing from an earlier one
 	}

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 // What the person who clicked a feedback button is told, only them.
 const (
-	msgFeedbackGood = "Thanks — noted as a good answer."
-	msgFeedbackBad  = "Thanks — noted as a bad answer. Tell me in the thread what went wrong and I'll take it into account."
+	MsgFeedbackGood = "Thanks — noted as a good answer."
+	MsgFeedbackBad  = "Thanks — noted as a bad answer. Tell me in the thread what went wrong and I'll take it into account."
 )
 
 // feedbackActions takes the clicks on the feedback buttons of final
@@ -32,7 +32,7 @@ const (
 type feedbackActions struct {
 	next  pipeline.Actions
 	store *store.Store
-	chat  chatAPI
+	chat  ChatAPI
 	votes *prometheus.CounterVec // agent_reply_feedback_total{value}
 	log   *slog.Logger
 }
@@ -58,9 +58,9 @@ func (f feedbackActions) Click(ctx context.Context, ev *pipeline.Event, a pipeli
 	}
 	f.log.InfoContext(ctx, "reply feedback", "channel_id", ev.ChannelID, "message_ts", ev.Action.MessageTS,
 		"user_id", ev.UserID, "value", value, "previous", previous)
-	msg := msgFeedbackGood
+	msg := MsgFeedbackGood
 	if value == pipeline.FeedbackBad {
-		msg = msgFeedbackBad
+		msg = MsgFeedbackBad
 	}
 	return f.chat.PostEphemeral(ctx, ev.ChannelID, ev.ThreadTS, ev.UserID, msg)
 }

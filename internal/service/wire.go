@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -33,13 +33,13 @@ import (
 	"github.com/persona-runtime/agent/pkg/tools"
 )
 
-// newService builds the service from cfg: logger, tracing, store, persona,
+// New builds the service from cfg: logger, tracing, store, persona,
 // metrics, chat API, model, sessions, tools, agent and the pipeline. The
 // platform is a parameter so that the simulator can swap it; `agent start`
 // passes socket mode and the Web API.
-func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *service, err error) {
-	s := &service{cfg: cfg, started: time.Now(), clock: d.clock, onScheduleRun: d.onScheduleRun,
-		memoryIDs: d.memoryIDs}
+func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error) {
+	s := &Service{cfg: cfg, started: time.Now(), clock: d.Clock, onScheduleRun: d.OnScheduleRun,
+		memoryIDs: d.MemoryIDs, landlockABI: d.LandlockABI, deps: d}
 	defer func() {
 		if err != nil {
 			s.close(context.Background())
@@ -47,39 +47,39 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}()
 	// mcp.json first: the credentials its tool servers are given are
 	// scrubbed from everything the runtime says, its logs included.
-	mcpConf, err := tools.LoadMCPConfig(filepath.Join(cfg.Home, "mcp.json"), d.getenv)
+	mcpConf, err := tools.LoadMCPConfig(filepath.Join(cfg.Home, "mcp.json"), d.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	secrets := append(cfg.Secrets(), mcpConf.Secrets()...)
-	s.log = telemetry.NewLogger(d.stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), secrets...)
+	s.log = telemetry.NewLogger(d.Stderr, cfg.LogFormat, telemetry.ParseLevel(cfg.LogLevel), secrets...)
 	if cfg.Database() != store.InMemory { // not the simulator's scenarios: a service of its own
-		applyMemoryLimit(d.getenv, os.ReadFile, s.log)
+		applyMemoryLimit(d.Getenv, os.ReadFile, s.log)
 	}
-	transport, chat := d.platform(s.log)
+	transport, chat := d.Platform(s.log)
 	if in, ok := transport.(interface{ Routes(chi.Router) }); ok {
 		s.ingress = in.Routes
 	}
 
-	tp, shutdown, err := telemetry.Setup(ctx, Name, Version, d.getenv, d.stderr, d.spans...)
+	tp, shutdown, err := telemetry.Setup(ctx, Name, Version, d.Getenv, d.Stderr, d.Spans...)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	s.tp, s.tracer = tp, tp.Tracer("github.com/persona-runtime/agent")
 	s.closers = append(s.closers, shutdown)
 
-	if d.soul == nil {
-		if seeded, err := seedSoul(cfg.Home); err != nil {
+	if d.Soul == nil {
+		if seeded, err := SeedSoul(cfg.Home); err != nil {
 			return nil, err
 		} else if seeded {
 			s.log.Warn("seeded a starter SOUL.md: fill in its placeholders, then start again", "path", filepath.Join(cfg.Home, "SOUL.md"))
 		}
 	}
-	if d.stores != nil && cfg.Database() == store.InMemory {
-		if s.store, err = d.stores.Get(ctx, store.Options{Logger: s.log, Now: d.storeNow}); err != nil {
+	if d.Stores != nil && cfg.Database() == store.InMemory {
+		if s.store, err = d.Stores.Get(ctx, store.Options{Logger: s.log, Now: d.StoreNow}); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
-		s.closers = append(s.closers, func(ctx context.Context) error { return d.stores.Put(ctx, s.store) })
+		s.closers = append(s.closers, func(ctx context.Context) error { return d.Stores.Put(ctx, s.store) })
 	} else {
 		if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log}); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
@@ -94,11 +94,11 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		sm.SetConnectedGauge(s.metrics.SocketGauge()) // agent_socket_connected, socket mode only
 	}
 	llmMetrics := &llm.Metrics{Requests: s.metrics.ModelRequests, Tokens: s.metrics.ModelTokens, Duration: s.metrics.ModelDuration}
-	x, err := newExtractor(cfg, s.log, s.tracer, llmMetrics)
+	x, err := NewExtractor(cfg, s.log, s.tracer, llmMetrics)
 	if err != nil {
 		return nil, err
 	}
-	if s.persona, err = loadPersona(ctx, filepath.Join(cfg.Home, "SOUL.md"), d.soul, s.store, x, s.log); err != nil {
+	if s.persona, err = loadPersona(ctx, filepath.Join(cfg.Home, "SOUL.md"), d.Soul, s.store, x, s.log); err != nil {
 		return nil, err
 	}
 
@@ -108,8 +108,8 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	s.redactor = redact.New(secrets, patterns)
 
-	if d.preflight != nil {
-		if err := d.preflight(ctx, s.log); err != nil {
+	if d.Preflight != nil {
+		if err := d.Preflight(ctx, s.log); err != nil {
 			return nil, err
 		}
 	}
@@ -118,7 +118,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 	s.log.Info("chat identity", "bot_user_id", s.self.UserID, "bot_id", s.self.BotID, "team_id", s.self.TeamID)
 
-	var model agent.Model = d.model
+	var model agent.Model = d.Model
 	if model == nil {
 		client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OAuthToken: cfg.OAuthToken, Model: cfg.Model},
 			s.log, s.tracer, llmMetrics)
@@ -155,7 +155,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}
 
-	s.schedBook = s.newScheduleBook(chat, d.scheduleIDs)
+	s.schedBook = s.newScheduleBook(chat, d.ScheduleIDs)
 	registry, err := s.newTools(ctx, d, mcpConf, secrets, chat)
 	if err != nil {
 		return nil, err
@@ -186,9 +186,9 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
-		OnToolCall: s.toolObserver(d.onToolCall),
+		OnToolCall: s.toolObserver(d.OnToolCall),
 		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
-		FirstTurn: s.memories().FirstTurn, Now: d.storeNow,
+		FirstTurn: s.memories().FirstTurn, Now: d.StoreNow,
 	})
 	if err != nil {
 		return nil, err
@@ -207,26 +207,26 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
 		Sessions: chat.SetSessionStatus, Schedules: s.schedBook, Mutes: s.store, Models: models, Now: s.now,
 		Memory: memory.Commands{M: s.memories()}}
-	s.onDrop = d.onDrop
+	s.onDrop = d.OnDrop
 	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
 	s.wireSchedules()
 	s.handler = s.chain(engine, clicks, commands, prompts, chat)
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
 		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})
-	gwConfig := gateway.Config{OnHandled: s.onHandled(d.onHandled), Inbox: s.inbox, OnStart: s.startThenResume,
+	gwConfig := gateway.Config{OnHandled: s.onHandled(d.OnHandled), Inbox: s.inbox, OnStart: s.startThenResume,
 		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.lockThread
 	}
 	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gwConfig)
-	if err := s.newScheduler(d.onSchedulerIdle); err != nil {
+	if err := s.newScheduler(d.OnSchedulerIdle); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // chain assembles the pipeline: the stages in the order of the design.
-func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, home pipeline.Home,
+func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, commands pipeline.Commands, home pipeline.Home,
 	chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
@@ -247,7 +247,7 @@ func (s *service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 
 // toolObserver adapts f (nil: none) to the engine's OnToolCall, redacting
 // what it is shown.
-func (s *service) toolObserver(f func(name, input, result, outcome string)) func(string, json.RawMessage, tools.Result, string) {
+func (s *Service) toolObserver(f func(name, input, result, outcome string)) func(string, json.RawMessage, tools.Result, string) {
 	if f == nil {
 		return nil
 	}
@@ -262,7 +262,7 @@ const closeSessionTimeout = 10 * time.Second
 
 // closeAgentSession is the sessions' OnIdle: the thread's agent session
 // on the platform closes with it.
-func closeAgentSession(chat chatAPI, log *slog.Logger) func(ctx context.Context, threadKey string) {
+func closeAgentSession(chat ChatAPI, log *slog.Logger) func(ctx context.Context, threadKey string) {
 	return func(ctx context.Context, threadKey string) {
 		channel, root, ok := strings.Cut(threadKey, ":")
 		if !ok || root == "" {

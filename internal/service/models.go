@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 
 // newModels is what /model chooses from: AGENT_MODELS, the service's model
 // (service) first.
-func (s *service) newModels(service string) *commands.Models {
+func (s *Service) newModels(service string) *commands.Models {
 	return &commands.Models{Store: s.store, Choices: s.cfg.ModelChoices(service)}
 }
 
@@ -20,7 +20,7 @@ func (s *service) newModels(service string) *commands.Models {
 // /model (or its channel), else "" for the service's. A store that cannot
 // be read leaves the turn on the service's model, logged: the turn still
 // answers.
-func (s *service) threadModel(models *commands.Models) func(ctx context.Context, t *pipeline.Turn) string {
+func (s *Service) threadModel(models *commands.Models) func(ctx context.Context, t *pipeline.Turn) string {
 	return func(ctx context.Context, t *pipeline.Turn) string {
 		m, err := models.Current(ctx, t.Event.ThreadKey(), pipeline.ThreadKey(t.Event.ChannelID, ""))
 		if err != nil {
@@ -33,13 +33,13 @@ func (s *service) threadModel(models *commands.Models) func(ctx context.Context,
 
 // serviceMutes is the drop stage's pipeline.Mutes: the store's mutes read
 // at the service's clock (the simulator's, which its scenarios move).
-type serviceMutes struct{ s *service }
+type serviceMutes struct{ s *Service }
 
 func (m serviceMutes) Muted(ctx context.Context, userID, threadKey, channelKey string) (bool, bool, error) {
 	return m.s.store.Muted(ctx, userID, threadKey, channelKey, m.s.now())
 }
 
 // now is the service's clock: the simulator's when it set one.
-func (s *service) now() time.Time {
+func (s *Service) now() time.Time {
 	return cmp.Or[clock.Clock](s.clock, clock.System).Now()
 }

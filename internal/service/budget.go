@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"cmp"
@@ -16,8 +16,8 @@ import (
 // the others, AGENT_MODELS, weighed by price), days ending at midnight in
 // AGENT_TZ (UTC without it) on the service's clock, the raise card through
 // the approval gate.
-func (s *service) newBudget(gate *approval.Gate, models []string) (*budget.Guard, error) {
-	prices, err := loadPrices(s.cfg.Prices, models[0])
+func (s *Service) newBudget(gate *approval.Gate, models []string) (*budget.Guard, error) {
+	prices, err := LoadPrices(s.cfg.Prices, models[0])
 	if err != nil {
 		return nil, err
 	}
@@ -34,9 +34,9 @@ func (s *service) newBudget(gate *approval.Gate, models []string) (*budget.Guard
 	return g, g.Check()
 }
 
-// loadPrices is the price table: AGENT_PRICES (path) over the known
+// LoadPrices is the price table: AGENT_PRICES (path) over the known
 // prices, budgets counting in tokens of the service's model.
-func loadPrices(path, service string) (*budget.Prices, error) {
+func LoadPrices(path, service string) (*budget.Prices, error) {
 	prices := budget.DefaultPrices()
 	if path != "" {
 		var err error

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"cmp"
@@ -25,7 +25,7 @@ import (
 // scheduleRuns is the scheduler's Runner and the agent stage's
 // ScheduleGate.
 type scheduleRuns struct {
-	s *service
+	s *Service
 
 	mu      sync.Mutex
 	running map[string]int // schedule id → its runs this replica has not finished
@@ -37,7 +37,7 @@ var (
 	_ pipeline.ScheduleGate = (*scheduleRuns)(nil)
 )
 
-func newScheduleRuns(s *service) *scheduleRuns {
+func newScheduleRuns(s *Service) *scheduleRuns {
 	return &scheduleRuns{s: s, running: map[string]int{}}
 }
 
@@ -314,7 +314,7 @@ func pausedText(manager string, sc schedule.Schedule, why string) string {
 // gate (before the chain, which routes runs to the gate), and the
 // scheduler (after the gateway, which runs are delivered to). Run starts
 // the scheduler once the gateway takes events (startSchedules).
-func (s *service) wireSchedules() {
+func (s *Service) wireSchedules() {
 	s.clock = cmp.Or[clock.Clock](s.clock, clock.System)
 	s.schedules = newScheduleRuns(s)
 }
@@ -322,7 +322,7 @@ func (s *service) wireSchedules() {
 // newScheduler builds the scheduler over the service's store, clock and
 // runs; every replica runs its own, and the store's claim runs each due
 // time once among them.
-func (s *service) newScheduler(idle func(time.Time)) error {
+func (s *Service) newScheduler(idle func(time.Time)) error {
 	sch, err := schedule.NewScheduler(schedule.Deps{Store: s.store, Runner: s.schedules, Clock: s.clock,
 		Window: s.cfg.ScheduleCatchUp, Metrics: s.metrics, Logger: s.log.With("component", "schedule"), Idle: idle})
 	if err != nil {
@@ -337,7 +337,7 @@ func (s *service) newScheduler(idle func(time.Time)) error {
 
 // onHandled observes the gateway for the runs, then calls next (nil:
 // none).
-func (s *service) onHandled(next func(*pipeline.Event, error)) func(*pipeline.Event, error) {
+func (s *Service) onHandled(next func(*pipeline.Event, error)) func(*pipeline.Event, error) {
 	return func(ev *pipeline.Event, err error) {
 		s.schedules.handled(ev)
 		if next != nil {
@@ -350,13 +350,13 @@ func (s *service) onHandled(next func(*pipeline.Event, error)) func(*pipeline.Ev
 // events, the scheduler starts (runs delivered before would be refused),
 // and what the last run left unfinished is resumed. A resumed run is
 // known busy all the same: the inbox holds it unfinished.
-func (s *service) startThenResume(deliver func(*pipeline.Event)) {
+func (s *Service) startThenResume(deliver func(*pipeline.Event)) {
 	s.startSchedules(s.runContext())
 	s.resume(deliver)
 }
 
 // startSchedules runs the scheduler until ctx is done (run waits for it).
-func (s *service) startSchedules(ctx context.Context) {
+func (s *Service) startSchedules(ctx context.Context) {
 	s.schedWG.Add(1)
 	go func() {
 		defer s.schedWG.Done()
@@ -368,7 +368,7 @@ func (s *service) startSchedules(ctx context.Context) {
 
 // runContext is the service's life (run's context), or Background before
 // it runs.
-func (s *service) runContext() context.Context {
+func (s *Service) runContext() context.Context {
 	if s.runCtx != nil {
 		return s.runCtx
 	}

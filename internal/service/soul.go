@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -23,9 +23,9 @@ import (
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
-// seedSoul writes the starter SOUL.md scaffold under home when there is no
+// SeedSoul writes the starter SOUL.md scaffold under home when there is no
 // SOUL.md yet. It reports whether it wrote one.
-func seedSoul(home string) (bool, error) {
+func SeedSoul(home string) (bool, error) {
 	path := filepath.Join(home, "SOUL.md")
 	if _, err := os.Stat(path); err == nil {
 		return false, nil
@@ -42,13 +42,13 @@ func seedSoul(home string) (bool, error) {
 }
 
 // extractor fills what the parser could not find (AGENT_SOUL_EXTRACT=model).
-type extractor struct {
+type Extractor struct {
 	model soulx.Model
 	name  string // the model id
 }
 
 // extract runs the opt-in model extraction; a nil extractor changes nothing.
-func (x *extractor) extract(ctx context.Context, src []byte, p *persona.Persona, log *slog.Logger, path string) (*persona.Persona, error) {
+func (x *Extractor) Extract(ctx context.Context, src []byte, p *persona.Persona, log *slog.Logger, path string) (*persona.Persona, error) {
 	if x == nil {
 		return p, nil
 	}
@@ -64,7 +64,7 @@ func (x *extractor) extract(ctx context.Context, src []byte, p *persona.Persona,
 
 // cacheKey keys the persona cache: the parser's version, the extraction's
 // (when on) and the file's content hash.
-func (x *extractor) cacheKey(src []byte) string {
+func (x *Extractor) cacheKey(src []byte) string {
 	key := "soul:" + persona.ParserVersion
 	if x != nil {
 		key += ":x" + soulx.Version + ":" + x.name
@@ -81,7 +81,7 @@ var parsedSouls sync.Map
 // loadPersona reads and parses SOUL.md, through the store's extraction
 // cache keyed by the file's content hash and the parser's (and extraction's)
 // version. A persona that lacks required fields is an error.
-func loadPersona(ctx context.Context, path string, src []byte, st *store.Store, x *extractor, log *slog.Logger) (*persona.Persona, error) {
+func loadPersona(ctx context.Context, path string, src []byte, st *store.Store, x *Extractor, log *slog.Logger) (*persona.Persona, error) {
 	var err error
 	if src == nil {
 		if src, err = os.ReadFile(path); err != nil {
@@ -109,7 +109,7 @@ func loadPersona(ctx context.Context, path string, src []byte, st *store.Store, 
 		if p, err = persona.Parse(path, src); err != nil {
 			return nil, err
 		}
-		if p, err = x.extract(ctx, src, p, log, path); err != nil {
+		if p, err = x.Extract(ctx, src, p, log, path); err != nil {
 			return nil, err
 		}
 		data, err := json.Marshal(p)
@@ -131,9 +131,9 @@ func loadPersona(ctx context.Context, path string, src []byte, st *store.Store, 
 	return p, nil
 }
 
-// newExtractor returns the SOUL.md model extractor when
+// NewExtractor returns the SOUL.md model extractor when
 // AGENT_SOUL_EXTRACT=model, else nil (no model is called at boot).
-func newExtractor(cfg *config.Config, log *slog.Logger, tracer trace.Tracer, m *llm.Metrics) (*extractor, error) {
+func NewExtractor(cfg *config.Config, log *slog.Logger, tracer trace.Tracer, m *llm.Metrics) (*Extractor, error) {
 	if cfg.SoulExtract != "model" {
 		return nil, nil
 	}
@@ -141,7 +141,7 @@ func newExtractor(cfg *config.Config, log *slog.Logger, tracer trace.Tracer, m *
 	if err != nil {
 		return nil, fmt.Errorf("soul extraction model: %w", err)
 	}
-	return &extractor{model: client, name: client.Model()}, nil
+	return &Extractor{model: client, name: client.Model()}, nil
 }
 
 // redactPatterns are the persona's redaction patterns, compiled.

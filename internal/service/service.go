@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -21,7 +21,6 @@ import (
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/schedule"
-	"github.com/persona-runtime/agent/internal/sim/runner"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/gateway"
@@ -31,8 +30,8 @@ import (
 	"github.com/persona-runtime/agent/pkg/tools"
 )
 
-// chatAPI is what the service needs of the chat platform's Web API.
-type chatAPI interface {
+// ChatAPI is what the service needs of the chat platform's Web API.
+type ChatAPI interface {
 	pipeline.Poster
 	PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error
 	Upload(ctx context.Context, u pipeline.Upload) error
@@ -48,8 +47,8 @@ type chatAPI interface {
 	agentview.Chat
 }
 
-// service is the running runtime: everything `agent start` builds.
-type service struct {
+// Service is the running runtime: everything `agent start` builds.
+type Service struct {
 	cfg      *config.Config
 	log      *slog.Logger
 	tp       *sdktrace.TracerProvider
@@ -63,7 +62,7 @@ type service struct {
 	handler  pipeline.Handler
 	gate     *approval.Gate
 	builtins *tools.Builtins
-	chat     chatAPI
+	chat     ChatAPI
 	onDrop   func(ev *pipeline.Event, reason string)
 	skills   *tools.Skills
 	inbox    *inbox.Recorder
@@ -88,8 +87,8 @@ type service struct {
 	// (schedules.go); the scheduler sets its Notify and Now.
 	schedBook *commands.Schedules
 
-	// clock is the service's clock for what waits on it (the scheduler);
-	// the simulator's moves only when told (serviceDeps.clock).
+	// Clock is the service's clock for what waits on it (the scheduler);
+	// the simulator's moves only when told (Deps.Clock).
 	clock clock.Clock
 	// scheduler is the single timer of scheduled work: call its Notify
 	// after a schedule is created, removed, paused or resumed.
@@ -98,63 +97,97 @@ type service struct {
 	// (schedule_run.go).
 	schedules *scheduleRuns
 	schedWG   sync.WaitGroup
-	// onScheduleRun: serviceDeps.onScheduleRun.
+	// OnScheduleRun: Deps.OnScheduleRun.
 	onScheduleRun func(ev *pipeline.Event)
 	// memory is memory across threads (memory.go); memoryIDs:
-	// serviceDeps.memoryIDs.
+	// Deps.MemoryIDs.
 	memory    *memory.Memories
 	memoryIDs func() string
+	// landlockABI: Deps.LandlockABI.
+	landlockABI func() int
+	// deps are the dependencies New was given.
+	deps Deps
 
 	closers []func(context.Context) error
 }
 
-// platform connects the service to a chat platform: the transport events
+// Platform connects the service to a chat platform: the transport events
 // come from and the API replies go to.
-type platform func(log *slog.Logger) (gateway.Transport, chatAPI)
+type Platform func(log *slog.Logger) (gateway.Transport, ChatAPI)
 
-// serviceDeps are what newService takes besides the config.
-type serviceDeps struct {
-	stderr   io.Writer
-	getenv   func(string) string
-	platform platform
-	// model replaces the Messages API client (the simulator's stub).
-	model agent.Model
-	// preflight, when set, checks the credentials with the platform and
+// Deps are what New takes besides the config.
+type Deps struct {
+	Stderr   io.Writer
+	Getenv   func(string) string
+	Platform Platform
+	// Model replaces the Messages API client (the simulator's stub).
+	Model agent.Model
+	// Preflight, when set, checks the credentials with the platform and
 	// the provider before the service connects (`agent start`, `dev`).
-	preflight func(ctx context.Context, log *slog.Logger) error
-	// spans are span processors added to the tracer provider (--trace).
-	spans []sdktrace.SpanProcessor
-	// onToolCall observes every tool call, its input and result redacted
+	Preflight func(ctx context.Context, log *slog.Logger) error
+	// Spans are span processors added to the tracer provider (--trace).
+	Spans []sdktrace.SpanProcessor
+	// OnToolCall observes every tool call, its input and result redacted
 	// (the simulator's transcripts).
-	onToolCall func(name, input, result, outcome string)
-	// onHandled and onDrop observe the gateway (the simulator's waits).
-	onHandled func(ev *pipeline.Event, err error)
-	onDrop    func(ev *pipeline.Event, reason string)
-	// stores, when set, gives the in-memory database (the simulator's
+	OnToolCall func(name, input, result, outcome string)
+	// OnHandled and OnDrop observe the gateway (the simulator's waits).
+	OnHandled func(ev *pipeline.Event, err error)
+	OnDrop    func(ev *pipeline.Event, reason string)
+	// Stores, when set, gives the in-memory database (the simulator's
 	// scenarios: one emptied by the scenario before, with its parsed
 	// schema and prepared statements; after a restart the one it had) and
 	// takes it back at close.
-	stores runner.Stores
-	// scheduleIDs, when set, makes the new schedules' ids (the
+	Stores Stores
+	// ScheduleIDs, when set, makes the new schedules' ids (the
 	// simulator's: the same at every run, so that a scenario can name one).
-	scheduleIDs func() string
-	// soul, when set, is the SOUL.md, and the home is made only when
+	ScheduleIDs func() string
+	// Soul, when set, is the SOUL.md, and the home is made only when
 	// something is written there (the simulator's scenarios): nothing is
 	// read from it or seeded in it at start.
-	soul []byte
-	// clock, when set, is the service's clock (the simulator's, moved by
+	Soul []byte
+	// Clock, when set, is the service's clock (the simulator's, moved by
 	// its advance step); nil: the real one.
-	clock clock.Clock
-	// onScheduleRun is told of each scheduled run before its delivery,
-	// onSchedulerIdle each time the scheduler sleeps (the simulator's
+	Clock clock.Clock
+	// OnScheduleRun is told of each scheduled run before its delivery,
+	// OnSchedulerIdle each time the scheduler sleeps (the simulator's
 	// waits).
-	onScheduleRun   func(ev *pipeline.Event)
-	onSchedulerIdle func(until time.Time)
-	// memoryIDs, when set, makes the new memories' ids, and storeNow is
+	OnScheduleRun   func(ev *pipeline.Event)
+	OnSchedulerIdle func(until time.Time)
+	// MemoryIDs, when set, makes the new memories' ids, and StoreNow is
 	// the clock that stamps what is stored (the database's rows, the
 	// history's messages): the simulator's, so that a scenario can name a
 	// memory and its golden file holds the dates recall and /memory say.
 	// Nil: random ids, the real time.
-	memoryIDs func() string
-	storeNow  func() time.Time
+	MemoryIDs func() string
+	StoreNow  func() time.Time
+	// LandlockABI, when set, is the kernel's Landlock ABI as the sandbox
+	// sees it (a test playing a kernel without Landlock); nil asks the
+	// kernel.
+	LandlockABI func() int
+	// StoreRetryPauses, when set, are the pauses between the tries of the
+	// stages' store calls (StoreRetryPauses by default), and StoreFault,
+	// set only by tests, is asked before each try with the call's name:
+	// its error, when not nil, is the try's.
+	StoreRetryPauses []time.Duration
+	StoreFault       func(op string) error
+	// PruneEvery, when set, is how often the old inbox rows, event keys
+	// and attachments are pruned (an hour).
+	PruneEvery time.Duration
 }
+
+// Stores gives the service its database and takes it back when the
+// service closes (store.InMemoryPool's methods: the simulator's scenarios).
+type Stores interface {
+	Get(ctx context.Context, opts store.Options) (*store.Store, error)
+	Put(ctx context.Context, s *store.Store) error
+}
+
+// Config is the configuration the service runs with.
+func (s *Service) Config() *config.Config { return s.cfg }
+
+// Replicated reports whether the service shares its store with other
+// replicas (a fleet, on Postgres).
+func (s *Service) Replicated() bool { return s.fleet != nil }
+
+// Workspace is the workspace of a thread, made if it does not exist yet.
+func (s *Service) Workspace(threadKey string) (string, error) { return s.builtins.Workspace(threadKey) }

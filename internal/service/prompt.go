@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 // prompt is the system prompt of a turn: the runtime baseline and the
 // persona (static, identical for every turn), then the thread's part.
-func (s *service) prompt(t *pipeline.Turn) (static, thread string) {
+func (s *Service) prompt(t *pipeline.Turn) (static, thread string) {
 	static = persona.BaselinePrompt() + "\n\n" + s.persona.Prompt()
 	// Skills are discovered on every message (stat-based), so an edit
 	// applies on the next turn; they change rarely, so they stay in the

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // holding messages it has not seen, those messages (AGENT_CONTEXT_MESSAGES
 // of them at most), with their authors' roles from the persona, redacted
 // like every inbound message, and marks them seen in the store.
-func (s *service) threadContext(chat chatAPI) *pipeline.ThreadContext {
+func (s *Service) threadContext(chat ChatAPI) *pipeline.ThreadContext {
 	return &pipeline.ThreadContext{Reader: chat, People: s.persona, Marks: s.store, Redact: s.redactor.Redact,
 		Self: func() pipeline.Identity { return s.self }, Max: s.cfg.ContextMessages, Unheard: s.unheard}
 }
@@ -20,7 +20,7 @@ func (s *service) threadContext(chat chatAPI) *pipeline.ThreadContext {
 // muted now (/ignore) and not the manager or the backup, whom mutes never
 // apply to. The read tools and a thread's unseen messages leave theirs
 // out.
-func (s *service) unheard(ctx context.Context, userID string) (bool, error) {
+func (s *Service) unheard(ctx context.Context, userID string) (bool, error) {
 	switch {
 	case s.persona.IsBlocked(userID):
 		return true, nil
