@@ -1,6 +1,8 @@
-// Command agent is the persona agent runtime: one binary with the service
-// (start, dev) and the operator commands (manifest, validate-soul, version,
-// ...). See the README for the configuration.
+// Command agent is the persona agent runtime's command line: one binary
+// with the service (start, dev: built and run by internal/service) and the
+// operator commands (manifest, validate-soul, usage, sim, version, ...).
+// It holds flags, output and exit codes, not behaviour. See the README for
+// the configuration.
 package main
 
 import (
