@@ -230,7 +230,7 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 	chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := retryThreads{capBypass(s.store, s.noBypass != ""), s.storeRetry()}
+	threads := retryThreads{s.store, s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
@@ -238,7 +238,7 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 			Mutes: serviceMutes{s}, Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
-		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),
+		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.ModeRules{Default: pipeline.Mode(s.cfg.DefaultMode), NoBypass: s.noBypass}),
 		pipeline.NewSession(s.tracer, m, s.sessions),
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands, home, pipeline.WithSchedules(s.schedules)),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
