@@ -61,9 +61,8 @@ func helperKillScenario(t *testing.T, user int) {
 	if abi == 0 {
 		t.Skip("the kernel has no Landlock: the abuse suite needs it (AGENT_SANDBOX=required)")
 	}
-	kernelLandlock = func() int { return min(abi, 5) }
-	t.Cleanup(func() { kernelLandlock = nil })
 	h := newHarness(t, rulesSoul)
+	h.landlock = func() int { return min(abi, 5) }
 	h.env["AGENT_DEFAULT_MODE"] = "bypass"
 	h.env["AGENT_SANDBOX"] = "required"
 	h.env["PATH"] = os.Getenv("PATH")

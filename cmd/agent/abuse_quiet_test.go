@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	replyfeedback "github.com/persona-runtime/agent/internal/feedback"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/store"
@@ -279,13 +280,13 @@ func TestAbuseRepeatedVoteCountsOnce(t *testing.T) {
 			t.Fatalf("vote %d not acknowledged: %v", want, err)
 		}
 	}
-	vote("good", service.MsgFeedbackGood)
-	vote("good", service.MsgFeedbackGood)
-	vote("good", service.MsgFeedbackGood)
+	vote("good", replyfeedback.MsgGood)
+	vote("good", replyfeedback.MsgGood)
+	vote("good", replyfeedback.MsgGood)
 	if got := h.metric(`agent_reply_feedback_total{value="good"}`); got != 1 {
 		t.Errorf("three same votes counted %v, want 1", got)
 	}
-	vote("bad", service.MsgFeedbackBad)
+	vote("bad", replyfeedback.MsgBad)
 	if good, bad := h.metric(`agent_reply_feedback_total{value="good"}`), h.metric(`agent_reply_feedback_total{value="bad"}`); good != 1 || bad != 1 {
 		t.Errorf("after a changed vote: good %v, bad %v; want 1 and 1", good, bad)
 	}

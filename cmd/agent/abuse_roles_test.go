@@ -223,7 +223,9 @@ func (h *harness) refusedStart() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"start"}, h.getenv, strings.NewReader(""), io.Discard, h.logs) }()
+	c := &cli{getenv: h.getenv, args: []string{"start"}, streams: streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: h.logs},
+		serviceDeps: h.deps, landlock: h.landlock}
+	go func() { done <- c.run(ctx) }()
 	deadline := time.After(20 * time.Second)
 	for {
 		select {
@@ -242,18 +244,13 @@ func (h *harness) refusedStart() error {
 	}
 }
 
-// noLandlock plays a kernel without Landlock for the rest of the test.
-func noLandlock(t *testing.T) {
-	t.Helper()
-	kernelLandlock = func() int { return 0 }
-	t.Cleanup(func() { kernelLandlock = nil })
-}
+// noLandlock is the Landlock probe of a kernel without Landlock.
+func noLandlock() int { return 0 }
 
 // bypass with no kernel sandbox (AGENT_SANDBOX=auto on a kernel without
 // Landlock) refuses to start, whichever way the configuration asks for it,
 // with one line; AGENT_SANDBOX=off, said on purpose, starts.
 func TestAbuseBypassWithoutLandlockRefused(t *testing.T) {
-	noLandlock(t)
 	const why = "bypass needs the kernel sandbox and this kernel has no Landlock (AGENT_SANDBOX=auto): " +
 		"set AGENT_SANDBOX=off to run bypass unconfined on purpose, or choose another mode"
 	for _, tc := range []struct {
@@ -268,6 +265,7 @@ func TestAbuseBypassWithoutLandlockRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.soul)
+			h.landlock = noLandlock
 			h.env["AGENT_DEFAULT_MODE"] = tc.mode
 			err := h.refusedStart()
 			line := tc.source + ": " + why
@@ -277,7 +275,7 @@ func TestAbuseBypassWithoutLandlockRefused(t *testing.T) {
 			if h.slack.Connections() != 0 {
 				t.Fatal("the refused service connected to the platform")
 			}
-			out, _, code := runCLI(t, h.env, "doctor")
+			out, _, code := h.runCLI("doctor")
 			if code == 0 || !strings.Contains(out, "FAIL  "+line+"\n") {
 				t.Errorf("doctor exit %d:\n%s\nwant the line FAIL  %s", code, out, line)
 			}
@@ -305,7 +303,7 @@ func TestAbuseBypassWithoutLandlockAtRunTime(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	noLandlock(t)
+	h.landlock = noLandlock
 	delete(h.env, "AGENT_SANDBOX")
 	h.start()
 	h.send(fake.Message{User: "U0MGR", Channel: "C0TEAM", TS: "900.2", ThreadTS: "900.1", Text: "/mode"})
@@ -320,8 +318,7 @@ func TestAbuseBypassWithoutLandlockAtRunTime(t *testing.T) {
 // starts, its scripted command unconfined on purpose (AGENT_SANDBOX=off);
 // a live model's shared configuration in bypass is refused like a start.
 func TestAbuseBypassWithoutLandlockSim(t *testing.T) {
-	noLandlock(t)
-	w, err := startSim(t.Context(), runner.Options{Soul: []byte(testSoul), Behaviour: "events"})
+	w, err := startSim(t.Context(), runner.Options{Soul: []byte(testSoul), Behaviour: "events", LandlockABI: noLandlock})
 	if err != nil {
 		t.Fatalf("the stub world did not start without Landlock: %v", err)
 	}
@@ -332,7 +329,7 @@ func TestAbuseBypassWithoutLandlockSim(t *testing.T) {
 
 	cfg := &config.Config{DefaultMode: "bypass", AutoAllowTools: config.DefaultAutoAllowTools, IdleMinutes: config.DefaultIdleMinutes,
 		MaxTurns: config.DefaultMaxTurns, PackageRunner: config.DefaultPackageRunner, LogLevel: "warn", Sandbox: "auto"}
-	if w, err := startSim(t.Context(), runner.Options{Soul: []byte(testSoul), Behaviour: "reply", Config: cfg}); err == nil {
+	if w, err := startSim(t.Context(), runner.Options{Soul: []byte(testSoul), Behaviour: "reply", Config: cfg, LandlockABI: noLandlock}); err == nil {
 		w.Close()
 		t.Fatal("a live model's bypass started without Landlock")
 	} else if !strings.Contains(err.Error(), "AGENT_DEFAULT_MODE=bypass: bypass needs the kernel sandbox") {

@@ -24,8 +24,15 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (string, string
 	if _, ok := env["HOME"]; !ok {
 		env["HOME"] = t.TempDir()
 	}
+	return runCLIWith(&cli{getenv: func(k string) string { return env[k] }, args: args})
+}
+
+// runCLIWith runs c as runCLI does, on c's getenv, args and test fields,
+// with stdin empty and stdout and stderr captured.
+func runCLIWith(c *cli) (string, string, int) {
 	var out, errb bytes.Buffer
-	err := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	c.streams = streams{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	err := c.run(context.Background())
 	code := 0
 	if err != nil {
 		code = exitCode(err)

@@ -17,10 +17,10 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/sandbox"
-	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 	"github.com/persona-runtime/agent/pkg/persona"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // checkTimeout bounds each network check of the startup diagnosis.
@@ -234,14 +234,18 @@ func (c *cli) doctorCommand() *ffcli.Command {
 		longHelp: "Runs the checks `agent start` runs before it connects, and prints one line per check: " +
 			"ok or FAIL, naming the variable and the fix, and WARN for a door SOUL.md leaves open. Asks the chat platform " +
 			"(auth.test, apps.connections.open) and the model provider (its models list).",
-		run: doctor,
+		run: func(ctx context.Context, inv *invocation, args []string) error {
+			return doctor(ctx, inv, c.landlockABI)
+		},
 	})
 }
 
-func doctor(ctx context.Context, inv *invocation, _ []string) error {
+// doctor runs the checks of inv's configuration on the kernel whose
+// Landlock ABI landlock probes.
+func doctor(ctx context.Context, inv *invocation, landlock func() int) error {
 	// A check that could not be made fails the doctor: it is there to
 	// tell.
-	findings := append(diagnose(ctx, inv.cfg), diagnoseDoors(inv.cfg)...)
+	findings := append(diagnose(ctx, inv.cfg), diagnoseDoors(inv.cfg, landlock)...)
 	failed := slices.ContainsFunc(findings, func(f finding) bool { return !f.ok && !f.open })
 	for _, f := range findings {
 		mark := "ok  "
@@ -261,9 +265,10 @@ func doctor(ctx context.Context, inv *invocation, _ []string) error {
 
 // diagnoseDoors is doctor's account of SOUL.md's open doors: DMs open to
 // the whole workspace (said, not failed: it may be meant) and a bypass
-// the start would refuse (failed). Nothing is said of a SOUL.md that is
-// missing or does not parse: validate-soul and the start say that.
-func diagnoseDoors(cfg *config.Config) []finding {
+// the start would refuse on this kernel, whose Landlock ABI landlock
+// probes (failed). Nothing is said of a SOUL.md that is missing or does
+// not parse: validate-soul and the start say that.
+func diagnoseDoors(cfg *config.Config, landlock func() int) []finding {
 	src, err := os.ReadFile(filepath.Join(cfg.Home, "SOUL.md"))
 	if err != nil {
 		return nil
@@ -276,27 +281,12 @@ func diagnoseDoors(cfg *config.Config) []finding {
 	if p.DMOpen() {
 		out = append(out, finding{open: true, text: "SOUL.md: " + persona.OpenDMs})
 	}
-	mode := sandbox.Mode(cfg.Sandbox)
-	abi := 0
-	if mode != sandbox.ModeOff {
-		abi = landlockABI()
+	st := sandbox.Status{Mode: sandbox.Mode(cfg.Sandbox)}
+	if st.Mode != sandbox.ModeOff {
+		st.Landlock = landlock()
 	}
-	if err := service.CheckBypass(cfg, p, mode, abi); err != nil {
+	if err := p.CheckBypass(pipeline.Mode(cfg.DefaultMode), st.BypassRefusal()); err != nil {
 		out = append(out, finding{text: err.Error()})
 	}
 	return out
-}
-
-// kernelLandlock probes the kernel's Landlock ABI for the sandbox; nil asks
-// the kernel. Tests set it to play a kernel without Landlock through the
-// real start path (service.Deps.LandlockABI).
-var kernelLandlock func() int
-
-// landlockABI is the Landlock ABI of this kernel, through kernelLandlock
-// when a test plays another kernel.
-func landlockABI() int {
-	if kernelLandlock != nil {
-		return kernelLandlock()
-	}
-	return sandbox.LandlockABI()
 }

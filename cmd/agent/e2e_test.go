@@ -58,6 +58,9 @@ type harness struct {
 
 	// deps, when set, adjusts what `agent start` gives the service.
 	deps func(*service.Deps)
+	// landlock, when set, plays a kernel with that Landlock ABI for the
+	// commands the harness runs (cli.landlock).
+	landlock func() int
 
 	// metricsPort serves /metrics when it is not the health port
 	// (AGENT_METRICS_PORT); 0: the health port.
@@ -98,7 +101,7 @@ func (h *harness) start() {
 	h.cancel, h.done = cancel, make(chan error, 1)
 	h.turns = 0 // a new process has new metrics
 	c := &cli{getenv: h.getenv, args: []string{"start"}, streams: streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: h.logs},
-		serviceDeps: h.deps}
+		serviceDeps: h.deps, landlock: h.landlock}
 	go func() { h.done <- c.run(ctx) }()
 	h.t.Cleanup(func() { h.stop() })
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)
@@ -127,6 +130,12 @@ func (h *harness) start() {
 	if err := h.slack.WaitConnected(ctx2); err != nil {
 		h.t.Fatalf("socket not connected: %v\nlogs:\n%s", err, h.logs)
 	}
+}
+
+// runCLI runs a command of the CLI, as runCLI does, on h's environment
+// and h's test adjustments (deps, landlock).
+func (h *harness) runCLI(args ...string) (string, string, int) {
+	return runCLIWith(&cli{getenv: h.getenv, args: args, serviceDeps: h.deps, landlock: h.landlock})
 }
 
 func (h *harness) stop() error {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/fake"
-	"github.com/persona-runtime/agent/internal/service"
+	replyfeedback "github.com/persona-runtime/agent/internal/feedback"
 )
 
 // wireFeedback finds the feedback_buttons element of a post's blocks.
@@ -91,11 +91,11 @@ func TestFeedbackOnFinalReplies(t *testing.T) {
 			ActionID: "feedback", Value: value, Type: "feedback_buttons", BlockID: "feedback"}.Payload(), 0)
 	}
 	click("bad")
-	if _, err := h.slack.WaitForEphemeral(h.ctx(), func(p fake.Post) bool { return p.Text == service.MsgFeedbackBad && p.User == "U0MGR" }); err != nil {
+	if _, err := h.slack.WaitForEphemeral(h.ctx(), func(p fake.Post) bool { return p.Text == replyfeedback.MsgBad && p.User == "U0MGR" }); err != nil {
 		t.Fatalf("no private acknowledgement: %v", err)
 	}
 	click("good")
-	if _, err := h.slack.WaitForEphemeral(h.ctx(), func(p fake.Post) bool { return p.Text == service.MsgFeedbackGood }); err != nil {
+	if _, err := h.slack.WaitForEphemeral(h.ctx(), func(p fake.Post) bool { return p.Text == replyfeedback.MsgGood }); err != nil {
 		t.Fatalf("no acknowledgement of the second click: %v", err)
 	}
 	close(held)

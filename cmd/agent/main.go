@@ -92,6 +92,20 @@ type cli struct {
 	// service (a store that fails, a shorter prune timer, a kernel without
 	// Landlock), so that a test reaches them through the real start path.
 	serviceDeps func(*service.Deps)
+	// landlock probes the kernel's Landlock ABI for the sandbox (start,
+	// doctor, sim); nil asks the kernel. Set only by tests, to play a
+	// kernel without Landlock (or with an older ABI) through the real
+	// paths.
+	landlock func() int
+}
+
+// landlockABI is the Landlock ABI of this kernel, through c.landlock when
+// a test plays another kernel.
+func (c *cli) landlockABI() int {
+	if c.landlock != nil {
+		return c.landlock()
+	}
+	return sandbox.LandlockABI()
 }
 
 // run is the whole program: it parses args, runs the command, and owns

@@ -61,7 +61,7 @@ func (c *cli) simRunCommand() *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			rc := runner.Config{LandlockABI: landlockABI, Verbose: *verbose, Traces: *traces}
+			rc := runner.Config{LandlockABI: c.landlock, Verbose: *verbose, Traces: *traces}
 			if *soulPath != "" {
 				if rc.Soul, err = os.ReadFile(*soulPath); err != nil {
 					return fmt.Errorf("read SOUL.md: %w", err)

@@ -22,7 +22,7 @@ func BenchmarkSimScenarios(b *testing.B) {
 	store.WarmMemory()
 	for b.Loop() {
 		for _, f := range files {
-			if r := runner.File(context.Background(), f, runner.Config{LandlockABI: landlockABI}); r.Err != nil {
+			if r := runner.File(context.Background(), f, runner.Config{}); r.Err != nil {
 				b.Fatalf("%s: %v", f, r.Err)
 			}
 		}

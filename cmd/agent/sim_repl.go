@@ -64,7 +64,7 @@ func (c *cli) simREPL(ctx context.Context, args []string) error {
 // under <home>/sim, the live model unless --stub) or --fixture (a temporary
 // home, the sim world's persona, the stub unless --real).
 func (c *cli) simREPLOptions(rc *simREPLConfig) (runner.Options, func(), error) {
-	o := runner.Options{LandlockABI: landlockABI}
+	o := runner.Options{LandlockABI: c.landlock}
 	noop := func() {}
 	if rc.stub && rc.real {
 		return o, noop, errors.New("sim: use one of --stub and --real")

@@ -193,7 +193,6 @@ type simTest struct {
 // startSim starts a simulation as `agent sim` does: the production service
 // on the simulator's platform.
 func startSim(ctx context.Context, o runner.Options) (*simTest, error) {
-	o.LandlockABI = landlockABI
 	s, err := runner.Start(ctx, o)
 	if err != nil {
 		return nil, err

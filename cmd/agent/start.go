@@ -54,7 +54,7 @@ func (c *cli) startCommand(name string) *ffcli.Command {
 				}
 				return slackio.NewSocketMode(client, log), chat
 			}
-			deps := service.Deps{Stderr: c.stderr, Getenv: c.getenv, Platform: slackPlatform, LandlockABI: kernelLandlock,
+			deps := service.Deps{Stderr: c.stderr, Getenv: c.getenv, Platform: slackPlatform, LandlockABI: c.landlock,
 				Preflight: func(ctx context.Context, log *slog.Logger) error { return preflight(ctx, cfg, log) }}
 			if c.serviceDeps != nil {
 				c.serviceDeps(&deps)

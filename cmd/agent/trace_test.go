@@ -73,8 +73,7 @@ func recordScenario(t *testing.T, name string) spanTree {
 		t.Fatal(err)
 	}
 	rec := tracetest.NewSpanRecorder()
-	if _, err := runner.Scenario(context.Background(), sc, runner.Config{LandlockABI: landlockABI,
-		Spans: []sdktrace.SpanProcessor{rec}}); err != nil {
+	if _, err := runner.Scenario(context.Background(), sc, runner.Config{Spans: []sdktrace.SpanProcessor{rec}}); err != nil {
 		t.Fatal(err)
 	}
 	return spanTree{spans: rec.Ended()}

@@ -71,6 +71,23 @@ func (st Status) Labels() []string {
 	return []string{string(st.Mode), strconv.Itoa(st.Landlock), st.NetLabel(), st.Pids}
 }
 
+// BypassRefusal is why no thread may run in the bypass permission mode
+// under st, or "" when bypass may run. A thread in bypass runs every tool
+// without a card, so only the kernel sandbox stands between the model and
+// the host: bypass runs where Landlock is enforced, or where the operator
+// switched the sandbox off on purpose (AGENT_SANDBOX=off says in so many
+// words that commands run unconfined). It is refused under
+// AGENT_SANDBOX=auto on a kernel without Landlock (AGENT_SANDBOX=required
+// without Landlock does not start at all: New fails). An empty Mode is
+// auto, as in New.
+func (st Status) BypassRefusal() string {
+	if (st.Mode != ModeAuto && st.Mode != "") || st.Landlock > 0 {
+		return ""
+	}
+	return "bypass needs the kernel sandbox and this kernel has no Landlock (AGENT_SANDBOX=auto): " +
+		"set AGENT_SANDBOX=off to run bypass unconfined on purpose"
+}
+
 // Log says once what st enforces: the startup line, a warning when
 // commands are not confined by Landlock or the network policy asked for is
 // not enforced.

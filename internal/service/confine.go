@@ -9,6 +9,7 @@ import (
 	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/gateway"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
 
@@ -32,6 +33,8 @@ func newConfinement(cfg *config.Config, getenv func(string) string) tools.Confin
 // newSandbox makes the runtime non-dumpable and builds the sandbox of
 // Bash and the tool servers from AGENT_SANDBOX and AGENT_SANDBOX_NET;
 // it says once what is enforced (a startup line and agent_sandbox_info).
+// Without the kernel sandbox it refuses a configuration asking for bypass
+// (persona.CheckBypass) and keeps why in s.noBypass.
 // The returned Confiner is nil with AGENT_SANDBOX=off.
 func (s *Service) newSandbox(c tools.Confinement) (tools.Confiner, error) {
 	if err := sandbox.HardenProcess(); err != nil {
@@ -45,10 +48,10 @@ func (s *Service) newSandbox(c tools.Confinement) (tools.Confiner, error) {
 	st := sb.Status()
 	s.metrics.SandboxInfo.WithLabelValues(st.Labels()...).Set(1)
 	st.Log(s.log)
-	if err := CheckBypass(s.cfg, s.persona, st.Mode, st.Landlock); err != nil {
+	s.noBypass = st.BypassRefusal()
+	if err := s.persona.CheckBypass(pipeline.Mode(s.cfg.DefaultMode), s.noBypass); err != nil {
 		return nil, err
 	}
-	s.noBypass = bypassRefusal(st.Mode, st.Landlock)
 	if st.Mode == sandbox.ModeOff {
 		return nil, nil
 	}

@@ -80,8 +80,8 @@ type Service struct {
 	engine *agent.Engine
 	// runCtx is run's context: the service's life.
 	runCtx context.Context
-	// noBypass is why no thread may run in bypass here ("" when it may;
-	// doors.go).
+	// noBypass is why no thread may run in bypass here, "" when it may
+	// (the sandbox's Status.BypassRefusal, set by newSandbox).
 	noBypass string
 	// schedBook is the book of schedules of the commands and the tools
 	// (schedules.go); the scheduler sets its Notify and Now.

@@ -17,6 +17,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/feedback"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
@@ -208,7 +209,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		Sessions: chat.SetSessionStatus, Schedules: s.schedBook, Mutes: s.store, Models: models, Now: s.now,
 		Memory: memory.Commands{M: s.memories()}}
 	s.onDrop = d.OnDrop
-	clicks := feedbackActions{next: gate, store: s.store, chat: chat, votes: s.metrics.Feedback, log: s.log}
+	clicks := feedback.Clicks{Next: gate, Store: s.store, Chat: chat, Votes: s.metrics.Feedback, Log: s.log}
 	s.wireSchedules()
 	s.handler = s.chain(engine, clicks, commands, prompts, chat)
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
@@ -230,7 +231,7 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 	chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := retryThreads{capBypass(s.store, s.noBypass != ""), s.storeRetry()}
+	threads := retryThreads{s.store, s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
@@ -238,7 +239,7 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 			Mutes: serviceMutes{s}, Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
-		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.Mode(s.cfg.DefaultMode)),
+		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.ModeRules{Default: pipeline.Mode(s.cfg.DefaultMode), NoBypass: s.noBypass}),
 		pipeline.NewSession(s.tracer, m, s.sessions),
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands, home, pipeline.WithSchedules(s.schedules)),
 		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),

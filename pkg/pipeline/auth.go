@@ -38,31 +38,56 @@ func EffectiveMode(layer Layer, m Mode) Mode {
 	return m
 }
 
-// ResolveMode is the thread's mode: its own (/mode), else the channel's
-// override, else the default; then capped by the layer.
-func ResolveMode(layer Layer, threadMode Mode, channelMode Mode, def Mode) Mode {
-	m := def
+// ModeRules are the deployment's rules for the permission mode the auth
+// stage resolves.
+type ModeRules struct {
+	// Default is the mode of a thread without its own in a channel without
+	// an override (AGENT_DEFAULT_MODE).
+	Default Mode
+	// NoBypass is why no thread may run in bypass here, "" when it may
+	// (the kernel sandbox's Status.BypassRefusal). Where it is refused a
+	// bypass stored by /mode in an earlier run (on another kernel, or with
+	// AGENT_SANDBOX=off) works as ask; the configuration cannot ask for
+	// it (persona.CheckBypass refuses the start) and neither can /mode
+	// (commands.NoBypass).
+	NoBypass string
+}
+
+// Effective is mode m as it runs in layer: capped by the layer
+// (EffectiveMode), then ask for bypass where bypass is refused.
+func (r ModeRules) Effective(layer Layer, m Mode) Mode {
+	m = EffectiveMode(layer, m)
+	if m == ModeBypass && r.NoBypass != "" {
+		return ModeAsk
+	}
+	return m
+}
+
+// Resolve is the thread's mode: its own (/mode), else the channel's
+// override, else the default; then as it runs in layer (Effective).
+func (r ModeRules) Resolve(layer Layer, threadMode Mode, channelMode Mode) Mode {
+	m := r.Default
 	if channelMode != "" {
 		m = channelMode
 	}
 	if threadMode != "" {
 		m = threadMode
 	}
-	return EffectiveMode(layer, m)
+	return r.Effective(layer, m)
 }
 
 // NewAuth returns the auth stage: it resolves the sender's role and scopes,
-// the thread's trust layer and permission mode, and puts them in the context
-// (NewContextWithAccess) for the later stages and the tools.
-func NewAuth(tracer trace.Tracer, m StageMetrics, dir Directory, modes ThreadModes, def Mode) Middleware {
+// the thread's trust layer and permission mode (by rules), and puts them in
+// the context (NewContextWithAccess) for the later stages and the tools.
+func NewAuth(tracer trace.Tracer, m StageMetrics, dir Directory, modes ThreadModes, rules ModeRules) Middleware {
 	if dir == nil || modes == nil {
 		panic("pipeline: NewAuth needs a Directory and ThreadModes")
 	}
-	if _, err := ParseMode(string(def)); err != nil {
+	if _, err := ParseMode(string(rules.Default)); err != nil {
 		panic("pipeline: NewAuth: " + err.Error())
 	}
 	return newStage("auth", tracer, m, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
-		a, err := resolveAccess(ctx, dir, modes, def, ev)
+		a, err := resolveAccess(ctx, dir, modes, rules, ev)
 		if err != nil {
 			return OutcomeError, "", err
 		}
@@ -72,7 +97,7 @@ func NewAuth(tracer trace.Tracer, m StageMetrics, dir Directory, modes ThreadMod
 	})
 }
 
-func resolveAccess(ctx context.Context, dir Directory, modes ThreadModes, def Mode, ev *Event) (Access, error) {
+func resolveAccess(ctx context.Context, dir Directory, modes ThreadModes, rules ModeRules, ev *Event) (Access, error) {
 	layer := dir.Layer(ev.ChannelID, ev.IsDM())
 	threadMode, err := modes.ThreadMode(ctx, ev.ThreadKey())
 	if err != nil {
@@ -84,7 +109,7 @@ func resolveAccess(ctx context.Context, dir Directory, modes ThreadModes, def Mo
 		Role:       dir.RoleOf(ev.UserID),
 		Scopes:     dir.ScopesOf(ev.UserID),
 		Layer:      layer,
-		Mode:       ResolveMode(layer, threadMode, channelMode, def),
+		Mode:       rules.Resolve(layer, threadMode, channelMode),
 		MostPublic: dir.MostPublicLayer(),
 	}, nil
 }

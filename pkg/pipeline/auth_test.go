@@ -97,7 +97,7 @@ func TestAuthAccessInContext(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tracer, sr := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), pipeline.ModeBypass))
+			h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), pipeline.ModeRules{Default: pipeline.ModeBypass}))
 			if err := h.Handle(context.Background(), tt.ev); err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +164,7 @@ func TestAuthModeResolution(t *testing.T) {
 			}
 			tracer, _ := newTracer()
 			next := &terminal{}
-			h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(channels), threadModes(modes), tt.def))
+			h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(channels), threadModes(modes), pipeline.ModeRules{Default: tt.def}))
 			if err := h.Handle(context.Background(), ev); err != nil {
 				t.Fatal(err)
 			}
@@ -172,8 +172,8 @@ func TestAuthModeResolution(t *testing.T) {
 			if a.Mode != tt.want {
 				t.Errorf("Mode = %q, want %q", a.Mode, tt.want)
 			}
-			if got := pipeline.ResolveMode(worldLayer(tt.channel, ev.IsDM()), tt.threadMode, tt.channelMode, tt.def); got != tt.want {
-				t.Errorf("ResolveMode = %q, want %q", got, tt.want)
+			if got := (pipeline.ModeRules{Default: tt.def}).Resolve(worldLayer(tt.channel, ev.IsDM()), tt.threadMode, tt.channelMode); got != tt.want {
+				t.Errorf("Resolve = %q, want %q", got, tt.want)
 			}
 		})
 	}
@@ -204,7 +204,7 @@ func TestEffectiveMode(t *testing.T) {
 				if got := pipeline.EffectiveMode(layer, mode); got != want {
 					t.Errorf("EffectiveMode(%s, %s) = %s, want %s", layer, mode, got, want)
 				}
-				// ResolveMode applies the same cap whichever source the mode came from.
+				// Resolve applies the same cap whichever source the mode came from.
 				for _, src := range []struct {
 					name                   string
 					thread, channel, deflt pipeline.Mode
@@ -213,8 +213,8 @@ func TestEffectiveMode(t *testing.T) {
 					{"channel", "", mode, pipeline.ModePlan},
 					{"default", "", "", mode},
 				} {
-					if got := pipeline.ResolveMode(layer, src.thread, src.channel, src.deflt); got != want {
-						t.Errorf("ResolveMode from %s = %s, want %s", src.name, got, want)
+					if got := (pipeline.ModeRules{Default: src.deflt}).Resolve(layer, src.thread, src.channel); got != want {
+						t.Errorf("Resolve from %s = %s, want %s", src.name, got, want)
 					}
 				}
 			})
@@ -226,7 +226,9 @@ func TestNewAuthPanicsOnInvalidDefault(t *testing.T) {
 	tracer, _ := newTracer()
 	for _, def := range []pipeline.Mode{"", "yolo", "Bypass"} {
 		t.Run(fmt.Sprintf("%q", def), func(t *testing.T) {
-			v := panicValue(func() { pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), def) })
+			v := panicValue(func() {
+				pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), pipeline.ModeRules{Default: def})
+			})
 			s, _ := v.(string)
 			if want := fmt.Sprintf("pipeline: NewAuth: unknown permission mode %q", def); len(s) < len(want) || s[:len(want)] != want {
 				t.Errorf("panic = %v, want it to start %q", v, want)
@@ -235,7 +237,7 @@ func TestNewAuthPanicsOnInvalidDefault(t *testing.T) {
 	}
 	for _, def := range allModes {
 		if v := panicValue(func() {
-			pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), def)
+			pipeline.NewAuth(tracer, nil, worldDirectory(nil), threadModes(nil), pipeline.ModeRules{Default: def})
 		}); v != nil {
 			t.Errorf("NewAuth(%q) panicked: %v", def, v)
 		}
@@ -251,7 +253,7 @@ func TestAuthThreadModeError(t *testing.T) {
 	}}
 	tracer, sr := newTracer()
 	next := &terminal{}
-	h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(nil), modes, pipeline.ModeAsk))
+	h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(nil), modes, pipeline.ModeRules{Default: pipeline.ModeAsk}))
 	if err := h.Handle(context.Background(), msg("E1", trustedCh, member, "1.0")); !errors.Is(err, errStore) {
 		t.Fatalf("err = %v, want the store error", err)
 	} else if got := pipeline.FailedStage(err); got != "auth" {
@@ -264,4 +266,65 @@ func TestAuthThreadModeError(t *testing.T) {
 		t.Error("next ran after an error")
 	}
 	assertErrorSpan(t, sr, "pipeline.auth")
+}
+
+// Where bypass is refused (no kernel sandbox), a bypass stored by /mode in
+// an earlier run works as ask, in every layer; every other mode, and
+// bypass where it may run, is as EffectiveMode says.
+func TestModeRulesBypassRefused(t *testing.T) {
+	refused := pipeline.ModeRules{Default: pipeline.ModeAsk, NoBypass: "no kernel sandbox"}
+	allowed := pipeline.ModeRules{Default: pipeline.ModeAsk}
+	for _, layer := range allLayers {
+		for _, mode := range allModes {
+			t.Run(fmt.Sprintf("%s/%s", layer, mode), func(t *testing.T) {
+				want := pipeline.EffectiveMode(layer, mode)
+				if got := allowed.Effective(layer, mode); got != want {
+					t.Errorf("Effective(%s, %s) with bypass allowed = %s, want %s", layer, mode, got, want)
+				}
+				if want == pipeline.ModeBypass {
+					want = pipeline.ModeAsk
+				}
+				if got := refused.Effective(layer, mode); got != want {
+					t.Errorf("Effective(%s, %s) with bypass refused = %s, want %s", layer, mode, got, want)
+				}
+				if got := refused.Resolve(layer, mode, pipeline.ModePlan); got != want {
+					t.Errorf("Resolve(%s, thread %s) with bypass refused = %s, want %s", layer, mode, got, want)
+				}
+			})
+		}
+	}
+}
+
+// The auth stage gives a thread whose stored mode is bypass the mode ask
+// where bypass is refused, and bypass where it may run.
+func TestAuthStoredBypassRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		channel string
+		rules   pipeline.ModeRules
+		want    pipeline.Mode
+	}{
+		{"refused in trusted", trustedCh, pipeline.ModeRules{Default: pipeline.ModeAsk, NoBypass: "no kernel sandbox"}, pipeline.ModeAsk},
+		{"refused in restricted", randomCh, pipeline.ModeRules{Default: pipeline.ModeAsk, NoBypass: "no kernel sandbox"}, pipeline.ModeAsk},
+		{"refused in a DM", dmCh, pipeline.ModeRules{Default: pipeline.ModeAsk, NoBypass: "no kernel sandbox"}, pipeline.ModeAsk},
+		{"allowed in trusted", trustedCh, pipeline.ModeRules{Default: pipeline.ModeAsk}, pipeline.ModeBypass},
+		{"allowed in a DM", dmCh, pipeline.ModeRules{Default: pipeline.ModeAsk}, pipeline.ModeBypass},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := msg("E1", tt.channel, manager, "1.0")
+			tracer, sr := newTracer()
+			next := &terminal{}
+			modes := threadModes(map[string]pipeline.Mode{ev.ThreadKey(): pipeline.ModeBypass})
+			h := pipeline.Chain(next, pipeline.NewAuth(tracer, nil, worldDirectory(nil), modes, tt.rules))
+			if err := h.Handle(context.Background(), ev); err != nil {
+				t.Fatal(err)
+			}
+			if a, _ := pipeline.AccessFromContext(next.ctx); a.Mode != tt.want {
+				t.Errorf("Mode = %q, want %q", a.Mode, tt.want)
+			}
+			if attrs := spanAttrs(endedSpan(t, sr, "pipeline.auth")); attrs["mode"] != string(tt.want) {
+				t.Errorf("span mode = %q, want %q", attrs["mode"], tt.want)
+			}
+		})
+	}
 }

@@ -37,7 +37,7 @@ func benchChain(b *testing.B) (pipeline.Handler, *fakeAgent) {
 			Drops: newDropCounter(), Log: discardLog()}),
 		pipeline.NewEngage(tracer, m, benchEngagements{threads}, selfFn, discardLog()),
 		pipeline.NewRedact(tracer, m, &fakeRedactor{RedactFn: func(s string) string { return s }}),
-		pipeline.NewAuth(tracer, m, worldDirectory(nil), threadModes(nil), pipeline.ModeBypass),
+		pipeline.NewAuth(tracer, m, worldDirectory(nil), threadModes(nil), pipeline.ModeRules{Default: pipeline.ModeBypass}),
 		pipeline.NewSession(tracer, m, sessions),
 		pipeline.NewAgent(tracer, m, agent, &fakeActions{}, &fakeCommands{}, &fakeHome{}),
 		pipeline.NewMarkup(tracer, m, convertFake),

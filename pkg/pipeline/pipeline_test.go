@@ -313,8 +313,10 @@ func TestConstructorsPanicOnMissingDeps(t *testing.T) {
 		{"engage without threads", func() { pipeline.NewEngage(tracer, m, nil, selfFn, discardLog()) }, "pipeline: NewEngage needs"},
 		{"engage without self", func() { pipeline.NewEngage(tracer, m, &fakeEngagements{}, nil, discardLog()) }, "pipeline: NewEngage needs"},
 		{"redact without redactor", func() { pipeline.NewRedact(tracer, m, nil) }, "pipeline: NewRedact needs"},
-		{"auth without directory", func() { pipeline.NewAuth(tracer, m, nil, &fakeModes{}, pipeline.ModeAsk) }, "pipeline: NewAuth needs"},
-		{"auth without modes", func() { pipeline.NewAuth(tracer, m, &fakeDirectory{}, nil, pipeline.ModeAsk) }, "pipeline: NewAuth needs"},
+		{"auth without directory", func() { pipeline.NewAuth(tracer, m, nil, &fakeModes{}, pipeline.ModeRules{Default: pipeline.ModeAsk}) }, "pipeline: NewAuth needs"},
+		{"auth without modes", func() {
+			pipeline.NewAuth(tracer, m, &fakeDirectory{}, nil, pipeline.ModeRules{Default: pipeline.ModeAsk})
+		}, "pipeline: NewAuth needs"},
 		{"session without sessions", func() { pipeline.NewSession(tracer, m, nil) }, "pipeline: NewSession needs"},
 		{"agent without agent", func() { pipeline.NewAgent(tracer, m, nil, nil, nil, nil) }, "pipeline: NewAgent needs"},
 		{"markup without converter", func() { pipeline.NewMarkup(tracer, m, nil) }, "pipeline: NewMarkup needs"},

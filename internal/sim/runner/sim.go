@@ -271,7 +271,7 @@ func (s *Sim) config(o Options, home string) *config.Config {
 		if landlock() == 0 {
 			// The scripted world runs in bypass, and its one command (echo)
 			// may run unconfined where the kernel has no sandbox: the
-			// refusal of cmd/agent's doors.go guards a persona's
+			// refusal of persona.CheckBypass guards a persona's
 			// configuration, and a live model gets the shared
 			// configuration's own AGENT_SANDBOX.
 			cfg.Sandbox = string(sandbox.ModeOff)
