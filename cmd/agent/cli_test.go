@@ -12,6 +12,7 @@ import (
 	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/fake/golden"
 	"github.com/persona-runtime/agent/internal/service"
+	"github.com/persona-runtime/agent/pkg/persona"
 )
 
 // runCLI runs the binary's run with env and returns stdout, stderr and the
@@ -280,7 +281,7 @@ func TestPersonaCacheHitOnSecondBoot(t *testing.T) {
 
 func TestManifestIgnoresAPlaceholderName(t *testing.T) {
 	home := t.TempDir()
-	if _, err := service.SeedSoul(home); err != nil {
+	if _, err := persona.Seed(home); err != nil {
 		t.Fatal(err)
 	}
 	out, _, code := runCLI(t, map[string]string{"AGENT_HOME": home}, "manifest")

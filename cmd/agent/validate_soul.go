@@ -11,7 +11,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/persona-runtime/agent/internal/service"
+	"github.com/persona-runtime/agent/internal/soulx"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
@@ -49,7 +49,7 @@ func validateSoul(inv *invocation, path string) error {
 			return &exitError{code: 2, err: err}
 		}
 		log := inv.warnings()
-		x, err := service.NewExtractor(cfg, log, noop.NewTracerProvider().Tracer(""), nil)
+		x, err := soulx.NewExtractor(cfg, log, noop.NewTracerProvider().Tracer(""), nil)
 		if err != nil {
 			return &exitError{code: 2, err: err}
 		}

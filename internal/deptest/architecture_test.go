@@ -25,13 +25,74 @@ var vendorHomes = map[string][]string{
 }
 
 // onlyFrom are this module's packages that only some may import (rules 3
-// and 4): the simulator is wired by cmd, the inbox by the service; the test kit is
-// for tests (whose imports go list does not count here) and the bench.
+// and 4): the simulator is wired by cmd (and its own packages, in the order
+// simRank gives; never by internal/service, which the runner boots), the
+// inbox by cmd and the service; the test kit is for tests (whose imports go
+// list does not count here) and the bench; deptest by no package.
 var onlyFrom = map[string][]string{
 	"internal/sim":     {"cmd", "internal/sim"},
 	"internal/inbox":   {"cmd", "internal/service"},
 	"internal/fake":    {"bench"},
 	"internal/deptest": {},
+}
+
+// simRank orders the simulator's packages: internal/sim/repl (the
+// interactive shell) → internal/sim/runner (boots the service, runs a
+// scenario) → internal/sim/golden, platform, scripted and internal/sim itself
+// (rank 0, as is any new package below internal/sim). A simulator package may
+// import another only of a lower rank, or of rank 0 from rank 0: no arrow
+// back, so the runner never imports the shell and the parts never import
+// the runner or the shell.
+var simRank = map[string]int{
+	"internal/sim/repl":   2,
+	"internal/sim/runner": 1,
+}
+
+// simArrow reports whether the simulator package pkg may import dep (both
+// below internal/sim).
+func simArrow(pkg, dep string) bool {
+	rank := func(p string) int {
+		for dir, r := range simRank {
+			if under(p, dir) {
+				return r
+			}
+		}
+		return 0
+	}
+	rp, rd := rank(pkg), rank(dep)
+	return rd < rp || rd == 0 && rp == 0
+}
+
+func TestSimArrow(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, dep string
+		ok       bool
+	}{
+		{"internal/sim/repl", "internal/sim/runner", true},
+		{"internal/sim/repl", "internal/sim/platform", true},
+		{"internal/sim/runner", "internal/sim/golden", true},
+		{"internal/sim/runner", "internal/sim", true},
+		{"internal/sim/golden", "internal/sim/platform", true},
+		{"internal/sim", "internal/sim/scripted", true},
+		{"internal/sim/runner", "internal/sim/repl", false},
+		{"internal/sim/golden", "internal/sim/runner", false},
+		{"internal/sim/platform", "internal/sim/repl", false},
+		{"internal/sim/scripted", "internal/sim/runner", false},
+		{"internal/sim", "internal/sim/runner", false},
+		{"internal/sim/newpart", "internal/sim/repl", false},
+	} {
+		if got := simArrow(tc.pkg, tc.dep); got != tc.ok {
+			t.Errorf("simArrow(%s, %s) = %v, want %v", tc.pkg, tc.dep, got, tc.ok)
+		}
+	}
+}
+
+// TestServiceWithoutSimulator: the production service carries no
+// simulator code, not even through another package.
+func TestServiceWithoutSimulator(t *testing.T) {
+	Check(t, module+"internal/service", map[string]string{
+		module + "internal/sim": "the simulator's runner boots the service, not the other way round",
+	})
 }
 
 // TestArchitecture checks docs/architecture.md's rules on every package's
@@ -68,6 +129,9 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("pkg/pipeline imports %s: the domain package imports nothing from this module (rule 1)", dep)
 			case under(pkg, "pkg") && !under(dep, "pkg"):
 				t.Errorf("%s imports %s: pkg/ imports only pkg/ (rule 2)", pkg, dep)
+			}
+			if under(pkg, "internal/sim") && under(dep, "internal/sim") && !simArrow(pkg, dep) {
+				t.Errorf("%s imports %s: the simulator's arrows go repl → runner → golden, platform, scripted, sim, never back (simRank)", pkg, dep)
 			}
 			for guarded, allowed := range onlyFrom {
 				if under(dep, guarded) && !under(pkg, guarded) && !within(pkg, allowed) {

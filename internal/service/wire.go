@@ -25,10 +25,12 @@ import (
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/mrkdwn"
 	"github.com/persona-runtime/agent/internal/redact"
+	"github.com/persona-runtime/agent/internal/soulx"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/gateway/slackio"
+	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/session"
 	"github.com/persona-runtime/agent/pkg/tools"
@@ -70,7 +72,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	s.closers = append(s.closers, shutdown)
 
 	if d.Soul == nil {
-		if seeded, err := SeedSoul(cfg.Home); err != nil {
+		if seeded, err := persona.Seed(cfg.Home); err != nil {
 			return nil, err
 		} else if seeded {
 			s.log.Warn("seeded a starter SOUL.md: fill in its placeholders, then start again", "path", filepath.Join(cfg.Home, "SOUL.md"))
@@ -95,15 +97,15 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		sm.SetConnectedGauge(s.metrics.SocketGauge()) // agent_socket_connected, socket mode only
 	}
 	llmMetrics := &llm.Metrics{Requests: s.metrics.ModelRequests, Tokens: s.metrics.ModelTokens, Duration: s.metrics.ModelDuration}
-	x, err := NewExtractor(cfg, s.log, s.tracer, llmMetrics)
+	x, err := soulx.NewExtractor(cfg, s.log, s.tracer, llmMetrics)
 	if err != nil {
 		return nil, err
 	}
-	if s.persona, err = loadPersona(ctx, filepath.Join(cfg.Home, "SOUL.md"), d.Soul, s.store, x, s.log); err != nil {
+	if s.persona, err = soulx.Load(ctx, filepath.Join(cfg.Home, "SOUL.md"), d.Soul, personaCache(s.store), x, s.log); err != nil {
 		return nil, err
 	}
 
-	patterns, err := redactPatterns(s.persona)
+	patterns, err := redact.PersonaPatterns(s.persona)
 	if err != nil {
 		return nil, err
 	}

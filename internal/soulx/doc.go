@@ -14,6 +14,15 @@
 // invented or malformed id, an implausible approver scope) is an error: the
 // caller treats it as a load failure, as validate-soul's exit 2.
 //
-// Nothing here reads the environment; cmd decides whether to call Extract
-// and with which model.
+// An Extractor (NewExtractor: from the parsed configuration, nil when the
+// extraction is off) runs Extract for the service's boot and validate-soul.
+//
+// The persona cache is here too: Load parses SOUL.md (persona.Parse, then
+// the Extractor) only when the Cache has no entry under CacheKey, which
+// names the parser's version, the extraction's and its model, and the file's
+// content hash, so an edited SOUL.md or another model misses. The store's
+// persona_cache is the Cache across boots; Shared is the process's own, for
+// the simulator's in-memory stores.
+//
+// Nothing here reads the environment.
 package soulx

@@ -17,8 +17,15 @@
 // safe for concurrent use; its access methods (Layer, RoleOf, IsBlocked, ...)
 // do not allocate, because the gateway calls them for every inbound event.
 //
-// The system prompt has three layers, concatenated by the caller with the
-// static parts first so that prompt caching applies: BaselinePrompt (the
-// runtime's own rules, the same in every container), Persona.Prompt (this
-// SOUL.md) and Persona.ChannelPrompt (a "## Channel" section's text).
+// A turn's system prompt is made here, in two parts so that prompt caching
+// applies: StaticPrompt, the same for every turn (BaselinePrompt, the
+// runtime's own rules, the same in every container; Persona.Prompt, this
+// SOUL.md; the skills' list), then ThreadPrompt, the conversation's own
+// (who the agent is in the chat, the channel's trust layer and permission
+// mode, the workspace, and Persona.ChannelPrompt, a "## Channel" section's
+// text).
+//
+// Seed writes the Scaffold as SOUL.md on first boot, never over a file.
+// Loading through the persona cache, and the opt-in model extraction, are
+// internal/soulx.
 package persona

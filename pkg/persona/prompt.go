@@ -1,8 +1,11 @@
 package persona
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // baseline is the runtime's own layer of the system prompt. It names the
@@ -100,6 +103,41 @@ func (p *Persona) Prompt() string {
 		writeSection(&b, s.Name, s.Text)
 	}
 	return b.String()
+}
+
+// StaticPrompt returns the part of a turn's system prompt that is the same
+// for every turn, so the provider caches it: the runtime baseline, the
+// persona, then skills (the skills' own prompt, "" when there are none).
+// Skills are discovered on every message (stat-based), so an edit applies on
+// the next turn; they change rarely, so they stay in the cached prefix.
+func (p *Persona) StaticPrompt(skills string) string {
+	static := BaselinePrompt() + "\n\n" + p.Prompt()
+	if skills != "" {
+		static += "\n\n" + skills
+	}
+	return static
+}
+
+// Conversation is what the thread's part of the system prompt says about
+// the conversation a turn is in.
+type Conversation struct {
+	Self      string          // the agent's own chat user id
+	ChannelID string          // where the thread is
+	Access    pipeline.Access // its trust layer and permission mode
+	Workspace string          // the thread's workspace directory
+}
+
+// ThreadPrompt returns the part of a turn's system prompt that belongs to
+// its thread, after the cached prefix: who the agent is in the chat, the
+// channel with its layer and mode, the workspace, then the channel's own
+// section of SOUL.md (ChannelPrompt) when it has one.
+func (p *Persona) ThreadPrompt(c Conversation) string {
+	thread := fmt.Sprintf("## This conversation\n- Your chat user id: <@%s>\n- Channel: <#%s> (trust layer: %s, permission mode: %s)\n- Your workspace (relative paths resolve here): %s\n",
+		c.Self, c.ChannelID, c.Access.Layer, c.Access.Mode, c.Workspace)
+	if ch := p.ChannelPrompt(c.ChannelID); ch != "" {
+		thread += "\n" + ch
+	}
+	return thread
 }
 
 // ChannelPrompt returns the prompt layer of the "## Channel" section of

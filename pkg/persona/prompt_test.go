@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/fake/golden"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // checkGolden compares got with testdata/<name>, rewriting it under -update.
@@ -101,5 +102,46 @@ func TestSummary(t *testing.T) {
 	}
 	if s := mustParseFile(t, "spacing.md").Summary(); !strings.Contains(s, "approval timeout: none (waits forever)") {
 		t.Errorf("summary of a 0 timeout:\n%s", s)
+	}
+}
+
+// TestSystemPromptGolden keeps a whole turn's system prompt as the model
+// reads it: the cached part (baseline, persona, skills), then the thread's
+// part in a channel with its own section and in a DM without one.
+func TestSystemPromptGolden(t *testing.T) {
+	p := mustParseFile(t, "full.md")
+	const skills = "# Skills\n\n{\"name\":\"release-notes\",\"path\":\"skills/release-notes/SKILL.md\"}\n"
+	team := Conversation{Self: "U0AGENT", ChannelID: "C0TEAM", Workspace: "/home/agent/work/C0TEAM-1700000000.000100",
+		Access: pipeline.Access{Layer: pipeline.LayerTrusted, Mode: pipeline.ModeAcceptEdits}}
+	dm := Conversation{Self: "U0AGENT", ChannelID: "D0GRACE", Workspace: "/home/agent/work/D0GRACE-1700000000.000200",
+		Access: pipeline.Access{Layer: pipeline.LayerDM, Mode: pipeline.ModeAsk}}
+	checkGolden(t, "full.system.golden", p.StaticPrompt(skills)+"----\n"+p.ThreadPrompt(team)+"----\n"+p.ThreadPrompt(dm))
+}
+
+// TestStaticPrompt checks the cached part's layers: the baseline first,
+// then the persona, then skills only when there are some.
+func TestStaticPrompt(t *testing.T) {
+	p := mustParseFile(t, "full.md")
+	if got, want := p.StaticPrompt(""), BaselinePrompt()+"\n\n"+p.Prompt(); got != want {
+		t.Errorf("StaticPrompt(\"\") = %q, want baseline and persona only", got)
+	}
+	if got, want := p.StaticPrompt("# Skills\n"), BaselinePrompt()+"\n\n"+p.Prompt()+"\n\n# Skills\n"; got != want {
+		t.Errorf("StaticPrompt(skills) = %q, want skills last", got)
+	}
+}
+
+// TestThreadPrompt checks the thread's part: what it names, and the
+// channel's own section only in that channel.
+func TestThreadPrompt(t *testing.T) {
+	p := mustParseFile(t, "full.md")
+	c := Conversation{Self: "U0AGENT", ChannelID: "C0PUB", Workspace: "/w/C0PUB-1",
+		Access: pipeline.Access{Layer: pipeline.LayerAllowed, Mode: pipeline.ModePlan}}
+	want := "## This conversation\n- Your chat user id: <@U0AGENT>\n- Channel: <#C0PUB> (trust layer: allowed, permission mode: plan)\n- Your workspace (relative paths resolve here): /w/C0PUB-1\n"
+	if got := p.ThreadPrompt(c); got != want {
+		t.Errorf("ThreadPrompt = %q, want %q", got, want)
+	}
+	c.ChannelID = "C0TEAM"
+	if got := p.ThreadPrompt(c); !strings.HasSuffix(got, "\n"+p.ChannelPrompt("C0TEAM")) || !strings.Contains(got, "<#C0TEAM> (trust layer: allowed") {
+		t.Errorf("ThreadPrompt in C0TEAM = %q, want the channel's section last", got)
 	}
 }

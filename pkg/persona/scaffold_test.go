@@ -1,6 +1,9 @@
 package persona
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -84,5 +87,49 @@ func TestScaffoldIsACopy(t *testing.T) {
 	a[0] = 'X'
 	if Scaffold()[0] == 'X' {
 		t.Fatal("Scaffold returns shared bytes")
+	}
+}
+
+func TestSeed(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "new", "home")
+	seeded, err := Seed(home)
+	if err != nil || !seeded {
+		t.Fatalf("first seed: seeded %v, err %v", seeded, err)
+	}
+	path := filepath.Join(home, "SOUL.md")
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, Scaffold()) {
+		t.Fatalf("SOUL.md is not the scaffold (err %v)", err)
+	}
+	// Once there, SOUL.md is the operator's: never seeded over.
+	edited := []byte("# Persona\n\n## Identity\n- Name: Ada\n")
+	if err := os.WriteFile(path, edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if seeded, err := Seed(home); err != nil || seeded {
+			t.Fatalf("seed over an existing SOUL.md: seeded %v, err %v", seeded, err)
+		}
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, edited) {
+		t.Fatalf("an existing SOUL.md was changed:\n%s", got)
+	}
+	// Even an empty one.
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "SOUL.md"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if seeded, err := Seed(empty); err != nil || seeded {
+		t.Fatalf("seed over an empty SOUL.md: seeded %v, err %v", seeded, err)
+	}
+}
+
+func TestSeedFails(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if seeded, err := Seed(file); err == nil || seeded { // the home is a file
+		t.Fatalf("seeded %v, err %v; want an error", seeded, err)
 	}
 }
