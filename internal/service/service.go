@@ -164,12 +164,10 @@ type Deps struct {
 	// sees it (a test playing a kernel without Landlock); nil asks the
 	// kernel.
 	LandlockABI func() int
-	// StoreRetryPauses, when set, are the pauses between the tries of the
-	// stages' store calls (StoreRetryPauses by default), and StoreFault,
-	// set only by tests, is asked before each try with the call's name:
-	// its error, when not nil, is the try's.
-	StoreRetryPauses []time.Duration
-	StoreFault       func(op string) error
+	// StoreRetry is the retry policy of the stages' store calls (the zero
+	// value: store.RetryPauses, on the system clock, logged to the
+	// service's log); tests set its pauses and its fault.
+	StoreRetry store.Retry
 	// PruneEvery, when set, is how often the old inbox rows, event keys
 	// and attachments are pruned (an hour).
 	PruneEvery time.Duration

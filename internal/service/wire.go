@@ -128,7 +128,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		model = client
 	}
 
-	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{s.store.Sessions(s.fleet != nil), s.storeRetry()}, NotFound: store.ErrNotFound,
+	if s.sessions, err = session.New(ctx, session.Options{Store: store.RetrySessions{Sessions: s.store.Sessions(s.fleet != nil), Retry: s.storeRetry()}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log,
 		OnIdle: closeAgentSession(chat, s.log)}); err != nil {
 		return nil, err
@@ -230,11 +230,11 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 	chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := retryThreads{capBypass(s.store, s.noBypass != ""), s.storeRetry()}
+	threads := store.RetryThreads{Threads: capBypass(s.store, s.noBypass != ""), Retry: s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
-		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: retrySeen{s.store, s.storeRetry()}, Locks: threads,
+		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: store.RetrySeen{SeenStore: s.store, Retry: s.storeRetry()}, Locks: threads,
 			Mutes: serviceMutes{s}, Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
