@@ -16,6 +16,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/fleet"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/metrics"
@@ -70,14 +71,14 @@ type Service struct {
 	started  time.Time
 	// ingress adds the HTTP ingress's routes when events come over HTTP.
 	ingress func(chi.Router)
-	// fleet is set when replicas share the store (Postgres; fleet.go).
-	fleet *store.Fleet
+	// fleet and replica are set when replicas share the store (Postgres;
+	// fleet.go): the store's fleet and this process's part in it.
+	fleet   *store.Fleet
+	replica *fleet.Replica
 	// attachQuota holds the attachments of all threads to
 	// AGENT_ATTACHMENTS_MAX_GB; prune deletes the old ones.
 	attachQuota *tools.AttachQuota
-	// yields: event id → when it first let an older message go first.
-	yields sync.Map
-	engine *agent.Engine
+	engine      *agent.Engine
 	// runCtx is run's context: the service's life.
 	runCtx context.Context
 	// noBypass is why no thread may run in bypass here ("" when it may;

@@ -17,6 +17,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/fleet"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
@@ -137,7 +138,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	gateOpts := approval.Options{Store: s.store, Chat: chat, Approvers: s.persona, Manager: s.persona.Manager.UserID,
 		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log}
 	if s.fleet != nil {
-		gateOpts.Notify, gateOpts.Poll = s.announceApproval, approvalPoll
+		gateOpts.Notify, gateOpts.Poll = s.replica.AnnounceApproval, fleet.ApprovalPoll
 	}
 	gate, err := approval.New(gateOpts)
 	if err != nil {
@@ -201,7 +202,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	s.engine = engine
 	var control commands.Engine = engine
 	if s.fleet != nil {
-		control = fleetEngine{Engine: engine, s: s}
+		control = s.replica.Engine(engine)
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
@@ -216,7 +217,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	gwConfig := gateway.Config{OnHandled: s.onHandled(d.OnHandled), Inbox: s.inbox, OnStart: s.startThenResume,
 		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
 	if s.fleet != nil {
-		gwConfig.LockThread = s.lockThread
+		gwConfig.LockThread = s.replica.LockThread
 	}
 	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gwConfig)
 	if err := s.newScheduler(d.OnSchedulerIdle); err != nil {
