@@ -141,3 +141,49 @@ func TestAbortAcrossReplicas(t *testing.T) {
 		t.Error("a turn running here was not stopped here alone")
 	}
 }
+
+// flakyBus fails its first Listen, as a lost connection does.
+type flakyBus struct {
+	*member
+	failed bool
+}
+
+func (f *flakyBus) Listen(ctx context.Context, fn func(channel, payload string), channels ...string) error {
+	if !f.failed {
+		f.failed = true
+		return errors.New("connection reset")
+	}
+	return f.member.Listen(ctx, fn, channels...)
+}
+
+// When the announcements' connection fails, the replica listens again
+// after a pause on its clock.
+func TestListenAgainAfterAFailure(t *testing.T) {
+	t.Parallel()
+	d := newDB()
+	clk := newClock()
+	r := New(&flakyBus{member: d.member("B")}, Options{MsgKey: msgKey, Clock: clk})
+	gate := newGate()
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		r.Listen(ctx, gate, newEngine())
+	}()
+	if w := clk.waitArmed(t); w != relisten {
+		t.Errorf("listens again after %v, want %v", w, relisten)
+	}
+	select {
+	case id := <-d.listening:
+		t.Fatalf("%s listened again before the pause", id)
+	default:
+	}
+	clk.Advance(relisten)
+	<-d.listening
+	_ = d.member("A").Notify(t.Context(), approvalTopic, "ap1")
+	if id := <-gate.woken; id != "ap1" {
+		t.Errorf("woke %q, want ap1", id)
+	}
+	cancel()
+	<-stopped
+}
