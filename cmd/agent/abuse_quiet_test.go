@@ -161,8 +161,8 @@ func TestAbuseTransientStoreFailureIsRetried(t *testing.T) {
 	var failures, tries atomic.Int32
 	h := newHarness(t, rulesSoul)
 	h.deps = func(d *service.Deps) {
-		d.StoreRetryPauses = pauses
-		d.StoreFault = func(op string) error {
+		d.StoreRetry.Pauses = pauses
+		d.StoreRetry.Fault = func(op string) error {
 			if op != "thread_mode" {
 				return nil
 			}

@@ -18,7 +18,9 @@ func (s *Service) resume(deliver func(*pipeline.Event)) {
 	if s.fleet != nil {
 		// Replicas: only the events of replicas that are gone, now and
 		// whenever one goes.
-		s.sweep(s.runCtx, deliver)
+		s.replica.Sweep(s.runCtx, s.gate, func(ctx context.Context, entries []store.InboxEntry) {
+			s.inbox.Resume(ctx, entries, deliver)
+		})
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

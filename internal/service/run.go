@@ -60,7 +60,7 @@ func (s *Service) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.listen(ctx)
+			s.replica.Listen(ctx, s.gate, s.engine)
 		}()
 	}
 	wg.Add(1)

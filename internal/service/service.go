@@ -16,6 +16,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/fleet"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/metrics"
@@ -70,14 +71,14 @@ type Service struct {
 	started  time.Time
 	// ingress adds the HTTP ingress's routes when events come over HTTP.
 	ingress func(chi.Router)
-	// fleet is set when replicas share the store (Postgres; fleet.go).
-	fleet *store.Fleet
+	// fleet and replica are set when replicas share the store (Postgres;
+	// fleet.go): the store's fleet and this process's part in it.
+	fleet   *store.Fleet
+	replica *fleet.Replica
 	// attachQuota holds the attachments of all threads to
 	// AGENT_ATTACHMENTS_MAX_GB; prune deletes the old ones.
 	attachQuota *tools.AttachQuota
-	// yields: event id → when it first let an older message go first.
-	yields sync.Map
-	engine *agent.Engine
+	engine      *agent.Engine
 	// runCtx is run's context: the service's life.
 	runCtx context.Context
 	// noBypass is why no thread may run in bypass here, "" when it may
@@ -164,12 +165,10 @@ type Deps struct {
 	// sees it (a test playing a kernel without Landlock); nil asks the
 	// kernel.
 	LandlockABI func() int
-	// StoreRetryPauses, when set, are the pauses between the tries of the
-	// stages' store calls (StoreRetryPauses by default), and StoreFault,
-	// set only by tests, is asked before each try with the call's name:
-	// its error, when not nil, is the try's.
-	StoreRetryPauses []time.Duration
-	StoreFault       func(op string) error
+	// StoreRetry is the retry policy of the stages' store calls (the zero
+	// value: store.RetryPauses, on the system clock, logged to the
+	// service's log); tests set its pauses and its fault.
+	StoreRetry store.Retry
 	// PruneEvery, when set, is how often the old inbox rows, event keys
 	// and attachments are pruned (an hour).
 	PruneEvery time.Duration

@@ -18,6 +18,7 @@ import (
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/feedback"
+	"github.com/persona-runtime/agent/internal/fleet"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/ingest"
 	"github.com/persona-runtime/agent/internal/llm"
@@ -131,7 +132,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		model = client
 	}
 
-	if s.sessions, err = session.New(ctx, session.Options{Store: retrySessions{s.store.Sessions(s.fleet != nil), s.storeRetry()}, NotFound: store.ErrNotFound,
+	if s.sessions, err = session.New(ctx, session.Options{Store: store.RetrySessions{Sessions: s.store.Sessions(s.fleet != nil), Retry: s.storeRetry()}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log,
 		OnIdle: closeAgentSession(chat, s.log)}); err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	gateOpts := approval.Options{Store: s.store, Chat: chat, Approvers: s.persona, Manager: s.persona.Manager.UserID,
 		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log}
 	if s.fleet != nil {
-		gateOpts.Notify, gateOpts.Poll = s.announceApproval, approvalPoll
+		gateOpts.Notify, gateOpts.Poll = s.replica.AnnounceApproval, fleet.ApprovalPoll
 	}
 	gate, err := approval.New(gateOpts)
 	if err != nil {
@@ -204,7 +205,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	s.engine = engine
 	var control commands.Engine = engine
 	if s.fleet != nil {
-		control = fleetEngine{Engine: engine, s: s}
+		control = s.replica.Engine(engine)
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
@@ -219,7 +220,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	gwConfig := gateway.Config{OnHandled: s.onHandled(d.OnHandled), Inbox: s.inbox, OnStart: s.startThenResume,
 		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
 	if s.fleet != nil {
-		gwConfig.LockThread = s.lockThread
+		gwConfig.LockThread = s.replica.LockThread
 	}
 	s.gateway = gateway.New(transport, s.handler, s.tracer, s.log, s.metrics.Events, gwConfig)
 	if err := s.newScheduler(d.OnSchedulerIdle); err != nil {
@@ -233,11 +234,11 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 	chat pipeline.Poster) pipeline.Handler {
 	m := s.metrics.Stage()
 	self := func() pipeline.Identity { return s.self }
-	threads := retryThreads{s.store, s.storeRetry()}
+	threads := store.RetryThreads{Threads: s.store, Retry: s.storeRetry()}
 	split := func(text string) []string { return mrkdwn.Split(text, mrkdwn.MaxMessageLen) }
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
-		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: retrySeen{s.store, s.storeRetry()}, Locks: threads,
+		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: store.RetrySeen{SeenStore: s.store, Retry: s.storeRetry()}, Locks: threads,
 			Mutes: serviceMutes{s}, Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
