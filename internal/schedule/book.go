@@ -54,7 +54,7 @@ type Book struct {
 	Notify func()
 	// NewID makes a new schedule's id (nil: NewID).
 	NewID func() string
-	Log   *slog.Logger
+	Log   *slog.Logger // nil discards
 }
 
 // DefaultMax is AGENT_MAX_SCHEDULES's default: schedules per persona
@@ -131,7 +131,7 @@ func (b *Book) Add(ctx context.Context, a pipeline.Access, ev *pipeline.Event, r
 		return "", err
 	}
 	b.notify()
-	b.Log.InfoContext(ctx, "schedule created", "schedule_id", sc.ID, "user_id", creator, "channel", sc.Channel,
+	b.log().InfoContext(ctx, "schedule created", "schedule_id", sc.ID, "user_id", creator, "channel", sc.Channel,
 		"target", string(sc.Target), "when", sc.When, "tz", sc.TZ)
 	msg := fmt.Sprintf(msgCreated, sc.ID, ShowTime(sc.NextRunAt, sc.TZ))
 	if sc.Target == TargetChannel {
@@ -200,7 +200,7 @@ func (b *Book) Remove(ctx context.Context, a pipeline.Access, ev *pipeline.Event
 		return "", err
 	}
 	b.notify()
-	b.Log.InfoContext(ctx, "schedule removed", "schedule_id", id, "user_id", a.UserID, "channel", ev.ChannelID)
+	b.log().InfoContext(ctx, "schedule removed", "schedule_id", id, "user_id", a.UserID, "channel", ev.ChannelID)
 	return fmt.Sprintf(msgRemoved, id), nil
 }
 
@@ -251,7 +251,7 @@ func (b *Book) Resume(ctx context.Context, a pipeline.Access, ev *pipeline.Event
 		return "", refusal(fmt.Sprintf(msgNotPaused, id))
 	}
 	b.notify()
-	b.Log.InfoContext(ctx, "schedule resumed", "schedule_id", id, "user_id", creator, "was_creator", sc.Creator,
+	b.log().InfoContext(ctx, "schedule resumed", "schedule_id", id, "user_id", creator, "was_creator", sc.Creator,
 		"channel", ev.ChannelID, "next", next)
 	sc.Creator, sc.Paused, sc.NextRunAt = creator, false, next
 	return fmt.Sprintf(msgResumed, creator, Line(sc)), nil
@@ -271,6 +271,13 @@ func (b *Book) max() int {
 	return b.Max
 }
 
+func (b *Book) log() *slog.Logger {
+	if b.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return b.Log
+}
+
 func (b *Book) notify() {
 	if b.Notify != nil {
 		b.Notify()
@@ -285,7 +292,7 @@ func (b *Book) profileZone(ctx context.Context, userID, tz string) string {
 	}
 	p, err := b.Profile(ctx, userID)
 	if err != nil {
-		b.Log.DebugContext(ctx, "profile time zone", "user_id", userID, "err", err)
+		b.log().DebugContext(ctx, "profile time zone", "user_id", userID, "err", err)
 		return ""
 	}
 	return p.TimeZone
