@@ -9,7 +9,6 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
-	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/store"
 )
@@ -76,13 +75,13 @@ func schedules(ctx context.Context, inv *invocation, args []string) error {
 	}
 	w := newTable(inv.stdout, "ID\tWHEN\tTARGET\tNEXT RUN\tLAST RUN\tCREATOR\tWHERE\tPROMPT")
 	for _, sc := range list {
-		next := commands.ShowTime(sc.NextRunAt, sc.TZ)
+		next := schedule.ShowTime(sc.NextRunAt, sc.TZ)
 		if sc.Paused {
 			next = "paused"
 		}
 		last := "-"
 		if !sc.LastRunAt.IsZero() {
-			last = commands.ShowTime(sc.LastRunAt, sc.TZ)
+			last = schedule.ShowTime(sc.LastRunAt, sc.TZ)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sc.ID, sc.When, sc.Target, next, last, sc.Creator,
 			strings.TrimSuffix(sc.Channel+":"+sc.ThreadTS, ":"), oneLine(sc.Prompt, 60))

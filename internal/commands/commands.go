@@ -62,9 +62,9 @@ type Commands struct {
 	// Sessions, when set, moves a thread's agent session on the platform:
 	// a stop button clicked when no turn runs leaves it active.
 	Sessions func(ctx context.Context, u pipeline.SessionUpdate) error
-	// Schedules keeps the schedules of /schedule, /schedules and
-	// /unschedule; nil answers that there are none here.
-	Schedules *Schedules
+	// Schedules answers /schedule, /schedules and /unschedule; nil
+	// answers that there are none here.
+	Schedules Schedules
 	// Mutes keeps /ignore's mutes; nil answers that muting is not
 	// available here.
 	Mutes MuteStore

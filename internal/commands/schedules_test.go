@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
-	"github.com/persona-runtime/agent/pkg/tools"
 )
 
 // friday is the schedules' clock: Friday 27 November 2026, 12:00 UTC.
@@ -37,7 +35,7 @@ var scheduler = func() *persona.Persona {
 // counts Notify.
 type schedHarness struct {
 	*harness
-	book     *commands.Schedules
+	book     *schedule.Book
 	notified int
 	profiles map[string]string
 }
@@ -45,7 +43,7 @@ type schedHarness struct {
 func newSchedHarness(t *testing.T, max int) *schedHarness {
 	h := &schedHarness{harness: newHarness(t), profiles: map[string]string{}}
 	h.cmds.Persona = scheduler
-	h.book = &commands.Schedules{Store: h.st, Now: func() time.Time { return friday }, Max: max,
+	h.book = &schedule.Book{Store: h.st, Now: func() time.Time { return friday }, Max: max,
 		Profile: func(_ context.Context, user string) (pipeline.Profile, error) {
 			tz, ok := h.profiles[user]
 			if !ok {
@@ -56,13 +54,22 @@ func newSchedHarness(t *testing.T, max int) *schedHarness {
 		Notify: func() { h.notified++ },
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	h.cmds.Schedules = h.book
+	h.cmds.Schedules = schedule.Commands{B: h.book}
 	return h
 }
 
 func schedAccess(user string) pipeline.Access {
 	return pipeline.Access{UserID: user, Role: scheduler.RoleOf(user), Scopes: scheduler.ScopesOf(user),
 		Layer: pipeline.LayerTrusted, Mode: pipeline.ModeAsk}
+}
+
+func zone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatalf("tz database: %v", err)
+	}
+	return loc
 }
 
 var createdRE = regexp.MustCompile(`^cron job created: (s[a-z2-7]{8}), next run (.+)$`)
@@ -109,13 +116,13 @@ func TestScheduleCreate(t *testing.T) {
 
 	// A channel target, by the alias, with curly quotes; no profile zone:
 	// AGENT_TZ.
-	h.book.AgentTZ = "America/New_York"
+	h.book.Zone = zone(t, "America/New_York")
 	got := h.say(message(anyone, `/cron-add “@daily” “post the open incidents” channel`), schedAccess(anyone))
 	if !strings.HasSuffix(got, ", next run 2026-11-28 00:00 America/New_York (posts at the channel root)") {
 		t.Errorf("channel target: %q", got)
 	}
 	// Neither: UTC.
-	h.book.AgentTZ = ""
+	h.book.Zone = nil
 	if _, next := h.create(backup, `/schedule "in 90s" "stretch"`); next != "2026-11-27 12:01:30 UTC" {
 		t.Errorf("in 90s: next run %q", next)
 	}
@@ -233,14 +240,14 @@ func TestScheduleBadInput(t *testing.T) {
 func TestScheduleUnknownZone(t *testing.T) {
 	h := newSchedHarness(t, 100)
 	_, err := h.book.Add(context.Background(), schedAccess(manager), message(manager, ""),
-		tools.ScheduleRequest{When: "@daily", Prompt: "x", TZ: "Mars/Olympus"})
+		schedule.Ask{When: "@daily", Prompt: "x", TZ: "Mars/Olympus"})
 	var ue *pipeline.UserError
 	if !errors.As(err, &ue) || ue.Message != `unknown time zone "Mars/Olympus" (want an IANA name like Europe/Berlin)` {
 		t.Errorf("Add with tz Mars/Olympus: %v", err)
 	}
 	// A profile zone the platform has wrong is skipped, not an error.
 	h.profiles[manager] = "Not/AZone"
-	h.book.AgentTZ = "Asia/Tokyo"
+	h.book.Zone = zone(t, "Asia/Tokyo")
 	if _, next := h.create(manager, `/schedule "@daily" "x"`); next != "2026-11-28 00:00 Asia/Tokyo" {
 		t.Errorf("bad profile zone: next run %q, want AGENT_TZ's", next)
 	}
@@ -251,7 +258,7 @@ func TestScheduleLimit(t *testing.T) {
 	h.create(manager, `/schedule "@daily" "one"`)
 	h.create(manager, `/schedule "@weekly" "two"`)
 	got := h.say(message(manager, `/schedule "@hourly" "three"`), schedAccess(manager))
-	if got != "too many schedules: at most 2 per persona (AGENT_MAX_SCHEDULES); remove one first" {
+	if got != "too many cron jobs: at most 2 per persona (AGENT_MAX_SCHEDULES); remove one first" {
 		t.Errorf("over the limit: %q", got)
 	}
 	if n := len(h.stored()); n != 2 {
@@ -263,7 +270,7 @@ func TestScheduleLimit(t *testing.T) {
 func TestScheduleNotAvailable(t *testing.T) {
 	h := newHarness(t)
 	got := h.say(message(manager, "/schedules"), access(manager))
-	if got != "Schedules are not available here." {
+	if got != "Cron jobs are not available here." {
 		t.Errorf("%q", got)
 	}
 }
@@ -279,7 +286,7 @@ func TestShowTime(t *testing.T) {
 		{time.Date(2026, 7, 1, 7, 0, 5, 0, time.UTC), "", "2026-07-01 07:00:05 UTC"},
 		{time.Time{}, "UTC", "none"},
 	} {
-		if got := commands.ShowTime(tt.t, tt.tz); got != tt.want {
+		if got := schedule.ShowTime(tt.t, tt.tz); got != tt.want {
 			t.Errorf("ShowTime(%v, %q) = %q, want %q", tt.t, tt.tz, got, tt.want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/pkg/secret"
 )
 
@@ -161,8 +162,8 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_ATTACHMENTS_KEEP", usage: "how long a file saved from a message is kept (like 30d or 12h)", days: &c.AttachmentsKeep, def: FormatDays(DefaultAttachmentsKeep)},
 		{env: "AGENT_CONTEXT_MESSAGES", usage: "earlier messages of a thread a turn carries when the bot is called into it (the newest)", integer: &c.ContextMessages, def: strconv.Itoa(DefaultContextMessages)},
 		{env: "AGENT_TZ", usage: "default time zone of schedules (IANA name, like Europe/Berlin) when the creator's profile has none (default UTC)", str: &c.TZ},
-		{env: "AGENT_SCHEDULE_CATCHUP", usage: "a scheduled run missed while the service was down runs at start when missed by at most this", dur: &c.ScheduleCatchUp, def: DefaultScheduleCatchUp.String()},
-		{env: "AGENT_MAX_SCHEDULES", usage: "schedules a persona may have", integer: &c.MaxSchedules, def: strconv.Itoa(DefaultMaxSchedules)},
+		{env: "AGENT_SCHEDULE_CATCHUP", usage: "a scheduled run missed while the service was down runs at start when missed by at most this", dur: &c.ScheduleCatchUp, def: schedule.DefaultCatchUp.String()},
+		{env: "AGENT_MAX_SCHEDULES", usage: "schedules a persona may have", integer: &c.MaxSchedules, def: strconv.Itoa(schedule.DefaultMax)},
 	}
 }
 

@@ -5,25 +5,18 @@ import (
 	"time"
 )
 
-// DefaultScheduleCatchUp is AGENT_SCHEDULE_CATCHUP's default
-// (interfaces.md, "Schedules"): a run missed by at most an hour (a
-// deploy, a restart) still runs once; older ones would post stale news.
-const DefaultScheduleCatchUp = time.Hour
-
 // MinScheduleCatchUp is the smallest catch-up window: the timer finds a
 // run a few milliseconds late as a matter of course, which is not a
 // missed run, and no schedule runs more often than once a minute.
 const MinScheduleCatchUp = time.Minute
-
-// DefaultMaxSchedules is AGENT_MAX_SCHEDULES's default (interfaces.md).
-const DefaultMaxSchedules = 100
 
 // MaxMaxSchedules bounds AGENT_MAX_SCHEDULES: the list of a persona's
 // schedules is one chat message, and each list reads them all.
 const MaxMaxSchedules = 10000
 
 // validateSchedules checks AGENT_TZ, AGENT_SCHEDULE_CATCHUP and
-// AGENT_MAX_SCHEDULES.
+// AGENT_MAX_SCHEDULES. Their defaults are the schedules' own
+// (schedule.DefaultCatchUp, schedule.DefaultMax).
 func (c *Config) validateSchedules() error {
 	if c.TZ == "Local" {
 		return fmt.Errorf("AGENT_TZ: %q is the host's zone, which differs between hosts: name an IANA zone like Europe/Berlin", c.TZ)

@@ -84,9 +84,14 @@ func TestZone(t *testing.T) {
 		{"unknown tz", "Mars/Olympus", "Europe/Berlin", "", "", `unknown time zone "Mars/Olympus" (want an IANA name like Europe/Berlin)`},
 		{"the host's zone", "Local", "", "", "", `unknown time zone "Local" (want an IANA name like Europe/Berlin)`},
 		{"a path", "../../etc/passwd", "", "", "", `unknown time zone "../../etc/passwd" (want an IANA name like Europe/Berlin)`},
+		{"the service's zone the host's", "", "", "Local", "", `unknown time zone "Local" (want an IANA name like Europe/Berlin)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			loc, err := Zone(tt.tz, tt.profile, tt.agent)
+			var service *time.Location // AGENT_TZ as config parses it
+			if tt.agent != "" {
+				service = zone(t, tt.agent)
+			}
+			loc, err := Zone(tt.tz, tt.profile, service)
 			switch {
 			case tt.err != "" && (err == nil || err.Error() != tt.err || !errors.Is(err, ErrInvalid)):
 				t.Fatalf("Zone = %v, %v; want error %s", loc, err, tt.err)

@@ -42,15 +42,11 @@ type Claim struct {
 	Missed int // added to the schedule's Missed
 	// Record, when set, is the run's record in the inbox, written in the
 	// claim's transaction when the claim wins (and Ran is set): a crash
-	// after the claim leaves the run to the inbox, resumed or told.
-	Record *RunRecord
-}
-
-// RunRecord is a run's record in the inbox: the event as the inbox keeps
-// it, under its fixed id (RunID).
-type RunRecord struct {
-	EventID, Kind, ChannelID, ThreadTS, UserID string
-	Event                                      []byte // JSON
+	// after the claim leaves the run to the inbox, resumed or told. It is
+	// the store's own type (*store.InboxEntry, as the Recorder made it),
+	// which this package cannot name (the store imports it): the
+	// scheduler hands it on unread.
+	Record any
 }
 
 // Recorder is a Runner that can say beforehand what a run's inbox record
@@ -58,7 +54,7 @@ type RunRecord struct {
 // the run is recorded (Run.Recorded). A nil record: the run records
 // itself when it starts.
 type Recorder interface {
-	Record(r Run) (*RunRecord, error)
+	Record(r Run) (any, error)
 }
 
 // Run is a claimed run, handed to the Runner.
@@ -69,11 +65,11 @@ type Run struct {
 	Recorded bool
 }
 
-// Runner is what runs a claimed run (cmd: an event into the pipeline).
+// Runner is what runs a claimed run (Runs: an event into the pipeline).
 type Runner interface {
 	// Busy reports whether the schedule's previous run is still going;
 	// the due run is then skipped, not queued behind it.
-	Busy(id string) bool
+	Busy(ctx context.Context, id string) bool
 	// Run starts r and returns without waiting for it to finish; an
 	// error means it did not start (counted as failed).
 	Run(ctx context.Context, r Run) error
@@ -250,7 +246,7 @@ func (s *Scheduler) claim(ctx context.Context, sc Schedule, now time.Time) error
 	}
 	p := CatchUp(spec, sc.NextRunAt, now, s.d.Window)
 	c := Claim{ID: sc.ID, Due: sc.NextRunAt, Next: p.Next, Ran: p.Run, Missed: p.Missed}
-	busy := !p.Run.IsZero() && s.d.Runner.Busy(sc.ID)
+	busy := !p.Run.IsZero() && s.d.Runner.Busy(ctx, sc.ID)
 	if busy {
 		c.Ran = time.Time{}
 	}

@@ -37,7 +37,7 @@ func (e *invalid) Is(target error) bool {
 
 // LimitError is the refusal of a schedule past max per persona.
 func LimitError(max int) error {
-	return &invalid{text: fmt.Sprintf("too many schedules: at most %d per persona (AGENT_MAX_SCHEDULES); remove one first", max), also: ErrLimit}
+	return &invalid{text: fmt.Sprintf("too many cron jobs: at most %d per persona (AGENT_MAX_SCHEDULES); remove one first", max), also: ErrLimit}
 }
 
 func invalidf(format string, args ...any) error {

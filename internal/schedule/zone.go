@@ -23,8 +23,8 @@ func LoadZone(tz string) (*time.Location, error) {
 // Zone is a new schedule's time zone: tz when given (an error when it is
 // not a zone), else the creator's profile zone (skipped when unknown: it
 // comes from the chat platform, not from the person asking), else the
-// service's AGENT_TZ, else UTC.
-func Zone(tz, profile, agentTZ string) (*time.Location, error) {
+// service's (AGENT_TZ, parsed by config; nil: UTC).
+func Zone(tz, profile string, service *time.Location) (*time.Location, error) {
 	if strings.TrimSpace(tz) != "" {
 		return LoadZone(tz)
 	}
@@ -33,5 +33,12 @@ func Zone(tz, profile, agentTZ string) (*time.Location, error) {
 			return loc, nil
 		}
 	}
-	return LoadZone(agentTZ)
+	switch {
+	case service == nil:
+		return time.UTC, nil
+	case service == time.Local || service.String() == "Local":
+		// As LoadZone: never the host's zone.
+		return nil, invalidf("unknown time zone %q (want an IANA name like Europe/Berlin)", "Local")
+	}
+	return service, nil
 }

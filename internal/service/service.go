@@ -14,7 +14,6 @@ import (
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/agentview"
 	"github.com/persona-runtime/agent/internal/approval"
-	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/fleet"
 	"github.com/persona-runtime/agent/internal/inbox"
@@ -86,7 +85,7 @@ type Service struct {
 	noBypass string
 	// schedBook is the book of schedules of the commands and the tools
 	// (schedules.go); the scheduler sets its Notify and Now.
-	schedBook *commands.Schedules
+	schedBook *schedule.Book
 
 	// Clock is the service's clock for what waits on it (the scheduler);
 	// the simulator's moves only when told (Deps.Clock).
@@ -95,8 +94,8 @@ type Service struct {
 	// after a schedule is created, removed, paused or resumed.
 	scheduler *schedule.Scheduler
 	// schedules turns the scheduler's due runs into events and gates them
-	// (schedule_run.go).
-	schedules *scheduleRuns
+	// (internal/schedule's run side).
+	schedules *schedule.Runs
 	schedWG   sync.WaitGroup
 	// OnScheduleRun: Deps.OnScheduleRun.
 	onScheduleRun func(ev *pipeline.Event)

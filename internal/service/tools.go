@@ -43,7 +43,7 @@ func (s *Service) newTools(ctx context.Context, d Deps, mcpConf *tools.MCPConfig
 	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: s.gitAuthor(), Log: s.log, KBLock: s.store}
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
-	registry.Add((&tools.ScheduleServer{Book: s.schedBook}).Tools()...)
+	registry.Add(s.schedBook.Tools()...)
 	registry.Add(s.memories().Tools()...)
 	if err := s.mountMCP(ctx, registry, mcpConf, confine, confiner); err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ import (
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/mrkdwn"
 	"github.com/persona-runtime/agent/internal/redact"
+	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/soulx"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
@@ -159,7 +160,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		}
 	}
 
-	s.schedBook = s.newScheduleBook(chat, d.ScheduleIDs)
+	if s.schedBook, err = s.newScheduleBook(chat, d.ScheduleIDs); err != nil {
+		return nil, err
+	}
 	registry, err := s.newTools(ctx, d, mcpConf, secrets, chat)
 	if err != nil {
 		return nil, err
@@ -209,11 +212,11 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	}
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
-		Sessions: chat.SetSessionStatus, Schedules: s.schedBook, Mutes: s.store, Models: models, Now: s.now,
+		Sessions: chat.SetSessionStatus, Schedules: schedule.Commands{B: s.schedBook}, Mutes: s.store, Models: models, Now: s.now,
 		Memory: memory.Commands{M: s.memories()}}
 	s.onDrop = d.OnDrop
 	clicks := feedback.Clicks{Next: gate, Store: s.store, Chat: chat, Votes: s.metrics.Feedback, Log: s.log}
-	s.wireSchedules()
+	s.wireSchedules(chat)
 	s.handler = s.chain(engine, clicks, commands, prompts, chat)
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
 		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})

@@ -14,12 +14,27 @@ import (
 )
 
 // The store keeps the schedules (migrations/0009_schedules) and serves
-// the scheduler's Store.
-var _ schedule.Store = (*Store)(nil)
+// the scheduler's, the book's and the runs' stores; a schedule there is
+// none of is an error matching both ErrNotFound and schedule.ErrNotFound.
+var (
+	_ schedule.Store     = (*Store)(nil)
+	_ schedule.BookStore = (*Store)(nil)
+	_ schedule.RunStore  = (*Store)(nil)
+)
 
-// DefaultMaxSchedules is AGENT_MAX_SCHEDULES's default: schedules per
-// persona (interfaces.md, "Schedules").
-const DefaultMaxSchedules = 100
+// noSchedule is err, matching schedule.ErrNotFound too when it matches
+// ErrNotFound (the schedule package cannot name the store's).
+func noSchedule(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return scheduleNotFound{err}
+	}
+	return err
+}
+
+type scheduleNotFound struct{ error }
+
+func (e scheduleNotFound) Unwrap() error        { return e.error }
+func (e scheduleNotFound) Is(target error) bool { return target == schedule.ErrNotFound }
 
 const scheduleColumns = `id, creator, channel_id, thread_ts, target, when_expr, tz, prompt, name,
 	next_run_at, last_run_at, missed, paused, created_at`
@@ -74,7 +89,7 @@ func (s *Store) Schedule(ctx context.Context, id string) (schedule.Schedule, err
 		err = ErrNotFound
 	}
 	if err != nil {
-		return schedule.Schedule{}, fmt.Errorf("schedule %s: %w", id, err)
+		return schedule.Schedule{}, fmt.Errorf("schedule %s: %w", id, noSchedule(err))
 	}
 	return sc, nil
 }
@@ -99,7 +114,7 @@ func (s *Store) RemoveSchedule(ctx context.Context, id string) error {
 		return requireRow(res)
 	})
 	if err != nil {
-		return fmt.Errorf("remove schedule %s: %w", id, err)
+		return fmt.Errorf("remove schedule %s: %w", id, noSchedule(err))
 	}
 	return nil
 }
@@ -116,7 +131,7 @@ func (s *Store) SetSchedulePaused(ctx context.Context, id string, paused bool) e
 		return requireRow(res)
 	})
 	if err != nil {
-		return fmt.Errorf("pause schedule %s: %w", id, err)
+		return fmt.Errorf("pause schedule %s: %w", id, noSchedule(err))
 	}
 	return nil
 }
@@ -143,7 +158,7 @@ func (s *Store) ResumeSchedule(ctx context.Context, id, creator string, next tim
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("resume schedule %s: %w", id, err)
+		return false, fmt.Errorf("resume schedule %s: %w", id, noSchedule(err))
 	}
 	return resumed, nil
 }
@@ -269,8 +284,12 @@ const (
 
 // recordRun writes a claimed run's inbox record in tx, as InboxReceive
 // does; a record already there (the same due time claimed before a
-// crash) is left as it is.
-func (s *Store) recordRun(ctx context.Context, tx bun.Tx, r *schedule.RunRecord) error {
+// crash) is left as it is. rec is Claim.Record: an *InboxEntry.
+func (s *Store) recordRun(ctx context.Context, tx bun.Tx, rec any) error {
+	r, ok := rec.(*InboxEntry)
+	if !ok || r == nil {
+		return fmt.Errorf("record run: the record is a %T, not an *InboxEntry", rec)
+	}
 	if r.EventID == "" || !json.Valid(r.Event) {
 		return fmt.Errorf("record run: an event id and a JSON event are required")
 	}

@@ -26,7 +26,7 @@ func newSchedule(t testing.TB, c *fake.Clock, creator, when string) schedule.Sch
 func TestSchedules(t *testing.T) {
 	s, c := newTestStore(t)
 	ctx := t.Context()
-	daily, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "0 9 * * *"), DefaultMaxSchedules)
+	daily, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "0 9 * * *"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestSchedules(t *testing.T) {
 	if daily != want {
 		t.Fatalf("stored\n%+v\nwant\n%+v", daily, want)
 	}
-	hourly, err := s.CreateSchedule(ctx, newSchedule(t, c, "U2", "@hourly"), DefaultMaxSchedules)
+	hourly, err := s.CreateSchedule(ctx, newSchedule(t, c, "U2", "@hourly"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestSchedules(t *testing.T) {
 	if err := s.SetSchedulePaused(ctx, hourly.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetSchedulePaused(ctx, "sabsent22", true); !errors.Is(err, ErrNotFound) {
+	if err := s.SetSchedulePaused(ctx, "sabsent22", true); !errors.Is(err, ErrNotFound) || !errors.Is(err, schedule.ErrNotFound) {
 		t.Fatalf("pausing an unknown id: %v", err)
 	}
 	if err := s.PauseSchedule(ctx, "sabsent22"); err != nil {
@@ -101,17 +101,17 @@ func TestSchedules(t *testing.T) {
 	if got, _ := s.Schedule(ctx, daily.ID); got.Creator != "U2" {
 		t.Fatalf("a refused resume changed the creator: %+v", got)
 	}
-	if _, err := s.ResumeSchedule(ctx, "sabsent22", "U2", next); !errors.Is(err, ErrNotFound) {
+	if _, err := s.ResumeSchedule(ctx, "sabsent22", "U2", next); !errors.Is(err, ErrNotFound) || !errors.Is(err, schedule.ErrNotFound) {
 		t.Fatalf("resuming an unknown id: %v", err)
 	}
 
 	if err := s.RemoveSchedule(ctx, daily.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveSchedule(ctx, daily.ID); !errors.Is(err, ErrNotFound) {
+	if err := s.RemoveSchedule(ctx, daily.ID); !errors.Is(err, ErrNotFound) || !errors.Is(err, schedule.ErrNotFound) {
 		t.Fatalf("removing twice: %v", err)
 	}
-	if _, err := s.Schedule(ctx, daily.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Schedule(ctx, daily.ID); !errors.Is(err, ErrNotFound) || !errors.Is(err, schedule.ErrNotFound) {
 		t.Fatalf("a removed schedule: %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestSchedules(t *testing.T) {
 func TestClaimSchedule(t *testing.T) {
 	s, c := newTestStore(t)
 	ctx := t.Context()
-	sc, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "@hourly"), DefaultMaxSchedules)
+	sc, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "@hourly"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestClaimSchedule(t *testing.T) {
 		t.Fatalf("a skipped run changed the last run to %v (missed %d)", got.LastRunAt, got.Missed)
 	}
 
-	once, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "in 3s"), DefaultMaxSchedules)
+	once, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "in 3s"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,12 +175,12 @@ func TestClaimScheduleRecordsTheRun(t *testing.T) {
 		}
 		return ids
 	}
-	rec := func(id string) *schedule.RunRecord {
-		return &schedule.RunRecord{EventID: id, Kind: "schedule", ChannelID: "D1", ThreadTS: "1.1", UserID: "U1",
+	rec := func(id string) *InboxEntry {
+		return &InboxEntry{EventID: id, Kind: "schedule", ChannelID: "D1", ThreadTS: "1.1", UserID: "U1",
 			Event: []byte(`{"id":"` + id + `"}`)}
 	}
 	for _, when := range []string{"@hourly", "in 3s"} { // a recurring run, a one-off
-		sc, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", when), DefaultMaxSchedules)
+		sc, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", when), schedule.DefaultMax)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +268,7 @@ func TestScheduleLimit(t *testing.T) {
 		t.Fatalf("%d stored, %d refused; want %d and 3", len(list), refused, max)
 	}
 	_, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "@daily"), max)
-	if want := "create schedule: too many schedules: at most 5 per persona (AGENT_MAX_SCHEDULES); remove one first"; err == nil || err.Error() != want {
+	if want := "create schedule: too many cron jobs: at most 5 per persona (AGENT_MAX_SCHEDULES); remove one first"; err == nil || err.Error() != want {
 		t.Fatalf("past the limit: %v\nwant %s", err, want)
 	}
 }
@@ -277,13 +277,13 @@ func TestScheduleLimit(t *testing.T) {
 func TestScheduleIDTaken(t *testing.T) {
 	s, c := newTestStore(t)
 	ctx := t.Context()
-	a, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "@daily"), DefaultMaxSchedules)
+	a, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "@daily"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dup := newSchedule(t, c, "U2", "@hourly")
 	dup.ID = a.ID
-	b, err := s.CreateSchedule(ctx, dup, DefaultMaxSchedules)
+	b, err := s.CreateSchedule(ctx, dup, schedule.DefaultMax)
 	if err != nil || b.ID == a.ID || !schedule.ValidID(b.ID) || b.Creator != "U2" {
 		t.Fatalf("second schedule with a taken id: %+v, %v", b, err)
 	}
@@ -300,7 +300,7 @@ func TestClaimScheduleConcurrent(t *testing.T) {
 	c := newClock()
 	a, b := openAt(t, path, c), openAt(t, path, c)
 	ctx := t.Context()
-	sc, err := a.CreateSchedule(ctx, newSchedule(t, c, "U1", "* * * * *"), DefaultMaxSchedules)
+	sc, err := a.CreateSchedule(ctx, newSchedule(t, c, "U1", "* * * * *"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestClaimScheduleConcurrent(t *testing.T) {
 // runner hands the scheduler's runs to the test.
 type runner struct{ runs chan schedule.Run }
 
-func (r runner) Busy(string) bool { return false }
+func (r runner) Busy(context.Context, string) bool { return false }
 func (r runner) Run(_ context.Context, run schedule.Run) error {
 	r.runs <- run
 	return nil
@@ -400,11 +400,11 @@ func receive(t *testing.T, runs chan schedule.Run) schedule.Run {
 func TestScheduleCatchUpAfterRestart(t *testing.T) {
 	s, c := newTestStore(t) // 09:30
 	ctx := t.Context()
-	hourly, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "0 * * * *"), DefaultMaxSchedules)
+	hourly, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "0 * * * *"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}
-	daily, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "0 10 * * *"), DefaultMaxSchedules)
+	daily, err := s.CreateSchedule(ctx, newSchedule(t, c, "U1", "0 10 * * *"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestSchedulerReplicasOnStore(t *testing.T) {
 	c := newClock()
 	a, b := openAt(t, path, c), openAt(t, path, c)
 	ctx := t.Context()
-	sc, err := a.CreateSchedule(ctx, newSchedule(t, c, "U1", "* * * * *"), DefaultMaxSchedules)
+	sc, err := a.CreateSchedule(ctx, newSchedule(t, c, "U1", "* * * * *"), schedule.DefaultMax)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,14 @@ const (
 	MemoryForget   = "mcp__agent_memory__forget"
 )
 
+// Schedule tool names (internal/schedule serves them; interfaces.md,
+// "Schedules").
+const (
+	ScheduleAdd    = "mcp__agent_schedule__add"
+	ScheduleList   = "mcp__agent_schedule__list"
+	ScheduleRemove = "mcp__agent_schedule__remove"
+)
+
 var kinds = map[string]Kind{
 	ChatReply: KindChat, ChatEdit: KindChat, ChatUpload: KindChat, ChatRequestApproval: KindChat,
 	ChatThreadHistory: KindChat, ChatChannelHistory: KindChat, ChatGetUser: KindChat, ChatChannelInfo: KindChat,
