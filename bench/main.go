@@ -6,6 +6,8 @@
 //
 //	go run ./bench                   # print the table
 //	go run ./bench -readme README.md # and rewrite the README's table
+//	go run ./bench -original DIR -original-cmd 'bun src/gateway/sim/cli.ts run'
+//	                                 # the simulator beside the original's
 //
 // Figures are medians over -runs runs. A minimal bot —
 // ack, the same model call, post — measured the same way is the yardstick
@@ -38,7 +40,20 @@ func main() {
 	sessions := flag.Int("sessions", 200, "live sessions for the per-session memory")
 	readme := flag.String("readme", "", "rewrite the table between the bench markers of this file")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the service while it answers the timed events (5 s, AGENT_PPROF=1)")
+	var cmp compareConfig
+	flag.StringVar(&cmp.dir, "original", "", "instead of the table: the simulator side by side with the original runtime's, built in this checkout")
+	flag.StringVar(&cmp.cmd, "original-cmd", "bun src/gateway/sim/cli.ts run", "the original's command that runs scenario files (appended), in its checkout")
+	flag.StringVar(&cmp.files, "original-files", "src/gateway/sim/scenarios/*.yaml", "the original's scenario files, a glob in its checkout")
+	flag.StringVar(&cmp.skip, "original-skip", "ingest-mgr.yaml,slash-authz.yaml", "the original's scenario files that do not apply (they expect /ingest deprecated)")
 	flag.Parse()
+	if cmp.dir != "" {
+		cmp.runs = *runs
+		if err := compare(cmp); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*runs, *events, *sessions, *readme); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -57,24 +72,12 @@ func run(runs, events, sessions int, readme string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "agent")
-	fmt.Fprintln(os.Stderr, "building", bin)
-	// As shipped: the runtime and, beside it, the sandbox helper; and the
-	// launcher that measures start-ups.
-	for out, pkg := range map[string]string{bin: "./cmd/agent", filepath.Join(dir, "agent-sandbox"): "./cmd/agent-sandbox",
-		filepath.Join(dir, "launcher"): "./bench/launcher"} {
-		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
-		}
-	}
-	st, err := os.Stat(bin)
+	bin, err := build(dir)
 	if err != nil {
 		return err
 	}
-	// Read the binary once so every figure meets it in the page cache.
-	if _, _, err := measure(bin, nil, nil, "version"); err != nil {
+	st, err := os.Stat(bin)
+	if err != nil {
 		return err
 	}
 	var rows []row
@@ -103,15 +106,11 @@ func run(runs, events, sessions int, readme string) error {
 	}
 	rows = append(rows, svc...)
 
-	for _, procs := range []int{1, runtime.NumCPU()} {
-		env := []string{"GOMAXPROCS=" + strconv.Itoa(procs)}
-		wall, rss, err := repeat(runs, bin, env, "sim", "run")
-		if err != nil {
-			return fmt.Errorf("sim run: %w", err)
-		}
-		rows = append(rows, row{fmt.Sprintf("`agent sim run`, the shipped scenarios, %d core(s): wall, peak RSS", procs),
-			"≤ 100 ms, —", fmt.Sprintf("%s, %s", ms(wall), mib(rss))})
+	sim, err := simRows(bin, runs)
+	if err != nil {
+		return err
 	}
+	rows = append(rows, sim...)
 	rows = append(rows, row{"Binary (static, stripped)", "—", fmt.Sprintf("%.1f MB", float64(st.Size())/1e6)})
 
 	table := render(rows, runs, events, sessions)
@@ -126,7 +125,14 @@ func run(runs, events, sessions int, readme string) error {
 // through the launcher built beside it (bench/launcher: a process
 // started straight from the bench would inherit the bench's peak).
 func measure(bin string, env []string, stdin io.Reader, args ...string) (time.Duration, int64, error) {
-	cmd := exec.Command(filepath.Join(filepath.Dir(bin), "launcher"), append([]string{bin}, args...)...)
+	return measureIn(filepath.Dir(bin), "", bin, env, stdin, args...)
+}
+
+// measureIn is measure through the launcher in the directory launchers,
+// with the working directory wd ("": the bench's).
+func measureIn(launchers, wd, bin string, env []string, stdin io.Reader, args ...string) (time.Duration, int64, error) {
+	cmd := exec.Command(filepath.Join(launchers, "launcher"), append([]string{bin}, args...)...)
+	cmd.Dir = wd
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = stdin
 	var out, errs bytes.Buffer
@@ -139,6 +145,43 @@ func measure(bin string, env []string, stdin io.Reader, args ...string) (time.Du
 		return 0, 0, fmt.Errorf("%s %s: wall and peak RSS: %v", filepath.Base(bin), strings.Join(args, " "), err)
 	}
 	return time.Duration(ns), kib * 1024, nil
+}
+
+// build builds, in dir, the runtime as shipped (static, stripped) and,
+// beside it, the sandbox helper and the launcher that measures
+// start-ups, and runs the runtime once so that every figure meets it in
+// the page cache. It returns the runtime's path.
+func build(dir string) (string, error) {
+	bin := filepath.Join(dir, "agent")
+	fmt.Fprintln(os.Stderr, "building", bin)
+	for out, pkg := range map[string]string{bin: "./cmd/agent", filepath.Join(dir, "agent-sandbox"): "./cmd/agent-sandbox",
+		filepath.Join(dir, "launcher"): "./bench/launcher"} {
+		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if msg, err := build.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
+		}
+	}
+	if _, _, err := measure(bin, nil, nil, "version"); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// simRows measures `agent sim run` on the shipped scenarios, on one core
+// and on all of them (medians of runs runs).
+func simRows(bin string, runs int) ([]row, error) {
+	var rows []row
+	for _, procs := range []int{1, runtime.NumCPU()} {
+		env := []string{"GOMAXPROCS=" + strconv.Itoa(procs)}
+		wall, rss, err := repeat(runs, bin, env, "sim", "run")
+		if err != nil {
+			return nil, fmt.Errorf("sim run: %w", err)
+		}
+		rows = append(rows, row{fmt.Sprintf("`agent sim run`, the shipped scenarios, %d core(s): wall, peak RSS", procs),
+			"≤ 100 ms, —", fmt.Sprintf("%s, %s", ms(wall), mib(rss))})
+	}
+	return rows, nil
 }
 
 // repeat measures n runs: the medians of the wall time and of the peak

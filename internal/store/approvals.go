@@ -106,7 +106,7 @@ func (s *Store) CreateApproval(ctx context.Context, a Approval) error {
 // request does.
 func (s *Store) SetApprovalCard(ctx context.Context, id, cardTS string) error {
 	return s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, `UPDATE approvals SET card_ts = ? WHERE approval_id = ? AND card_ts = ''`, cardTS, id)
+		res, err := s.exec(ctx, `UPDATE approvals SET card_ts = ? WHERE approval_id = ? AND card_ts = ''`, cardTS, id)
 		if err != nil {
 			return fmt.Errorf("set approval card: %w", err)
 		}
@@ -233,7 +233,7 @@ func (s *Store) ApprovalEvents(ctx context.Context, id string) ([]ApprovalEvent,
 // AllowTool records that a thread allowed a tool for the rest of the thread.
 func (s *Store) AllowTool(ctx context.Context, threadKey, tool, by string) error {
 	return s.write(ctx, func(ctx context.Context) error {
-		_, err := s.db.ExecContext(ctx, `INSERT INTO thread_allows (thread_key, tool, allowed_by, at) VALUES (?, ?, ?, ?)
+		_, err := s.exec(ctx, `INSERT INTO thread_allows (thread_key, tool, allowed_by, at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (thread_key, tool) DO NOTHING`, threadKey, tool, by, s.now().UnixMilli())
 		if err != nil {
 			return fmt.Errorf("allow tool: %w", err)
@@ -245,7 +245,7 @@ func (s *Store) AllowTool(ctx context.Context, threadKey, tool, by string) error
 // ToolAllowed reports whether a thread allowed the tool with "always".
 func (s *Store) ToolAllowed(ctx context.Context, threadKey, tool string) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM thread_allows WHERE thread_key = ? AND tool = ?`, threadKey, tool).Scan(&n)
+	err := s.queryRow(ctx, `SELECT count(*) FROM thread_allows WHERE thread_key = ? AND tool = ?`, threadKey, tool).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("tool allowed: %w", err)
 	}

@@ -99,7 +99,7 @@ func (s *Store) AcquireIngest(ctx context.Context, label, by string, staleAfter 
 // another run expired it after its heartbeats stopped, and so lost the lock.
 func (s *Store) HeartbeatIngest(ctx context.Context, jobID string) error {
 	return s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, `UPDATE kb_ingest_jobs SET heartbeat_at = ? WHERE job_id = ? AND status = ?`,
+		res, err := s.exec(ctx, `UPDATE kb_ingest_jobs SET heartbeat_at = ? WHERE job_id = ? AND status = ?`,
 			s.now().UnixMilli(), jobID, IngestRunning)
 		if err == nil {
 			err = requireRow(res)
@@ -119,7 +119,7 @@ func (s *Store) FinishIngest(ctx context.Context, jobID, status, reason string) 
 		return fmt.Errorf("finish ingest %s: status %q: want %s or %s", jobID, status, IngestCompleted, IngestFailed)
 	}
 	return s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, `UPDATE kb_ingest_jobs SET status = ?, reason = ?, finished_at = ?
+		res, err := s.exec(ctx, `UPDATE kb_ingest_jobs SET status = ?, reason = ?, finished_at = ?
 			WHERE job_id = ? AND status = ?`, status, reason, s.now().UnixMilli(), jobID, IngestRunning)
 		if err == nil {
 			err = requireRow(res)

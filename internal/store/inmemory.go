@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -173,40 +174,94 @@ func (s *Store) handOver() *Store {
 	return &Store{db: s.db, path: s.path, source: s.source, writer: s.writer, keep: s.keep, stmts: stmtCache{m: stmts}, pooled: s.pooled}
 }
 
-// templateDeletes deletes the rows of each of the template's tables but
-// SQLite's own, the migrations' and the shadow tables of a full-text index
-// (deleting from the index empties them as the index keeps them), a table's before those of the tables
-// its foreign keys point to: each delete leaves no row pointing at a row
-// gone, so the foreign keys hold after every statement. (Deferring them to
-// the commit would take a flag pragma, and setting one expires every
-// prepared statement of the connection: the pool's statements would be
-// prepared again after each scenario.)
-var templateDeletes = sync.OnceValues(func() ([]string, error) {
+// emptying is how a copy of the template is emptied: deletes holds a
+// DELETE of each of the template's tables but SQLite's own, the
+// migrations' and the shadow tables of a full-text index (deleting from
+// the index empties them as the index keeps them), a table's before those
+// of the tables its foreign keys point to: each delete leaves no row
+// pointing at a row gone, so the foreign keys hold after every statement.
+// (Deferring them to the commit would take a flag pragma, and setting one
+// expires every prepared statement of the connection: the pool's
+// statements would be prepared again after each scenario.) probe returns
+// the index in deletes of each ordinary table that holds a row: a scenario
+// writes a few tables, and a DELETE of an empty one still writes its
+// pages and theirs of its indexes (through the rollback journal); the
+// full-text index is emptied always.
+type emptying struct {
+	deletes []string
+	probe   string
+}
+
+var templateEmptying = sync.OnceValues(func() (emptying, error) {
 	tpl, err := template()
 	if err != nil {
-		return nil, err
+		return emptying{}, err
 	}
 	tables, err := tpl.names("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name",
 		migrationsTable)
 	if err != nil {
-		return nil, err
+		return emptying{}, err
+	}
+	virtual, err := tpl.names("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'virtual'")
+	if err != nil {
+		return emptying{}, err
 	}
 	parents := make(map[string][]string, len(tables))
 	for _, t := range tables {
 		if parents[t], err = tpl.names(`SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)`, t); err != nil {
-			return nil, fmt.Errorf("foreign keys of %s: %w", t, err)
+			return emptying{}, fmt.Errorf("foreign keys of %s: %w", t, err)
 		}
 	}
 	order, err := childrenFirst(tables, parents)
 	if err != nil {
+		return emptying{}, err
+	}
+	e := emptying{deletes: make([]string, len(order))}
+	var probes []string
+	for i, t := range order {
+		e.deletes[i] = `DELETE FROM "` + t + `"`
+		if slices.Contains(virtual, t) {
+			probes = append(probes, fmt.Sprintf("SELECT %d", i))
+		} else {
+			probes = append(probes, fmt.Sprintf(`SELECT %d WHERE EXISTS (SELECT 1 FROM "%s")`, i, t))
+		}
+	}
+	e.probe = strings.Join(probes, " UNION ALL ")
+	return e, nil
+})
+
+// templateDeletes is the DELETEs of templateEmptying.
+func templateDeletes() ([]string, error) {
+	e, err := templateEmptying()
+	return e.deletes, err
+}
+
+// txIndexes runs the prepared query of one integer column in tx and
+// returns its values in ascending order.
+func (s *Store) txIndexes(ctx context.Context, tx bun.Tx, query string) ([]int, error) {
+	st := s.cached(query)
+	if st == nil {
+		return nil, errors.New("not prepared")
+	}
+	rows, err := tx.Tx.StmtContext(ctx, st).QueryContext(ctx)
+	if err != nil {
 		return nil, err
 	}
-	deletes := make([]string, len(order))
-	for i, t := range order {
-		deletes[i] = `DELETE FROM "` + t + `"`
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
+			return nil, err
+		}
+		out = append(out, i)
 	}
-	return deletes, nil
-})
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
 
 // names runs a query of one text column and returns its values.
 func (s *Store) names(query string, args ...any) ([]string, error) {
@@ -281,7 +336,7 @@ func (s *Store) emptyAndRetire(ctx context.Context) error {
 	if s.path != InMemory || s.keep == nil || s.pooled == 0 {
 		return errors.New("empty store: not a copy of the template from a InMemoryPool")
 	}
-	deletes, err := templateDeletes()
+	e, err := templateEmptying()
 	if err != nil {
 		return fmt.Errorf("empty store: template: %w", err)
 	}
@@ -292,7 +347,7 @@ func (s *Store) emptyAndRetire(ctx context.Context) error {
 	if version != s.pooled {
 		return fmt.Errorf("empty store: its schema changed since it was copied (schema version %d, was %d)", version, s.pooled)
 	}
-	for _, q := range deletes {
+	for _, q := range append([]string{e.probe}, e.deletes...) {
 		// Prepared here: in the transaction, the pool's one connection
 		// is taken.
 		if _, err := s.stmt(ctx, q); err != nil {
@@ -301,9 +356,16 @@ func (s *Store) emptyAndRetire(ctx context.Context) error {
 	}
 	return s.slot(ctx, func(ctx context.Context) error {
 		err := s.tx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			for _, q := range deletes {
-				if _, err := s.txExec(ctx, tx, q); err != nil {
-					return fmt.Errorf("%s: %w", q, err)
+			full, err := s.txIndexes(ctx, tx, e.probe)
+			if err != nil {
+				return fmt.Errorf("tables with rows: %w", err)
+			}
+			for _, i := range full {
+				if i < 0 || i >= len(e.deletes) {
+					return fmt.Errorf("tables with rows: no table %d", i)
+				}
+				if _, err := s.txExec(ctx, tx, e.deletes[i]); err != nil {
+					return fmt.Errorf("%s: %w", e.deletes[i], err)
 				}
 			}
 			return nil

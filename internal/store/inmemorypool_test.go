@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -204,5 +205,40 @@ func TestTemplateDeletesOrder(t *testing.T) {
 		if at[child] > at[parent] {
 			t.Errorf("%s emptied after %s, which it references: %v", child, parent, deletes)
 		}
+	}
+}
+
+// The emptying's probe names the tables that hold a row, and the
+// full-text index always (emptying it empties its shadow tables); the
+// others' DELETEs are skipped.
+func TestTemplateEmptyingProbe(t *testing.T) {
+	ctx := t.Context()
+	_, s := pooledStore(t)
+	defer s.Close()
+	if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "D1:1.0", State: SessionLive}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := templateEmptying()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.db.QueryContext(ctx, e.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strings.Trim(strings.TrimPrefix(e.deletes[i], "DELETE FROM "), `"`))
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if want := []string{"recall", "sessions"}; !slices.Equal(got, want) {
+		t.Errorf("tables to empty = %v, want %v", got, want)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // ErrNotFound.
 func (s *Store) PersonaCache(ctx context.Context, key string) ([]byte, error) {
 	var data []byte
-	err := s.db.QueryRowContext(ctx,
+	err := s.queryRow(ctx,
 		"SELECT data FROM persona_cache WHERE cache_key = ?", key).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
@@ -31,7 +31,7 @@ func (s *Store) PutPersonaCache(ctx context.Context, key string, data []byte) er
 		data = []byte{} // the column is NOT NULL; nil and empty read back alike
 	}
 	err := s.write(ctx, func(ctx context.Context) error {
-		_, err := s.db.ExecContext(ctx, `
+		_, err := s.exec(ctx, `
 			INSERT INTO persona_cache (cache_key, data, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (cache_key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
 			key, data, s.now().UnixMilli())

@@ -151,7 +151,7 @@ func (s *Store) TouchSession(ctx context.Context, id, state string, at time.Time
 		return fmt.Errorf("touch session %q: %w", id, err)
 	}
 	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx,
+		res, err := s.exec(ctx,
 			"UPDATE sessions SET state = ?, last_activity = ? WHERE session_id = ?",
 			state, at.UnixMilli(), id)
 		if err != nil {
@@ -170,7 +170,7 @@ func (s *Store) TouchSession(ctx context.Context, id, state string, at time.Time
 func (s *Store) CloseAllSessions(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx,
+		res, err := s.exec(ctx,
 			"UPDATE sessions SET state = ? WHERE state = ?", SessionClosed, SessionLive)
 		if err != nil {
 			return err

@@ -105,6 +105,7 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 	if path == "" {
 		return nil, errors.New("open store: empty path")
 	}
+	pinCHeap()
 	var abs, source string
 	var keep io.Closer
 	embedded := migrations == nil

@@ -109,7 +109,7 @@ func (s *Store) upsertThread(ctx context.Context, key, query string, args ...any
 		return errors.New("empty key")
 	}
 	return s.write(ctx, func(ctx context.Context) error {
-		_, err := s.db.ExecContext(ctx, query, args...)
+		_, err := s.exec(ctx, query, args...)
 		return err
 	})
 }

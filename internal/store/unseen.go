@@ -45,7 +45,7 @@ func (s *Store) Engage(ctx context.Context, key, channelID, rootTS, ts string) (
 	}
 	var unseen string
 	err := s.write(ctx, func(ctx context.Context) error {
-		return s.db.QueryRowContext(ctx, qEngage, key, channelID, rootTS, true, from, s.now().UnixMilli()).Scan(&unseen)
+		return s.queryRow(ctx, qEngage, key, channelID, rootTS, true, from, s.now().UnixMilli()).Scan(&unseen)
 	})
 	if err != nil {
 		return "", fmt.Errorf("engage %q: %w", key, err)
