@@ -74,7 +74,7 @@ const (
 // later, with its creator's authority, where nobody asked. The same rule
 // lets a run go on (its creator's role when it runs).
 func MaySchedule(a pipeline.Access) bool {
-	return managingOrScoped(a, persona.ScopeSchedule)
+	return a.HasScope(persona.ScopeSchedule)
 }
 
 func refusal(msg string) error { return &pipeline.UserError{Message: msg} }
@@ -174,7 +174,7 @@ func (s *Schedules) Remove(ctx context.Context, a pipeline.Access, ev *pipeline.
 		return "", refusal(fmt.Sprintf(msgNoSuch, quiet(id, maxIDEcho)))
 	}
 	sc, err := s.Store.Schedule(ctx, id)
-	if err == nil && sc.Channel != ev.ChannelID && !managing(a) {
+	if err == nil && sc.Channel != ev.ChannelID && !a.Managing() {
 		err = store.ErrNotFound
 	}
 	if err == nil {

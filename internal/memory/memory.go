@@ -45,9 +45,9 @@ type Who struct {
 	Role   pipeline.Role
 }
 
-// managing is the manager or the backup manager.
+// managing is the manager or the backup manager (pipeline.Access.Managing).
 func (w Who) managing() bool {
-	return w.Role == pipeline.RoleManager || w.Role == pipeline.RoleBackup
+	return pipeline.Access{UserID: w.UserID, Role: w.Role}.Managing()
 }
 
 // Cards asks a person's decision on an approval card and waits for it
