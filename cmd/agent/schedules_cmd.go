@@ -23,7 +23,7 @@ import (
 func (s *service) newScheduleBook(chat chatAPI, newID func() string) *commands.Schedules {
 	// A configuration built by hand (the simulator's) has no limit set:
 	// the default, not zero.
-	return &commands.Schedules{Store: s.store, Now: time.Now, AgentTZ: s.cfg.TZ, Max: cmp.Or(s.cfg.MaxSchedules, config.DefaultMaxSchedules),
+	return &commands.Schedules{Store: s.store, Now: time.Now, AgentZone: s.cfg.Zone, Max: cmp.Or(s.cfg.MaxSchedules, config.DefaultMaxSchedules),
 		Profile: chat.UserProfile, NewID: newID, Log: s.log}
 }
 

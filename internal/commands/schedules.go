@@ -34,12 +34,13 @@ type Schedules struct {
 	// Now is the clock a new schedule's first run is counted from: the
 	// scheduler's.
 	Now func() time.Time
-	// AgentTZ is AGENT_TZ: the zone of a creator whose profile has none.
-	AgentTZ string
+	// AgentZone is AGENT_TZ's zone (config.Config.Zone): the zone of a
+	// creator whose profile has none; nil is UTC.
+	AgentZone *time.Location
 	// Max is AGENT_MAX_SCHEDULES.
 	Max int
 	// Profile reads a person's profile (users.info) for their time zone;
-	// nil, or an error, skips to AgentTZ.
+	// nil, or an error, skips to AgentZone.
 	Profile func(ctx context.Context, userID string) (pipeline.Profile, error)
 	// Notify tells the scheduler the schedules changed; nil: none runs.
 	Notify func()
@@ -98,7 +99,7 @@ func (s *Schedules) Add(ctx context.Context, a pipeline.Access, ev *pipeline.Eve
 	if creator == "" {
 		creator = ev.UserID
 	}
-	loc, err := schedule.Zone(r.TZ, s.profileZone(ctx, creator, r.TZ), s.AgentTZ)
+	loc, err := schedule.Zone(r.TZ, s.profileZone(ctx, creator, r.TZ), s.AgentZone)
 	if err != nil {
 		return "", userError(err)
 	}

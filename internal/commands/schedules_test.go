@@ -109,13 +109,13 @@ func TestScheduleCreate(t *testing.T) {
 
 	// A channel target, by the alias, with curly quotes; no profile zone:
 	// AGENT_TZ.
-	h.book.AgentTZ = "America/New_York"
+	h.book.AgentZone = mustZone(t, "America/New_York")
 	got := h.say(message(anyone, `/cron-add “@daily” “post the open incidents” channel`), schedAccess(anyone))
 	if !strings.HasSuffix(got, ", next run 2026-11-28 00:00 America/New_York (posts at the channel root)") {
 		t.Errorf("channel target: %q", got)
 	}
 	// Neither: UTC.
-	h.book.AgentTZ = ""
+	h.book.AgentZone = nil
 	if _, next := h.create(backup, `/schedule "in 90s" "stretch"`); next != "2026-11-27 12:01:30 UTC" {
 		t.Errorf("in 90s: next run %q", next)
 	}
@@ -240,7 +240,7 @@ func TestScheduleUnknownZone(t *testing.T) {
 	}
 	// A profile zone the platform has wrong is skipped, not an error.
 	h.profiles[manager] = "Not/AZone"
-	h.book.AgentTZ = "Asia/Tokyo"
+	h.book.AgentZone = mustZone(t, "Asia/Tokyo")
 	if _, next := h.create(manager, `/schedule "@daily" "x"`); next != "2026-11-28 00:00 Asia/Tokyo" {
 		t.Errorf("bad profile zone: next run %q, want AGENT_TZ's", next)
 	}
@@ -343,4 +343,13 @@ func TestScheduleResume(t *testing.T) {
 	if got := h.say(message(manager, `/schedule resume "the numbers"`), schedAccess(manager)); !strings.HasPrefix(got, "invalid cron expression") {
 		t.Errorf("a schedule whose when is resume: %q", got)
 	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }

@@ -86,7 +86,11 @@ func TestZone(t *testing.T) {
 		{"a path", "../../etc/passwd", "", "", "", `unknown time zone "../../etc/passwd" (want an IANA name like Europe/Berlin)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			loc, err := Zone(tt.tz, tt.profile, tt.agent)
+			var agent *time.Location
+			if tt.agent != "" {
+				agent, _ = time.LoadLocation(tt.agent)
+			}
+			loc, err := Zone(tt.tz, tt.profile, agent)
 			switch {
 			case tt.err != "" && (err == nil || err.Error() != tt.err || !errors.Is(err, ErrInvalid)):
 				t.Fatalf("Zone = %v, %v; want error %s", loc, err, tt.err)

@@ -23,8 +23,9 @@ func LoadZone(tz string) (*time.Location, error) {
 // Zone is a new schedule's time zone: tz when given (an error when it is
 // not a zone), else the creator's profile zone (skipped when unknown: it
 // comes from the chat platform, not from the person asking), else the
-// service's AGENT_TZ, else UTC.
-func Zone(tz, profile, agentTZ string) (*time.Location, error) {
+// service's AGENT_TZ (agent, parsed by internal/config), else UTC (agent
+// nil).
+func Zone(tz, profile string, agent *time.Location) (*time.Location, error) {
 	if strings.TrimSpace(tz) != "" {
 		return LoadZone(tz)
 	}
@@ -33,5 +34,8 @@ func Zone(tz, profile, agentTZ string) (*time.Location, error) {
 			return loc, nil
 		}
 	}
-	return LoadZone(agentTZ)
+	if agent == nil {
+		return time.UTC, nil
+	}
+	return agent, nil
 }
