@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -23,11 +24,11 @@ func TestMemoryCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 3, 2, 10, 4, 0, 0, time.UTC)
-	var ms []store.Memory
-	for i, m := range []store.Memory{
-		{Text: "we deploy on Tuesdays", Author: "U0MGR", Channel: "D0MGR", ThreadTS: "1.1", Scope: store.ScopeConversation},
-		{Text: "Morgan owns releases", Author: "U0MGR", Channel: "D0MGR", ThreadTS: "1.1", Scope: store.ScopePersona},
-		{Text: "standup is\nat ten", Author: "U0ALICE", Channel: "C0TEAM", ThreadTS: "2.1", Scope: store.ScopeConversation},
+	var ms []memory.Memory
+	for i, m := range []memory.Memory{
+		{Text: "we deploy on Tuesdays", Author: "U0MGR", Channel: "D0MGR", ThreadTS: "1.1", Scope: memory.ScopeConversation},
+		{Text: "Morgan owns releases", Author: "U0MGR", Channel: "D0MGR", ThreadTS: "1.1", Scope: memory.ScopePersona},
+		{Text: "standup is\nat ten", Author: "U0ALICE", Channel: "C0TEAM", ThreadTS: "2.1", Scope: memory.ScopeConversation},
 	} {
 		m.CreatedAt = at.Add(time.Duration(i) * time.Minute)
 		m, err := st.AddMemory(t.Context(), m)
@@ -107,7 +108,7 @@ func TestMemoryCLI(t *testing.T) {
 	if _, err := st.Memory(t.Context(), ms[0].ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("forgotten memory: %v", err)
 	}
-	rs, err := st.Recall(t.Context(), store.RecallQuery{Text: "deploy Tuesdays", Channel: "D0MGR"})
+	rs, err := st.Recall(t.Context(), memory.RecallQuery{Text: "deploy Tuesdays", Channel: "D0MGR"})
 	if err != nil || len(rs) != 0 {
 		t.Errorf("recall after forget: %+v, %v", rs, err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/persona-runtime/agent/internal/budget"
 	"github.com/persona-runtime/agent/internal/llm"
-	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/store"
 )
 
@@ -54,7 +53,7 @@ func usage(ctx context.Context, inv *invocation, by string) error {
 	if by != store.UsageByChannel && by != store.UsageByThread && by != store.UsageByPerson {
 		return fmt.Errorf("--by: unknown grouping %q (want channel, thread or person)", by)
 	}
-	prices, err := service.LoadPrices(inv.cfg.Prices, cmp.Or(inv.cfg.Model, llm.DefaultModel))
+	prices, err := budget.Load(inv.cfg.Prices, cmp.Or(inv.cfg.Model, llm.DefaultModel))
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 	// In a public (allowed) channel every tool outside the auto-allow list
 	// needs a card, every time: "always" is neither offered nor honoured.
 	public := t.Access.Layer == pipeline.LayerAllowed
-	byManager := t.Access.Role == pipeline.RoleManager || t.Access.Role == pipeline.RoleBackup
+	byManager := t.Access.Managing()
 	perm := tools.Permission{Mode: t.Access.Mode, AutoAllow: g.AutoAllow, ByManager: byManager}
 	if !public {
 		perm.Always = func(name string) bool {

@@ -148,6 +148,22 @@ func (p *Prices) Models() []string {
 	return ids
 }
 
+// Load is the price table of the service and of `agent usage`, the one
+// loader of AGENT_PRICES: the file path over the known prices ("" : the
+// known prices alone), budgets counting in tokens of the service's model
+// (Default). An error names AGENT_PRICES.
+func Load(path, service string) (*Prices, error) {
+	prices := DefaultPrices()
+	if path != "" {
+		var err error
+		if prices, err = LoadPrices(path); err != nil {
+			return nil, fmt.Errorf("AGENT_PRICES: %w", err)
+		}
+	}
+	prices.Default = service
+	return prices, nil
+}
+
 // LoadPrices reads the AGENT_PRICES file over the known prices: a YAML
 // map of model id to its four prices, per million tokens:
 //

@@ -68,6 +68,32 @@ func TestLoadPrices(t *testing.T) {
 	}
 }
 
+// TestLoad: the one loader of AGENT_PRICES gives the known prices without
+// a file, the file over them with one, counts in the service's model, and
+// names AGENT_PRICES in its error.
+func TestLoad(t *testing.T) {
+	p, err := Load("", "claude-sonnet-4-5")
+	if err != nil || p.Default != "claude-sonnet-4-5" {
+		t.Fatalf("Load without a file = %+v, %v", p, err)
+	}
+	if _, ok := p.Of("claude-sonnet-4-5"); !ok {
+		t.Error("no file: the known prices are missing")
+	}
+	path := filepath.Join(t.TempDir(), "prices.yaml")
+	if err := os.WriteFile(path, []byte("claude-test:\n  input: 2\n  output: 4\n  cache_write: 2.5\n  cache_read: 0.5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = Load(path, "claude-test"); err != nil || p.Default != "claude-test" {
+		t.Fatalf("Load(%s) = %+v, %v", path, p, err)
+	}
+	if pr, ok := p.Of("claude-test"); !ok || pr != (Price{2, 4, 2.5, 0.5}) {
+		t.Errorf("claude-test = %+v %v", pr, ok)
+	}
+	if _, err := Load(path+".missing", "m"); err == nil || !strings.HasPrefix(err.Error(), "AGENT_PRICES: ") {
+		t.Errorf("a missing file: %v, want an error naming AGENT_PRICES", err)
+	}
+}
+
 // Each kind of token weighs its price over the default model's price of
 // the same kind; cache reads weigh, on top, the default's cache read
 // price over its input price. Without a default (or a price) the old

@@ -241,7 +241,7 @@ const (
 // stop (AbortOwn), never anyone else's.
 func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key string, out pipeline.Outbox) error {
 	if ev.Kind == pipeline.KindCommand {
-		if !privileged(a) {
+		if !a.Privileged() {
 			return c.refuse(ctx, ev, "/abort", key, out, msgAbortSlashRefused)
 		}
 		if n := c.Engine.AbortChannel(ev.ChannelID); n > 0 {
@@ -250,7 +250,7 @@ func (c *Commands) abort(ctx context.Context, ev *pipeline.Event, a pipeline.Acc
 		return say(ctx, out, msgNothingRunning)
 	}
 	ended := c.Engine.Ended(key)
-	if privileged(a) {
+	if a.Privileged() {
 		if c.Engine.Abort(key) {
 			awaitEnd(ctx, ended)
 			return say(ctx, out, msgAborted)
@@ -286,7 +286,7 @@ func (c *Commands) stop(ctx context.Context, ev *pipeline.Event, a pipeline.Acce
 	c.Log.InfoContext(ctx, "command", "command", "stop", "user_id", ev.UserID, "thread", key)
 	ended := c.Engine.Ended(key)
 	var stopped, running bool
-	if privileged(a) {
+	if a.Privileged() {
 		stopped = c.Engine.Abort(key)
 	} else {
 		stopped, running = c.Engine.AbortOwn(key, ev.UserID)
@@ -338,9 +338,9 @@ func awaitEnd(ctx context.Context, ended <-chan struct{}) {
 // budgets like any turn's call.
 func (c *Commands) compact(ctx context.Context, ev *pipeline.Event, a pipeline.Access, key string, out pipeline.Outbox) error {
 	switch {
-	case ev.Kind == pipeline.KindCommand && !privileged(a):
+	case ev.Kind == pipeline.KindCommand && !a.Privileged():
 		return c.refuse(ctx, ev, "/compact", key, out, msgCompactSlashRefused)
-	case ev.Kind != pipeline.KindCommand && !privileged(a) && !rootAuthor(ev):
+	case ev.Kind != pipeline.KindCommand && !a.Privileged() && !rootAuthor(ev):
 		return c.refuse(ctx, ev, "/compact", key, out, msgCompactRefused)
 	}
 	s, err := c.Store.SessionByThread(ctx, key)
@@ -383,7 +383,7 @@ func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.
 			th, key = ch, channel
 		}
 	}
-	manager := managing(a)
+	manager := a.Managing()
 	if strings.EqualFold(args, "off") {
 		if th.LockedBy == "" {
 			return say(ctx, out, "This thread is not locked.")
@@ -400,9 +400,9 @@ func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.
 		return say(ctx, out, "Use `/1on1` to lock this thread or `/1on1 off` to release it.")
 	}
 	switch {
-	case ev.Kind == pipeline.KindCommand && !privileged(a):
+	case ev.Kind == pipeline.KindCommand && !a.Privileged():
 		return c.refuse(ctx, ev, "/1on1", key, out, msgLockSlashRefused)
-	case ev.Kind == pipeline.KindMessage && !privileged(a) && !rootAuthor(ev):
+	case ev.Kind == pipeline.KindMessage && !a.Privileged() && !rootAuthor(ev):
 		return c.refuse(ctx, ev, "/1on1", key, out, msgLockRefused)
 	}
 	if th.LockedBy != "" && th.LockedBy != ev.UserID && !manager {
@@ -419,7 +419,7 @@ func (c *Commands) oneOnOne(ctx context.Context, ev *pipeline.Event, a pipeline.
 }
 
 func (c *Commands) ingest(ctx context.Context, ev *pipeline.Event, a pipeline.Access, args string, out pipeline.Outbox) error {
-	if !privileged(a) {
+	if !a.Privileged() {
 		return say(ctx, out, "unauthorized: only the manager, the backup manager and approvers can run /ingest.")
 	}
 	if c.Ingest == nil {

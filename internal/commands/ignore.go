@@ -53,7 +53,7 @@ func parseMuteDuration(s string) (time.Duration, error) {
 // Muting takes a role (the manager, the backup manager, approvers): it
 // silences others. The slash form of /ignore-thread mutes the channel.
 func (c *Commands) ignore(ctx context.Context, ev *pipeline.Event, a pipeline.Access, name, key, args string, out pipeline.Outbox) error {
-	if !privileged(a) {
+	if !a.Privileged() {
 		return c.refuse(ctx, ev, name, key, out, msgIgnoreRefused)
 	}
 	if c.Mutes == nil {

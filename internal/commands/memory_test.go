@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/memory"
-	"github.com/persona-runtime/agent/internal/store"
 )
 
 // /remember makes a memory of this conversation for anyone who may talk
@@ -27,20 +26,20 @@ func TestRemember(t *testing.T) {
 	}{
 		{alice, "/remember", "usage: /remember [--persona] <text>", "", ""},
 		{alice, "/remember --persona", "usage: /remember [--persona] <text>", "", ""},
-		{alice, "/remember we deploy on Tuesdays", "(recalled in this conversation)", store.ScopeConversation, "we deploy on Tuesdays"},
+		{alice, "/remember we deploy on Tuesdays", "(recalled in this conversation)", memory.ScopeConversation, "we deploy on Tuesdays"},
 		{alice, "/remember --persona interns own releases", "only the manager can make a persona-wide memory", "", ""},
 		{anyone, "/remember --persona interns own releases", "only the manager can make a persona-wide memory", "", ""},
-		{alice, "/remember --personal notes", "(recalled in this conversation)", store.ScopeConversation, "--personal notes"},
-		{manager, "/remember --persona Morgan owns releases", "(recalled everywhere)", store.ScopePersona, "Morgan owns releases"},
-		{backup, "/remember —persona the freeze starts on the 20th", "(recalled everywhere)", store.ScopePersona, "the freeze starts on the 20th"},
+		{alice, "/remember --personal notes", "(recalled in this conversation)", memory.ScopeConversation, "--personal notes"},
+		{manager, "/remember --persona Morgan owns releases", "(recalled everywhere)", memory.ScopePersona, "Morgan owns releases"},
+		{backup, "/remember —persona the freeze starts on the 20th", "(recalled everywhere)", memory.ScopePersona, "the freeze starts on the 20th"},
 	} {
 		before, _ := h.st.Memories(ctx, "")
 		got := h.say(message(c.who, c.text), access(c.who))
 		wantIn(t, got, c.want)
 		after, _ := h.st.Memories(ctx, "")
-		var added []store.Memory
+		var added []memory.Memory
 		for _, m := range after {
-			if !slices.ContainsFunc(before, func(b store.Memory) bool { return b.ID == m.ID }) {
+			if !slices.ContainsFunc(before, func(b memory.Memory) bool { return b.ID == m.ID }) {
 				added = append(added, m)
 			}
 		}

@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"slices"
-
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -26,40 +24,18 @@ const (
 	msgCompactRefused = "unauthorized: only the person who started this thread, the manager, the backup manager or an approver can compact it."
 )
 
-// privileged is the manager, the backup manager or an approver of any
-// scope: who may act on a whole channel (slash /abort, slash /1on1) and
-// run /ingest.
-func privileged(a pipeline.Access) bool {
-	return managing(a) || a.Role == pipeline.RoleApprover
-}
-
-// managing is the manager or the backup manager.
-func managing(a pipeline.Access) bool {
-	return a.Role == pipeline.RoleManager || a.Role == pipeline.RoleBackup
-}
-
 // mayChangeMode is the manager, the backup manager, or an approver whose
 // scopes are "anything" or name "mode": an approver for skills or Bash
 // decides those cards, not how every later tool call of a thread is gated.
 func mayChangeMode(a pipeline.Access) bool {
-	return managingOrScoped(a, persona.ScopeMode)
+	return a.HasScope(persona.ScopeMode)
 }
 
 // mayChangeModel is the manager, the backup manager, or an approver whose
 // scopes are "anything" or name "model" (pinned, interfaces.md): a model
 // sets what every later turn of a thread or channel costs.
 func mayChangeModel(a pipeline.Access) bool {
-	return managingOrScoped(a, persona.ScopeModel)
-}
-
-// managingOrScoped is the manager, the backup manager, or an approver
-// whose scopes are "anything" or name scope.
-func managingOrScoped(a pipeline.Access, scope string) bool {
-	if managing(a) {
-		return true
-	}
-	return a.Role == pipeline.RoleApprover &&
-		(slices.Contains(a.Scopes, persona.ScopeAnything) || slices.Contains(a.Scopes, scope))
+	return a.HasScope(persona.ScopeModel)
 }
 
 // rootAuthor reports whether the sender of a thread message posted the

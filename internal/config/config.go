@@ -80,8 +80,11 @@ type Config struct {
 	// thread the bot had not seen that a turn carries (the newest).
 	ContextMessages int
 	// TZ (AGENT_TZ) is the default time zone of schedules whose creator's
-	// profile has none; "" is UTC.
+	// profile has none, and where a budget's day ends; "" is UTC.
 	TZ string
+	// Zone is TZ parsed, the one parse of AGENT_TZ: ValidateSettings sets
+	// it; nil (before, or on a Config built by hand) is UTC.
+	Zone *time.Location
 	// ScheduleCatchUp (AGENT_SCHEDULE_CATCHUP): a run missed while the
 	// service was down runs at start when missed by at most this.
 	ScheduleCatchUp time.Duration

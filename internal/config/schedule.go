@@ -15,15 +15,18 @@ const MinScheduleCatchUp = time.Minute
 const MaxMaxSchedules = 10000
 
 // validateSchedules checks AGENT_TZ, AGENT_SCHEDULE_CATCHUP and
-// AGENT_MAX_SCHEDULES. Their defaults are the schedules' own
-// (schedule.DefaultCatchUp, schedule.DefaultMax).
+// AGENT_MAX_SCHEDULES, and sets Zone to AGENT_TZ's zone: the one parse of
+// AGENT_TZ. Their defaults are the schedules' own (schedule.DefaultCatchUp,
+// schedule.DefaultMax).
 func (c *Config) validateSchedules() error {
 	if c.TZ == "Local" {
 		return fmt.Errorf("AGENT_TZ: %q is the host's zone, which differs between hosts: name an IANA zone like Europe/Berlin", c.TZ)
 	}
-	if _, err := time.LoadLocation(c.TZ); err != nil {
+	zone, err := time.LoadLocation(c.TZ)
+	if err != nil {
 		return fmt.Errorf("AGENT_TZ: unknown time zone %q (want an IANA name like Europe/Berlin)", c.TZ)
 	}
+	c.Zone = zone
 	switch {
 	case c.ScheduleCatchUp < MinScheduleCatchUp:
 		return fmt.Errorf("AGENT_SCHEDULE_CATCHUP: must be at least %v, got %v", MinScheduleCatchUp, c.ScheduleCatchUp)

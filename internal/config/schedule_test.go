@@ -31,7 +31,15 @@ func TestScheduleSettings(t *testing.T) {
 	}
 	env := valid()
 	env["AGENT_TZ"] = "America/New_York"
-	if err := parse(t, env).ValidateService(); err != nil {
+	c = parse(t, env)
+	if err := c.ValidateService(); err != nil {
 		t.Fatalf("a valid zone: %v", err)
+	}
+	if c.Zone == nil || c.Zone.String() != "America/New_York" {
+		t.Errorf("Zone = %v, want AGENT_TZ parsed: America/New_York", c.Zone)
+	}
+	c = parse(t, valid())
+	if err := c.ValidateService(); err != nil || c.Zone != time.UTC {
+		t.Errorf("without AGENT_TZ: Zone = %v (%v), want UTC", c.Zone, err)
 	}
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/persona-runtime/agent/internal/approval"
-	"github.com/persona-runtime/agent/internal/store"
-	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -27,46 +24,44 @@ const msgNotEverywhere = "not remembered: "
 // and the decider's role is checked again here. decided is the card's
 // outcome ("" without one). A refusal, a denial and a timeout are Refusals:
 // nothing is stored.
-func (m *Memories) rememberAsked(ctx context.Context, t *pipeline.Turn, who Who, text, scope string) (mem store.Memory, decided string, err error) {
+func (m *Memories) rememberAsked(ctx context.Context, t *pipeline.Turn, who Who, text, scope string) (mem Memory, decided string, err error) {
 	channel, threadTS := t.Event.ChannelID, t.Event.RootTS()
 	text, scope, err = m.check(ctx, who, channel, text, scope)
 	if err != nil {
-		return store.Memory{}, "", err
+		return Memory{}, "", err
 	}
-	if scope != store.ScopePersona {
+	if scope != ScopePersona {
 		mem, err = m.add(ctx, who, channel, threadTS, text, scope)
 		return mem, "", err
 	}
 	if m.Cards == nil {
-		return store.Memory{}, "", Refusal(msgNoCard)
+		return Memory{}, "", Refusal(msgNoCard)
 	}
 	summary := CardPrefix + text
-	out, err := m.Cards.Ask(ctx, approval.Request{
+	out, err := m.Cards.AskMemory(ctx, CardRequest{
 		ThreadKey:   t.Event.ThreadKey(),
 		ChannelID:   channel,
 		ThreadTS:    threadTS,
 		RequestedBy: t.Event.UserID,
-		Category:    persona.CategoryMemory,
 		Summary:     summary,
-		Digest:      approval.Digest(persona.CategoryMemory, []byte(summary)),
 	})
 	if err != nil {
-		return store.Memory{}, "", fmt.Errorf("persona-wide memory card: %w", err)
+		return Memory{}, "", fmt.Errorf("persona-wide memory card: %w", err)
 	}
-	if !out.Approved() {
+	if !out.Approved {
 		m.Log.InfoContext(ctx, "persona memory not approved", "approval_id", out.ID, "outcome", out.State, "user_id", who.UserID)
-		return store.Memory{}, "", Refusal(msgNotEverywhere + out.Text())
+		return Memory{}, "", Refusal(msgNotEverywhere + out.Text)
 	}
 	if by := (Who{UserID: out.By, Role: m.roleOf(out.By)}); !by.managing() {
 		m.Log.WarnContext(ctx, "persona memory approved by someone not managing", "approval_id", out.ID, "decided_by", out.By)
-		return store.Memory{}, "", Refusal(msgNotEverywhere + out.Text() + ", who is neither the manager nor the backup manager")
+		return Memory{}, "", Refusal(msgNotEverywhere + out.Text + ", who is neither the manager nor the backup manager")
 	}
 	mem, err = m.add(ctx, who, channel, threadTS, text, scope)
 	if err != nil {
-		return store.Memory{}, "", err
+		return Memory{}, "", err
 	}
 	m.Log.InfoContext(ctx, "persona memory approved", "approval_id", out.ID, "memory", mem.ID, "decided_by", out.By)
-	return mem, out.Text(), nil
+	return mem, out.Text, nil
 }
 
 // roleOf is what userID is to the persona (RoleOf; member without it).

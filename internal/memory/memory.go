@@ -7,18 +7,25 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/persona-runtime/agent/internal/approval"
-	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// Store is the persistence of memories (*store.Store).
+// Store is the persistence of memories (*store.Store, which imports this
+// package's types and calls Check; this package never imports the store).
 type Store interface {
-	AddMemory(ctx context.Context, m store.Memory) (store.Memory, error)
-	Memory(ctx context.Context, id string) (store.Memory, error)
-	Memories(ctx context.Context, channel string) ([]store.Memory, error)
+	// AddMemory stores m (an error if Check refuses it) and returns it as
+	// stored: its id (NewID when empty) and its time.
+	AddMemory(ctx context.Context, m Memory) (Memory, error)
+	// Memory returns the memory id, or an error matching ErrNotFound.
+	Memory(ctx context.Context, id string) (Memory, error)
+	// Memories returns the memories of channel and the persona-wide ones,
+	// oldest first.
+	Memories(ctx context.Context, channel string) ([]Memory, error)
+	// ForgetMemory deletes the memory id, or returns an error matching
+	// ErrNotFound.
 	ForgetMemory(ctx context.Context, id string) error
-	Recall(ctx context.Context, q store.RecallQuery) ([]store.Recalled, error)
+	// Recall searches what q.Channel may see, best first.
+	Recall(ctx context.Context, q RecallQuery) ([]Recalled, error)
 }
 
 // Refusal texts; the persona-wide one is pinned (interfaces.md, "Memory").
@@ -45,15 +52,35 @@ type Who struct {
 	Role   pipeline.Role
 }
 
-// managing is the manager or the backup manager.
+// managing is the manager or the backup manager (pipeline.Access.Managing).
 func (w Who) managing() bool {
-	return w.Role == pipeline.RoleManager || w.Role == pipeline.RoleBackup
+	return pipeline.Access{UserID: w.UserID, Role: w.Role}.Managing()
 }
 
-// Cards asks a person's decision on an approval card and waits for it
-// (*approval.Gate).
+// Cards asks the manager's decision on the approval card a persona-wide
+// memory waits on (CardRequest), and waits for it (*approval.Gate).
 type Cards interface {
-	Ask(ctx context.Context, r approval.Request) (approval.Outcome, error)
+	AskMemory(ctx context.Context, r CardRequest) (CardOutcome, error)
+}
+
+// CardRequest is the card a persona-wide memory the model wants waits on:
+// of category memory (persona.CategoryMemory), showing Summary, the
+// memory's whole text after CardPrefix.
+type CardRequest struct {
+	ThreadKey   string
+	ChannelID   string
+	ThreadTS    string
+	RequestedBy string
+	Summary     string // already checked against the redactor
+}
+
+// CardOutcome is how such a card ended.
+type CardOutcome struct {
+	Approved bool
+	By       string // who decided; "" for a timeout
+	ID       string // the approval's id
+	State    string // the approval's state, for the log
+	Text     string // the outcome as the card and the model read it
 }
 
 // Memories applies the rules of memory over the store.
@@ -70,8 +97,8 @@ type Memories struct {
 	// credential or matches a redaction pattern, and is refused.
 	Redact func(string) string
 	// NewID, when set, makes the new memories' ids (the simulator's: the
-	// same at every run, so that a scenario can name one); nil:
-	// store.NewMemoryID.
+	// same at every run, so that a scenario can name one); nil: the
+	// store's (NewID).
 	NewID func() string
 	Log   *slog.Logger
 }
@@ -80,10 +107,10 @@ type Memories struct {
 // threadTS), or of the persona (scope persona: the manager and backup
 // manager only, as their own decision: /remember --persona). A refusal
 // is a Refusal.
-func (m *Memories) Remember(ctx context.Context, who Who, channel, threadTS, text, scope string) (store.Memory, error) {
+func (m *Memories) Remember(ctx context.Context, who Who, channel, threadTS, text, scope string) (Memory, error) {
 	text, scope, err := m.check(ctx, who, channel, text, scope)
 	if err != nil {
-		return store.Memory{}, err
+		return Memory{}, err
 	}
 	return m.add(ctx, who, channel, threadTS, text, scope)
 }
@@ -94,20 +121,20 @@ func (m *Memories) Remember(ctx context.Context, who Who, channel, threadTS, tex
 // trimmed and the scope spelled out.
 func (m *Memories) check(ctx context.Context, who Who, channel, text, scope string) (string, string, error) {
 	text = strings.TrimSpace(text)
-	switch scope {
-	case "":
-		scope = store.ScopeConversation
-	case store.ScopeConversation, store.ScopePersona:
-	default:
+	if scope == "" {
+		scope = ScopeConversation
+	}
+	switch err := Check(Memory{Text: text, Scope: scope, Channel: channel}); {
+	case errors.Is(err, ErrBadScope):
 		return "", "", Refusal(msgBadScope)
-	}
-	switch n := len([]rune(text)); {
-	case n == 0:
+	case errors.Is(err, ErrEmpty):
 		return "", "", Refusal(msgEmpty)
-	case n > store.MaxMemoryLen:
-		return "", "", Refusal(fmt.Sprintf(msgTooLong, store.MaxMemoryLen, n))
+	case errors.Is(err, ErrTooLong):
+		return "", "", Refusal(fmt.Sprintf(msgTooLong, MaxLen, len([]rune(text))))
+	case err != nil:
+		return "", "", err
 	}
-	if scope == store.ScopePersona && !who.managing() {
+	if scope == ScopePersona && !who.managing() {
 		m.Log.WarnContext(ctx, "memory refused", "why", "persona scope", "user_id", who.UserID, "channel", channel)
 		return "", "", Refusal(MsgPersonaRefused)
 	}
@@ -119,8 +146,8 @@ func (m *Memories) check(ctx context.Context, who Who, channel, text, scope stri
 }
 
 // add stores a memory check passed.
-func (m *Memories) add(ctx context.Context, who Who, channel, threadTS, text, scope string) (store.Memory, error) {
-	mem := store.Memory{Text: text, Author: who.UserID, Channel: channel, ThreadTS: threadTS, Scope: scope}
+func (m *Memories) add(ctx context.Context, who Who, channel, threadTS, text, scope string) (Memory, error) {
+	mem := Memory{Text: text, Author: who.UserID, Channel: channel, ThreadTS: threadTS, Scope: scope}
 	if m.NewID != nil {
 		mem.ID = m.NewID()
 	}
@@ -132,11 +159,11 @@ func (m *Memories) add(ctx context.Context, who Who, channel, threadTS, text, sc
 // memory" from here unless who manages: its existence is not told.
 func (m *Memories) Forget(ctx context.Context, who Who, channel, id string) error {
 	id = strings.TrimSpace(id)
-	if !store.ValidMemoryID(id) {
+	if !ValidID(id) {
 		return Refusal(fmt.Sprintf(msgNoMemory, oneWord(id)))
 	}
 	mem, err := m.Store.Memory(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && !visible(mem, channel) && !who.managing() {
+	if errors.Is(err, ErrNotFound) || err == nil && !visible(mem, channel) && !who.managing() {
 		return Refusal(fmt.Sprintf(msgNoMemory, id))
 	}
 	if err != nil {
@@ -147,7 +174,7 @@ func (m *Memories) Forget(ctx context.Context, who Who, channel, id string) erro
 		return Refusal(fmt.Sprintf(msgForgetRefused, id))
 	}
 	if err := m.Store.ForgetMemory(ctx, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, ErrNotFound) {
 			return Refusal(fmt.Sprintf(msgNoMemory, id))
 		}
 		return err
@@ -157,14 +184,14 @@ func (m *Memories) Forget(ctx context.Context, who Who, channel, id string) erro
 }
 
 // visible reports whether mem may be shown in channel.
-func visible(mem store.Memory, channel string) bool {
-	return mem.Scope == store.ScopePersona || mem.Channel == channel
+func visible(mem Memory, channel string) bool {
+	return mem.Scope == ScopePersona || mem.Channel == channel
 }
 
-// Recall searches what channel may see for query (store.Recall), but the
+// Recall searches what channel may see for query (Store.Recall), but the
 // messages of the asking thread (threadTS).
-func (m *Memories) Recall(ctx context.Context, channel, threadTS, query string, limit int) ([]store.Recalled, error) {
-	return m.Store.Recall(ctx, store.RecallQuery{Text: query, Channel: channel, Thread: threadTS, Limit: limit})
+func (m *Memories) Recall(ctx context.Context, channel, threadTS, query string, limit int) ([]Recalled, error) {
+	return m.Store.Recall(ctx, RecallQuery{Text: query, Channel: channel, Thread: threadTS, Limit: limit})
 }
 
 // oneWord is an id as said back: its first 20 characters of one word.
@@ -205,26 +232,26 @@ func (m *Memories) FirstTurn(ctx context.Context, channel, text string) []string
 	if len(all) == 0 {
 		return nil
 	}
-	rs, err := m.Store.Recall(ctx, store.RecallQuery{Text: text, Channel: channel, Limit: firstTurnFound, Kind: store.KindMemory})
+	rs, err := m.Store.Recall(ctx, RecallQuery{Text: text, Channel: channel, Limit: firstTurnFound, Kind: KindMemory})
 	if err != nil {
 		m.Log.WarnContext(ctx, "memories for a first turn", "channel", channel, "err", err)
 		return nil
 	}
-	byID := make(map[string]store.Memory, len(all))
+	byID := make(map[string]Memory, len(all))
 	for _, mem := range all {
 		byID[mem.ID] = mem
 	}
-	var found []store.Memory
+	var found []Memory
 	for _, r := range rs {
 		// Only what the list holds: a memory forgotten between the two
 		// reads is not carried.
-		if mem, ok := byID[r.ID]; ok && r.Kind == store.KindMemory {
+		if mem, ok := byID[r.ID]; ok && r.Kind == KindMemory {
 			found = append(found, mem)
 		}
 	}
-	var persona []store.Memory
+	var persona []Memory
 	for i := len(all) - 1; i >= 0 && len(persona) < firstTurnPersona; i-- {
-		if all[i].Scope == store.ScopePersona {
+		if all[i].Scope == ScopePersona {
 			persona = append(persona, all[i])
 		}
 	}
@@ -249,9 +276,9 @@ func (m *Memories) List(ctx context.Context, channel string) (string, error) {
 // threadTS), everywhere when persona — who's own decision, so the
 // managers' alone (Remember) — or the refusal.
 func (m *Memories) RememberText(ctx context.Context, who Who, channel, threadTS, text string, persona bool) (string, error) {
-	scope, where := store.ScopeConversation, "in this conversation"
+	scope, where := ScopeConversation, "in this conversation"
 	if persona {
-		scope, where = store.ScopePersona, "everywhere"
+		scope, where = ScopePersona, "everywhere"
 	}
 	mem, err := m.Remember(ctx, who, channel, threadTS, text, scope)
 	var r Refusal

@@ -76,7 +76,7 @@ func TestRememberLengthCap(t *testing.T) {
 	m := newMemories(t)
 	ctx := t.Context()
 	// 2,000 characters, counted as characters, not bytes.
-	longest := strings.Repeat("é", store.MaxMemoryLen)
+	longest := strings.Repeat("é", memory.MaxLen)
 	if _, err := m.Remember(ctx, member, dm, "1.1", longest, ""); err != nil {
 		t.Fatalf("2000 characters refused: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestRememberRefusesSecrets(t *testing.T) {
 		"the admin password is hunter2-very-secret-value",
 		"billing goes to ACCT-123456",
 	} {
-		for _, scope := range []string{"", store.ScopePersona} {
+		for _, scope := range []string{"", memory.ScopePersona} {
 			_, err := m.Remember(ctx, manager, dm, "1.1", text, scope)
 			if got := refusal(t, err); got != "not remembered: the text holds a credential or matches a redaction pattern" {
 				t.Errorf("%q (scope %q): %q", text, scope, got)
@@ -137,20 +137,20 @@ func TestRememberPersonaScope(t *testing.T) {
 	m := newMemories(t)
 	ctx := t.Context()
 	for _, who := range []memory.Who{member, {UserID: "U0APP", Role: pipeline.RoleApprover}, {UserID: "B0", Role: ""}} {
-		_, err := m.Remember(ctx, who, channel, "1.1", "Morgan owns releases", store.ScopePersona)
+		_, err := m.Remember(ctx, who, channel, "1.1", "Morgan owns releases", memory.ScopePersona)
 		if got := refusal(t, err); got != "only the manager can make a persona-wide memory" {
 			t.Errorf("%+v: %q", who, got)
 		}
 	}
 	for _, who := range []memory.Who{manager, backup} {
-		mem, err := m.Remember(ctx, who, channel, "1.1", "Morgan owns releases", store.ScopePersona)
-		if err != nil || mem.Scope != store.ScopePersona || mem.Author != who.UserID || mem.Channel != channel {
+		mem, err := m.Remember(ctx, who, channel, "1.1", "Morgan owns releases", memory.ScopePersona)
+		if err != nil || mem.Scope != memory.ScopePersona || mem.Author != who.UserID || mem.Channel != channel {
 			t.Errorf("%+v: %+v, %v", who, mem, err)
 		}
 	}
 	// A member's own conversation memory is theirs to make.
 	mem, err := m.Remember(ctx, member, channel, "1.1", "standup is at ten", "")
-	if err != nil || mem.Scope != store.ScopeConversation || !store.ValidMemoryID(mem.ID) {
+	if err != nil || mem.Scope != memory.ScopeConversation || !memory.ValidID(mem.ID) {
 		t.Errorf("member's memory: %+v, %v", mem, err)
 	}
 }
@@ -191,7 +191,7 @@ func TestForgetPermissions(t *testing.T) {
 		}
 	}
 	// A persona-wide memory is seen everywhere, forgotten only by those.
-	pid := add(manager, store.ScopePersona)
+	pid := add(manager, memory.ScopePersona)
 	if got := refusal(t, m.Forget(ctx, member, dm, pid)); !strings.HasPrefix(got, "only the manager, the backup manager") {
 		t.Errorf("member on a persona memory: %q", got)
 	}
@@ -211,7 +211,7 @@ func TestForgetOtherConversation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := store.NewMemoryID()
+	missing := memory.NewID()
 	for _, id := range []string{mem.ID, missing} {
 		for _, who := range []memory.Who{member, other} {
 			if got := refusal(t, m.Forget(ctx, who, channel, id)); got != "no memory "+id {
@@ -242,7 +242,7 @@ func TestListText(t *testing.T) {
 		t.Errorf("empty: %q, %v", text, err)
 	}
 	a, _ := m.Remember(ctx, member, channel, "1.1", "standup  is\nat ten", "")
-	p, _ := m.Remember(ctx, manager, dm, "2.1", "Morgan owns releases", store.ScopePersona)
+	p, _ := m.Remember(ctx, manager, dm, "2.1", "Morgan owns releases", memory.ScopePersona)
 	if _, err := m.Remember(ctx, manager, dm, "2.1", "my salary review is in May", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -260,12 +260,12 @@ func TestListText(t *testing.T) {
 func TestExportLayout(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kb", "memories")
 	at := time.Date(2026, 3, 2, 10, 4, 0, 0, time.UTC)
-	ms := []store.Memory{
-		{ID: "maaaaaaab", Text: "we deploy\non Tuesdays", Author: mgr, Channel: dm, ThreadTS: "1.1", Scope: store.ScopeConversation, CreatedAt: at},
-		{ID: "maaaaaaac", Text: "Morgan owns releases", Author: mgr, Channel: dm, ThreadTS: "1.1", Scope: store.ScopePersona, CreatedAt: at},
-		{ID: "maaaaaaad", Text: "standup is at ten", Author: alice, Channel: channel, ThreadTS: "2.1", Scope: store.ScopeConversation, CreatedAt: at},
-		{ID: "maaaaaaae", Text: "retro on Fridays", Author: alice, Channel: channel, ThreadTS: "3.1", Scope: store.ScopeConversation, CreatedAt: at},
-		{ID: "maaaaaaaf", Text: "odd id", Author: alice, Channel: "../persona", ThreadTS: "4.1", Scope: store.ScopeConversation, CreatedAt: at},
+	ms := []memory.Memory{
+		{ID: "maaaaaaab", Text: "we deploy\non Tuesdays", Author: mgr, Channel: dm, ThreadTS: "1.1", Scope: memory.ScopeConversation, CreatedAt: at},
+		{ID: "maaaaaaac", Text: "Morgan owns releases", Author: mgr, Channel: dm, ThreadTS: "1.1", Scope: memory.ScopePersona, CreatedAt: at},
+		{ID: "maaaaaaad", Text: "standup is at ten", Author: alice, Channel: channel, ThreadTS: "2.1", Scope: memory.ScopeConversation, CreatedAt: at},
+		{ID: "maaaaaaae", Text: "retro on Fridays", Author: alice, Channel: channel, ThreadTS: "3.1", Scope: memory.ScopeConversation, CreatedAt: at},
+		{ID: "maaaaaaaf", Text: "odd id", Author: alice, Channel: "../persona", ThreadTS: "4.1", Scope: memory.ScopeConversation, CreatedAt: at},
 	}
 	files, err := memory.Export(dir, ms)
 	if err != nil {
@@ -326,7 +326,7 @@ func TestToolsActForTheTurn(t *testing.T) {
 	res := call(memory.ToolRemember, member, dm, `{"text":"we deploy on Tuesdays"}`)
 	id, ok := strings.CutPrefix(res.Text, "remembered as ")
 	id, _, _ = strings.Cut(id, " ")
-	if res.IsError || !ok || !store.ValidMemoryID(id) {
+	if res.IsError || !ok || !memory.ValidID(id) {
 		t.Fatalf("remember: %+v", res)
 	}
 	if res := call(memory.ToolRemember, member, dm, `{"text":"x","scope":"persona"}`); !res.IsError || res.Text != memory.MsgPersonaRefused {
@@ -355,8 +355,8 @@ func TestToolsActForTheTurn(t *testing.T) {
 	}
 }
 
-// cards is a Cards that records what is asked and answers with the next
-// outcome.
+// cards is an approval asker under approval.MemoryCards, as the gate is:
+// it records what is asked and answers with the next outcome.
 type cards struct {
 	asked    []approval.Request
 	outcomes []approval.Outcome
@@ -423,7 +423,7 @@ func TestToolPersonaMemoryNeedsTheCard(t *testing.T) {
 		{State: store.ApprovalApproved, By: "U0APP", ID: "ap3"},
 		{State: store.ApprovalApproved, By: "U0BAK", ID: "ap4"},
 	}}
-	m.Cards = c
+	m.Cards = approval.MemoryCards{Asker: c}
 	for _, want := range []string{
 		"not remembered: denied by <@U0MGR>",
 		"not remembered: timed out: nobody decided in time",
@@ -442,7 +442,7 @@ func TestToolPersonaMemoryNeedsTheCard(t *testing.T) {
 	if res.IsError || !ok || rest != "(recalled everywhere, approved by <@U0BAK>)" {
 		t.Fatalf("approved by the backup: %+v", res)
 	}
-	if mem, err := m.Store.Memory(ctx, id); err != nil || mem.Scope != store.ScopePersona || mem.Author != mgr ||
+	if mem, err := m.Store.Memory(ctx, id); err != nil || mem.Scope != memory.ScopePersona || mem.Author != mgr ||
 		mem.Text != "Morgan owns releases" || mem.Channel != dm {
 		t.Errorf("stored %+v, %v", mem, err)
 	}
@@ -479,7 +479,7 @@ func TestRememberedWordsInTheirEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wide, err := m.Remember(ctx, manager, dm, "2.1", "Morgan owns releases", store.ScopePersona)
+	wide, err := m.Remember(ctx, manager, dm, "2.1", "Morgan owns releases", memory.ScopePersona)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,5 +518,49 @@ func TestRememberedWordsInTheirEnvelope(t *testing.T) {
 	}
 	if m.FirstTurn(ctx, "C0EMPTY", "x") == nil {
 		t.Error("the persona's memory is not carried in another channel")
+	}
+}
+
+// TestCheck is the one rule of a memory, which the store applies too:
+// a known scope, a text neither blank nor past MaxLen characters (runes,
+// not bytes), a conversation; the first fault found is named.
+func TestCheck(t *testing.T) {
+	ok := memory.Memory{Text: "we deploy on Tuesdays", Channel: dm, Scope: memory.ScopeConversation}
+	for _, tt := range []struct {
+		name string
+		edit func(*memory.Memory)
+		want error
+		text string
+	}{
+		{"valid", func(*memory.Memory) {}, nil, ""},
+		{"persona-wide", func(m *memory.Memory) { m.Scope = memory.ScopePersona }, nil, ""},
+		{"at the cap", func(m *memory.Memory) { m.Text = strings.Repeat("é", memory.MaxLen) }, nil, ""},
+		{"past the cap", func(m *memory.Memory) { m.Text = strings.Repeat("é", memory.MaxLen+1) }, memory.ErrTooLong, "text longer than 2000 characters"},
+		{"blank", func(m *memory.Memory) { m.Text = " \n\t" }, memory.ErrEmpty, "empty text"},
+		{"unknown scope", func(m *memory.Memory) { m.Scope = "everyone" }, memory.ErrBadScope, `invalid scope "everyone"`},
+		{"no scope", func(m *memory.Memory) { m.Scope = "" }, memory.ErrBadScope, `invalid scope ""`},
+		{"bad scope before blank text", func(m *memory.Memory) { m.Scope, m.Text = "x", "" }, memory.ErrBadScope, `invalid scope "x"`},
+		{"no channel", func(m *memory.Memory) { m.Channel = "" }, memory.ErrNoChannel, "no channel"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := ok
+			tt.edit(&m)
+			err := memory.Check(m)
+			if !errors.Is(err, tt.want) || tt.want == nil && err != nil || err != nil && err.Error() != tt.text {
+				t.Errorf("Check = %v, want %v (%q)", err, tt.want, tt.text)
+			}
+		})
+	}
+}
+
+// TestIDs: a new id has the shape ValidID accepts; others are refused.
+func TestIDs(t *testing.T) {
+	if id := memory.NewID(); !memory.ValidID(id) || id == memory.NewID() {
+		t.Errorf("NewID = %q", id)
+	}
+	for _, id := range []string{"", "m", "maaaaaaa", "maaaaaaaaa", "xaaaaaaaa", "m1aaaaaaa", "mAAAAAAAA"} {
+		if memory.ValidID(id) {
+			t.Errorf("ValidID(%q) = true", id)
+		}
 	}
 }

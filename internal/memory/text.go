@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -15,7 +14,7 @@ const msgNone = "No memories here."
 
 // ListText is /memory's answer: this conversation's and the persona's
 // memories, each with its id, oldest first.
-func ListText(ms []store.Memory) string {
+func ListText(ms []Memory) string {
 	if len(ms) == 0 {
 		return msgNone
 	}
@@ -28,9 +27,9 @@ func ListText(ms []store.Memory) string {
 }
 
 // line is a memory in one line: scope, date, author, text.
-func line(m store.Memory) string {
+func line(m Memory) string {
 	scope := ""
-	if m.Scope == store.ScopePersona {
+	if m.Scope == ScopePersona {
 		scope = "[persona] "
 	}
 	author := ""
@@ -48,7 +47,7 @@ func oneLine(s string) string {
 // it is, its date, its author and where it was said (its thread, for a
 // link), then its words: a person's in their envelope (roleOf says their
 // role), escaped as their messages are, the persona's own as they are.
-func RecallText(rs []store.Recalled, channel string, roleOf func(string) pipeline.Role) string {
+func RecallText(rs []Recalled, channel string, roleOf func(string) pipeline.Role) string {
 	if len(rs) == 0 {
 		return "Nothing remembered or said here matches."
 	}
@@ -56,9 +55,9 @@ func RecallText(rs []store.Recalled, channel string, roleOf func(string) pipelin
 	fmt.Fprintf(&b, "%d found, best first:", len(rs))
 	for _, r := range rs {
 		b.WriteString("\n- ")
-		if r.Kind == store.KindMemory {
+		if r.Kind == KindMemory {
 			fmt.Fprintf(&b, "memory %s", r.ID)
-			if r.Scope == store.ScopePersona {
+			if r.Scope == ScopePersona {
 				b.WriteString(" (persona-wide)")
 			}
 		} else {
@@ -67,7 +66,7 @@ func RecallText(rs []store.Recalled, channel string, roleOf func(string) pipelin
 		fmt.Fprintf(&b, ", %s", r.At.Format("2006-01-02"))
 		if r.Author != "" {
 			fmt.Fprintf(&b, ", by <@%s>", r.Author)
-		} else if r.Kind == store.KindMessage {
+		} else if r.Kind == KindMessage {
 			b.WriteString(", by you")
 		}
 		// Where a persona-wide memory was made is its conversation's
@@ -76,7 +75,7 @@ func RecallText(rs []store.Recalled, channel string, roleOf func(string) pipelin
 			fmt.Fprintf(&b, ", thread %s/%s", r.Channel, r.ThreadTS)
 		}
 		b.WriteString(": ")
-		if r.Author == "" && r.Kind == store.KindMessage {
+		if r.Author == "" && r.Kind == KindMessage {
 			b.WriteString(oneLine(r.Snippet))
 			continue
 		}
@@ -86,7 +85,7 @@ func RecallText(rs []store.Recalled, channel string, roleOf func(string) pipelin
 }
 
 // firstTurnNote opens what a thread's first turn carries of memory. It
-// and each memory's line (store.MemoryNote) are the runtime's; each
+// and each memory's line (Note) are the runtime's; each
 // memory's words are not: they follow their line in their own block, in
 // the envelope of the person who had them remembered, escaped as that
 // person's messages are, so that a remembered sentence can neither speak
@@ -96,23 +95,23 @@ const firstTurnNote = "[runtime] Memories that may help (the recall tool finds m
 
 // FirstTurnText is what a thread's first turn carries of memory, as text
 // blocks: the memories found for its first message and the persona's,
-// each its line (store.MemoryNote, id, date, scope) then its words in its
+// each its line (Note, id, date, scope) then its words in its
 // author's envelope (roleOf says their role); nil when there are none.
 // The runtime's blocks are kept out of the recall index, and so are the
-// memories' words (store: MemoryNote).
-func FirstTurnText(found, persona []store.Memory, roleOf func(string) pipeline.Role) []string {
+// memories' words (Note).
+func FirstTurnText(found, persona []Memory, roleOf func(string) pipeline.Role) []string {
 	seen := map[string]bool{}
 	var blocks []string
-	add := func(m store.Memory) {
+	add := func(m Memory) {
 		if seen[m.ID] {
 			return
 		}
 		seen[m.ID] = true
 		scope := ""
-		if m.Scope == store.ScopePersona {
+		if m.Scope == ScopePersona {
 			scope = ", persona-wide"
 		}
-		blocks = append(blocks, fmt.Sprintf("%s%s (%s%s):", store.MemoryNote, m.ID, m.CreatedAt.Format("2006-01-02"), scope),
+		blocks = append(blocks, fmt.Sprintf("%s%s (%s%s):", Note, m.ID, m.CreatedAt.Format("2006-01-02"), scope),
 			pipeline.Envelope(m.Author, string(roleOf(m.Author)), m.Text))
 	}
 	for _, m := range found {
@@ -130,15 +129,15 @@ func FirstTurnText(found, persona []store.Memory, roleOf func(string) pipeline.R
 // Export writes ms as markdown into dir: one file per conversation
 // (<channel>.md) and persona.md, each memory a bullet with its id, date,
 // author and thread. It returns the files written.
-func Export(dir string, ms []store.Memory) ([]string, error) {
+func Export(dir string, ms []Memory) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("export memories: %w", err)
 	}
-	groups := map[string][]store.Memory{}
+	groups := map[string][]Memory{}
 	var order []string
 	for _, m := range ms {
 		name := "persona"
-		if m.Scope != store.ScopePersona {
+		if m.Scope != ScopePersona {
 			name = safeName(m.Channel)
 		}
 		if _, ok := groups[name]; !ok {

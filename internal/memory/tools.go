@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
@@ -111,7 +110,7 @@ func (m *Memories) rememberTool(ctx context.Context, input json.RawMessage) (too
 		return said(err)
 	}
 	where := "in this conversation"
-	if mem.Scope == store.ScopePersona {
+	if mem.Scope == ScopePersona {
 		where = "everywhere, " + decided
 	}
 	return tools.Result{Text: fmt.Sprintf("remembered as %s (recalled %s)", mem.ID, where)}, nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -75,18 +74,7 @@ type Ask struct {
 // scopes are "anything" or name "schedule": a schedule acts on its own
 // later, with its creator's authority, where nobody asked. The same rule
 // lets a run go on (its creator's role when it runs).
-func MaySchedule(a pipeline.Access) bool {
-	if managing(a) {
-		return true
-	}
-	return a.Role == pipeline.RoleApprover &&
-		(slices.Contains(a.Scopes, persona.ScopeAnything) || slices.Contains(a.Scopes, persona.ScopeSchedule))
-}
-
-// managing is the manager or the backup manager.
-func managing(a pipeline.Access) bool {
-	return a.Role == pipeline.RoleManager || a.Role == pipeline.RoleBackup
-}
+func MaySchedule(a pipeline.Access) bool { return a.HasScope(persona.ScopeSchedule) }
 
 // refusal is an answer that is not a failure: its Message is the one line
 // to show.
@@ -187,7 +175,7 @@ func (b *Book) Remove(ctx context.Context, a pipeline.Access, ev *pipeline.Event
 		return "", refusal(fmt.Sprintf(msgNoSuch, quiet(id, maxIDEcho)))
 	}
 	sc, err := b.Store.Schedule(ctx, id)
-	if err == nil && sc.Channel != ev.ChannelID && !managing(a) {
+	if err == nil && sc.Channel != ev.ChannelID && !a.Managing() {
 		err = ErrNotFound
 	}
 	if err == nil {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/persona-runtime/agent/internal/schedule"
@@ -24,14 +23,9 @@ import (
 // until the scheduler is wired: newScheduler sets it (and Now, to its
 // clock) so that a change wakes its timer.
 func (s *Service) newScheduleBook(chat ChatAPI, newID func() string) (*schedule.Book, error) {
-	// AGENT_TZ as config checked it ("": UTC).
-	zone, err := time.LoadLocation(s.cfg.TZ)
-	if err != nil {
-		return nil, fmt.Errorf("AGENT_TZ: %w", err)
-	}
 	// A configuration built by hand (the simulator's) has no limit set:
 	// the book's default, not zero.
-	return &schedule.Book{Store: s.store, Now: time.Now, Zone: zone, Max: s.cfg.MaxSchedules,
+	return &schedule.Book{Store: s.store, Now: time.Now, Zone: s.cfg.Zone, Max: s.cfg.MaxSchedules,
 		Profile: chat.UserProfile, NewID: newID, Log: s.log}, nil
 }
 

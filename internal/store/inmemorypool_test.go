@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/persona-runtime/agent/internal/memory"
 )
 
 // countRows is the number of rows of each table a store's use fills.
@@ -85,7 +87,7 @@ func TestMemoryPoolEmptiesAndReuses(t *testing.T) {
 		if err := s.PutPersonaCache(ctx, "k", []byte("v")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AddMemory(ctx, Memory{ID: "maaaaaaaa", Text: "we deploy on Tuesdays", Channel: "D1", Scope: ScopeConversation}); err != nil {
+		if _, err := s.AddMemory(ctx, memory.Memory{ID: "maaaaaaaa", Text: "we deploy on Tuesdays", Channel: "D1", Scope: memory.ScopeConversation}); err != nil {
 			t.Fatal(err)
 		}
 	}

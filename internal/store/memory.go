@@ -2,97 +2,35 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/base32"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/persona-runtime/agent/internal/memory"
 )
 
-// Memory scopes.
-const (
-	// ScopeConversation is recalled only in the channel or DM it came from.
-	ScopeConversation = "conversation"
-	// ScopePersona is recalled everywhere.
-	ScopePersona = "persona"
-)
+// notFound is ErrNotFound for a feature's row: it matches ErrNotFound and
+// the feature's own sentinel (memory.ErrNotFound), and reads as both do.
+type notFound struct{ feature error }
 
-// MaxMemoryLen is the longest memory text, in characters.
-const MaxMemoryLen = 2000
+func (notFound) Error() string { return ErrNotFound.Error() }
 
-// Kinds of what Recall finds.
-const (
-	KindMemory  = "memory"
-	KindMessage = "message"
-)
+func (e notFound) Is(target error) bool { return target == ErrNotFound || target == e.feature }
 
-// Memory is a short text a person asked the persona to keep across threads.
-type Memory struct {
-	ID        string // "m" and 8 letters or digits; NewMemoryID when empty
-	Text      string
-	Author    string // the user who asked for it
-	Channel   string // the conversation it came from
-	ThreadTS  string // the thread it came from
-	Scope     string // ScopeConversation or ScopePersona
-	CreatedAt time.Time
-}
-
-// Recalled is one thing Recall found: a memory or a stored message.
-type Recalled struct {
-	Kind     string // KindMemory or KindMessage
-	ID       string // the memory's id; "" for a message
-	Scope    string
-	Channel  string // with ThreadTS, the thread's permalink
-	ThreadTS string
-	Author   string // "" for the persona's own words
-	At       time.Time
-	Snippet  string
-}
-
-var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// NewMemoryID returns a random memory id: "m" and 8 characters.
-func NewMemoryID() string {
-	var b [5]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
-	return "m" + idEncoding.EncodeToString(b[:])
-}
-
-// ValidMemoryID reports whether id has NewMemoryID's shape.
-func ValidMemoryID(id string) bool {
-	if len(id) != 9 || id[0] != 'm' {
-		return false
-	}
-	_, err := idEncoding.DecodeString(id[1:])
-	return err == nil
-}
-
-func validMemory(m Memory) error {
-	switch {
-	case strings.TrimSpace(m.Text) == "":
-		return errors.New("empty text")
-	case len([]rune(m.Text)) > MaxMemoryLen:
-		return fmt.Errorf("text longer than %d characters", MaxMemoryLen)
-	case m.Scope != ScopeConversation && m.Scope != ScopePersona:
-		return fmt.Errorf("invalid scope %q", m.Scope)
-	case m.Channel == "":
-		return errors.New("no channel")
-	}
-	return nil
-}
+// errNoMemory is what Memory and ForgetMemory return for an unknown id.
+var errNoMemory error = notFound{memory.ErrNotFound}
 
 // AddMemory stores m and indexes it in one transaction, and returns it as
-// stored (its id, its time). A zero CreatedAt means now.
-func (s *Store) AddMemory(ctx context.Context, m Memory) (Memory, error) {
-	if err := validMemory(m); err != nil {
-		return Memory{}, fmt.Errorf("add memory: %w", err)
+// stored (its id, its time). A zero CreatedAt means now. A memory its
+// rule refuses (memory.Check) is not stored.
+func (s *Store) AddMemory(ctx context.Context, m memory.Memory) (memory.Memory, error) {
+	if err := memory.Check(m); err != nil {
+		return memory.Memory{}, fmt.Errorf("add memory: %w", err)
 	}
 	if m.ID == "" {
-		m.ID = NewMemoryID()
+		m.ID = memory.NewID()
 	}
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = s.now()
@@ -100,7 +38,7 @@ func (s *Store) AddMemory(ctx context.Context, m Memory) (Memory, error) {
 	m.CreatedAt = fromUnixMilli(m.CreatedAt.UnixMilli())
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		doc, err := s.indexDoc(ctx, tx, doc{
-			kind: KindMemory, ref: m.ID, channel: m.Channel, threadTS: m.ThreadTS,
+			kind: memory.KindMemory, ref: m.ID, channel: m.Channel, threadTS: m.ThreadTS,
 			author: m.Author, scope: m.Scope, body: m.Text, at: m.CreatedAt.UnixMilli(),
 		})
 		if err != nil {
@@ -111,35 +49,36 @@ func (s *Store) AddMemory(ctx context.Context, m Memory) (Memory, error) {
 		return err
 	})
 	if err != nil {
-		return Memory{}, fmt.Errorf("add memory: %w", err)
+		return memory.Memory{}, fmt.Errorf("add memory: %w", err)
 	}
 	return m, nil
 }
 
 const memoryColumns = "id, text, author, channel_id, thread_ts, scope, created_at"
 
-// Memory returns the memory id, or an error matching ErrNotFound.
-func (s *Store) Memory(ctx context.Context, id string) (Memory, error) {
+// Memory returns the memory id, or an error matching ErrNotFound (and
+// memory.ErrNotFound).
+func (s *Store) Memory(ctx context.Context, id string) (memory.Memory, error) {
 	ms, err := s.memories(ctx, "SELECT "+memoryColumns+" FROM memories WHERE id = ?", id)
 	if err == nil && len(ms) == 0 {
-		err = ErrNotFound
+		err = errNoMemory
 	}
 	if err != nil {
-		return Memory{}, fmt.Errorf("memory %s: %w", id, err)
+		return memory.Memory{}, fmt.Errorf("memory %s: %w", id, err)
 	}
 	return ms[0], nil
 }
 
 // Memories returns the memories of channel and the persona-wide ones,
 // oldest first; channel "" returns every memory (the operator's list).
-func (s *Store) Memories(ctx context.Context, channel string) ([]Memory, error) {
-	var ms []Memory
+func (s *Store) Memories(ctx context.Context, channel string) ([]memory.Memory, error) {
+	var ms []memory.Memory
 	var err error
 	if channel == "" {
 		ms, err = s.memories(ctx, "SELECT "+memoryColumns+" FROM memories ORDER BY created_at, id")
 	} else {
 		ms, err = s.memories(ctx, "SELECT "+memoryColumns+" FROM memories WHERE channel_id = ? OR scope = ? ORDER BY created_at, id",
-			channel, ScopePersona)
+			channel, memory.ScopePersona)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("memories: %w", err)
@@ -147,15 +86,15 @@ func (s *Store) Memories(ctx context.Context, channel string) ([]Memory, error) 
 	return ms, nil
 }
 
-func (s *Store) memories(ctx context.Context, query string, args ...any) ([]Memory, error) {
+func (s *Store) memories(ctx context.Context, query string, args ...any) ([]memory.Memory, error) {
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var ms []Memory
+	var ms []memory.Memory
 	for rows.Next() {
-		var m Memory
+		var m memory.Memory
 		var at int64
 		if err := rows.Scan(&m.ID, &m.Text, &m.Author, &m.Channel, &m.ThreadTS, &m.Scope, &at); err != nil {
 			return nil, err
@@ -167,13 +106,14 @@ func (s *Store) memories(ctx context.Context, query string, args ...any) ([]Memo
 }
 
 // ForgetMemory deletes the memory id and its row of the index in one
-// transaction. It returns an error matching ErrNotFound if there is none.
+// transaction. It returns an error matching ErrNotFound (and
+// memory.ErrNotFound) if there is none.
 func (s *Store) ForgetMemory(ctx context.Context, id string) error {
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var doc int64
 		err := s.txQueryRow(ctx, tx, "SELECT doc FROM memories WHERE id = ?", id).Scan(&doc)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
+			return errNoMemory
 		}
 		if err != nil {
 			return err
@@ -227,11 +167,11 @@ func (s *Store) indexDoc(ctx context.Context, tx bun.Tx, d doc) (int64, error) {
 		return id, nil
 	}
 	key := chanKey(d.channel)
-	if d.scope == ScopePersona {
-		key = ScopePersona
+	if d.scope == memory.ScopePersona {
+		key = memory.ScopePersona
 	}
-	if d.kind == KindMemory {
-		key += " " + KindMemory // so a search of memories alone skips the messages
+	if d.kind == memory.KindMemory {
+		key += " " + memory.KindMemory // so a search of memories alone skips the messages
 	}
 	res, err := s.txExec(ctx, tx, qIndexSQLite, d.body, key, d.kind, d.ref, d.channel, d.threadTS, d.author, d.at)
 	if err != nil {

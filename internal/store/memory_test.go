@@ -12,6 +12,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -49,25 +50,25 @@ func textBlocks(texts ...string) json.RawMessage {
 	return b
 }
 
-func remember(t *testing.T, s *Store, channel, author, scope, text string) Memory {
+func remember(t *testing.T, s *Store, channel, author, scope, text string) memory.Memory {
 	t.Helper()
-	m, err := s.AddMemory(t.Context(), Memory{Text: text, Author: author, Channel: channel, ThreadTS: "1.1", Scope: scope})
+	m, err := s.AddMemory(t.Context(), memory.Memory{Text: text, Author: author, Channel: channel, ThreadTS: "1.1", Scope: scope})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-func recall(t *testing.T, s *Store, channel, query string) []Recalled {
+func recall(t *testing.T, s *Store, channel, query string) []memory.Recalled {
 	t.Helper()
-	rs, err := s.Recall(t.Context(), RecallQuery{Text: query, Channel: channel, Limit: 10})
+	rs, err := s.Recall(t.Context(), memory.RecallQuery{Text: query, Channel: channel, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rs
 }
 
-func snippets(rs []Recalled) []string {
+func snippets(rs []memory.Recalled) []string {
 	var out []string
 	for _, r := range rs {
 		out = append(out, r.Snippet)
@@ -81,10 +82,10 @@ func TestRecallFindsMemoriesAndMessagesBestFirst(t *testing.T) {
 	clock.Advance(7 * 24 * time.Hour)
 	say(t, s, dmChan, "200.1", "U0MGR", "what did we decide about the release train?", "")
 	clock.Advance(time.Hour)
-	m := remember(t, s, dmChan, "U0MGR", ScopeConversation, "we deploy on Tuesdays")
+	m := remember(t, s, dmChan, "U0MGR", memory.ScopeConversation, "we deploy on Tuesdays")
 
 	rs := recall(t, s, dmChan, "when do we deploy?")
-	if len(rs) != 1 || rs[0].Kind != KindMemory || rs[0].ID != m.ID || rs[0].Snippet != "we deploy on Tuesdays" {
+	if len(rs) != 1 || rs[0].Kind != memory.KindMemory || rs[0].ID != m.ID || rs[0].Snippet != "we deploy on Tuesdays" {
 		t.Fatalf("recall deploy = %+v, want only the memory", rs)
 	}
 	if rs[0].Author != "U0MGR" || rs[0].Channel != dmChan || rs[0].ThreadTS != "1.1" || !rs[0].At.Equal(m.CreatedAt) {
@@ -100,16 +101,16 @@ func TestRecallFindsMemoriesAndMessagesBestFirst(t *testing.T) {
 	if rs[0].ThreadTS != "100.1" || !strings.Contains(rs[0].Snippet, "Fridays") {
 		t.Errorf("first = %+v, want the thread that decided", rs[0])
 	}
-	if !slices.ContainsFunc(rs, func(r Recalled) bool {
+	if !slices.ContainsFunc(rs, func(r memory.Recalled) bool {
 		return r.Author == "U0MGR" && strings.Contains(r.Snippet, "Fridays, we decided")
 	}) {
 		t.Errorf("recall = %q, want the manager's words, with the manager as author", snippets(rs))
 	}
-	if rs[0].Kind != KindMessage || rs[0].ID != "" || rs[0].Channel != dmChan {
+	if rs[0].Kind != memory.KindMessage || rs[0].ID != "" || rs[0].Channel != dmChan {
 		t.Errorf("first = %+v, want a message with its thread", rs[0])
 	}
 	// The persona's own answer is found, with no author.
-	if !slices.ContainsFunc(rs, func(r Recalled) bool { return r.Author == "" && strings.Contains(r.Snippet, "Noted") }) {
+	if !slices.ContainsFunc(rs, func(r memory.Recalled) bool { return r.Author == "" && strings.Contains(r.Snippet, "Noted") }) {
 		t.Errorf("recall = %q, want the persona's answer too", snippets(rs))
 	}
 
@@ -125,11 +126,11 @@ func TestRecallFindsMemoriesAndMessagesBestFirst(t *testing.T) {
 
 func TestRecallVisibility(t *testing.T) {
 	s, _ := newTestStore(t)
-	remember(t, s, dmChan, "U0MGR", ScopeConversation, "deploy secret: the DM's own fact")
+	remember(t, s, dmChan, "U0MGR", memory.ScopeConversation, "deploy secret: the DM's own fact")
 	say(t, s, dmChan, "1.1", "U0MGR", "deploy plans from the DM", "")
 	say(t, s, trustedChan, "2.1", "U0ANN", "deploy plans from the trusted channel", "")
-	remember(t, s, trustedChan, "U0ANN", ScopeConversation, "deploy: trusted channel memory")
-	remember(t, s, dmChan, "U0MGR", ScopePersona, "deploy: the persona-wide memory")
+	remember(t, s, trustedChan, "U0ANN", memory.ScopeConversation, "deploy: trusted channel memory")
+	remember(t, s, dmChan, "U0MGR", memory.ScopePersona, "deploy: the persona-wide memory")
 
 	for _, tc := range []struct {
 		channel string
@@ -151,7 +152,7 @@ func TestRecallVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 1 || ms[0].Scope != ScopePersona {
+	if len(ms) != 1 || ms[0].Scope != memory.ScopePersona {
 		t.Errorf("memories of %s = %+v, want the persona's only", allowedChan, ms)
 	}
 	all, err := s.Memories(t.Context(), "")
@@ -180,8 +181,8 @@ func TestRecallQueryIsWordsOnly(t *testing.T) {
 
 func TestForgetMemory(t *testing.T) {
 	s, _ := newTestStore(t)
-	m := remember(t, s, dmChan, "U0MGR", ScopePersona, "we deploy on Tuesdays")
-	keep := remember(t, s, dmChan, "U0MGR", ScopeConversation, "we deploy from main")
+	m := remember(t, s, dmChan, "U0MGR", memory.ScopePersona, "we deploy on Tuesdays")
+	keep := remember(t, s, dmChan, "U0MGR", memory.ScopeConversation, "we deploy from main")
 	if err := s.ForgetMemory(t.Context(), m.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -194,28 +195,38 @@ func TestForgetMemory(t *testing.T) {
 	if _, err := s.Memory(t.Context(), m.ID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Memory after forget: %v, want ErrNotFound", err)
 	}
-	if err := s.ForgetMemory(t.Context(), m.ID); !errors.Is(err, ErrNotFound) {
-		t.Errorf("forget twice: %v, want ErrNotFound", err)
+	if err := s.ForgetMemory(t.Context(), m.ID); !errors.Is(err, ErrNotFound) || !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("forget twice: %v, want ErrNotFound and memory.ErrNotFound", err)
+	}
+	if _, err := s.Memory(t.Context(), m.ID); !errors.Is(err, memory.ErrNotFound) || err.Error() != "memory "+m.ID+": not found" {
+		t.Errorf("Memory after forget: %v, want memory.ErrNotFound read as not found", err)
 	}
 }
 
 func TestAddMemoryChecks(t *testing.T) {
 	s, _ := newTestStore(t)
-	for _, m := range []Memory{
-		{Text: strings.Repeat("é", MaxMemoryLen+1), Channel: dmChan, Scope: ScopeConversation},
-		{Text: " ", Channel: dmChan, Scope: ScopeConversation},
-		{Text: "x", Channel: dmChan, Scope: "everyone"},
-		{Text: "x", Scope: ScopeConversation},
+	// The store applies memory's own rule (memory.Check), no copy of it.
+	for _, tt := range []struct {
+		m    memory.Memory
+		want error
+	}{
+		{memory.Memory{Text: strings.Repeat("é", memory.MaxLen+1), Channel: dmChan, Scope: memory.ScopeConversation}, memory.ErrTooLong},
+		{memory.Memory{Text: " ", Channel: dmChan, Scope: memory.ScopeConversation}, memory.ErrEmpty},
+		{memory.Memory{Text: "x", Channel: dmChan, Scope: "everyone"}, memory.ErrBadScope},
+		{memory.Memory{Text: "x", Scope: memory.ScopeConversation}, memory.ErrNoChannel},
 	} {
-		if _, err := s.AddMemory(t.Context(), m); err == nil {
-			t.Errorf("AddMemory(%.20q, %q) stored it", m.Text, m.Scope)
+		if _, err := s.AddMemory(t.Context(), tt.m); !errors.Is(err, tt.want) {
+			t.Errorf("AddMemory(%.20q, %q) = %v, want %v", tt.m.Text, tt.m.Scope, err, tt.want)
 		}
 	}
-	m, err := s.AddMemory(t.Context(), Memory{Text: strings.Repeat("é", MaxMemoryLen), Author: "U1", Channel: dmChan, Scope: ScopeConversation})
-	if err != nil {
-		t.Fatalf("a memory of %d characters: %v", MaxMemoryLen, err)
+	if ms, err := s.Memories(t.Context(), ""); err != nil || len(ms) != 0 {
+		t.Errorf("refused memories stored: %+v, %v", ms, err)
 	}
-	if !ValidMemoryID(m.ID) {
+	m, err := s.AddMemory(t.Context(), memory.Memory{Text: strings.Repeat("é", memory.MaxLen), Author: "U1", Channel: dmChan, Scope: memory.ScopeConversation})
+	if err != nil {
+		t.Fatalf("a memory of %d characters: %v", memory.MaxLen, err)
+	}
+	if !memory.ValidID(m.ID) {
 		t.Errorf("id %q", m.ID)
 	}
 	got, err := s.Memory(t.Context(), m.ID)
@@ -257,14 +268,14 @@ func mustJSON(s string) string {
 func TestRecallCommonWords(t *testing.T) {
 	clock := newClock()
 	s := openAt(t, testPath(t), clock)
-	old := remember(t, s, trustedChan, "U1", ScopeConversation, "the release train leaves on Tuesdays")
-	remember(t, s, allowedChan, "U2", ScopeConversation, "the train in the allowed channel")
+	old := remember(t, s, trustedChan, "U1", memory.ScopeConversation, "the release train leaves on Tuesdays")
+	remember(t, s, allowedChan, "U2", memory.ScopeConversation, "the train in the allowed channel")
 	const n = 10_500
 	clock.Advance(time.Hour)
 	err := s.inTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
 		for i := range n {
-			if _, err := s.indexDoc(ctx, tx, doc{kind: KindMessage, ref: "s1", channel: trustedChan, threadTS: fmt.Sprintf("%d.1", i),
-				scope: ScopeConversation, body: fmt.Sprintf("status check %d is green", i), at: clock.Now().UnixMilli() + int64(i)}); err != nil {
+			if _, err := s.indexDoc(ctx, tx, doc{kind: memory.KindMessage, ref: "s1", channel: trustedChan, threadTS: fmt.Sprintf("%d.1", i),
+				scope: memory.ScopeConversation, body: fmt.Sprintf("status check %d is green", i), at: clock.Now().UnixMilli() + int64(i)}); err != nil {
 				return err
 			}
 		}

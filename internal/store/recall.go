@@ -12,23 +12,9 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
-
-// RecallQuery is what Recall looks for, and where.
-type RecallQuery struct {
-	Text string
-	// Channel is the conversation asking: only its own memories and
-	// messages are searched, and the persona-wide memories. Required.
-	Channel string
-	// Limit caps the results; 0 means 5, at most 50.
-	Limit int
-	// Kind, when set, searches only memories or only messages.
-	Kind string
-	// Thread, when set, is the asking thread's ts: its own messages are
-	// left out (the model has them already; recall is of past threads).
-	Thread string
-}
 
 // recencyMs is how fast relevance fades with age: a match a month old
 // counts half as much as the same match today.
@@ -63,7 +49,7 @@ const maxTerms = 8
 // maxCandidates); on SQLite the words kept hold at most maxWeighed tenths
 // of the index between them: a recall's cost grows little with how common
 // or how many its words are.
-func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
+func (s *Store) Recall(ctx context.Context, q memory.RecallQuery) ([]memory.Recalled, error) {
 	if q.Channel == "" {
 		return nil, fmt.Errorf("recall: no channel")
 	}
@@ -77,7 +63,7 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) ([]Recalled, error) {
 		return nil, nil
 	}
 	now := s.now().UnixMilli()
-	var out []Recalled
+	var out []memory.Recalled
 	var err error
 	if s.pg {
 		out, err = s.recallPG(ctx, terms, q, now, limit)
@@ -143,15 +129,15 @@ const (
 		- coalesce((SELECT rowid FROM recall ORDER BY rowid LIMIT 1), 1) + 1`
 )
 
-func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery, now int64, limit int) ([]Recalled, error) {
+func (s *Store) recallSQLite(ctx context.Context, terms []string, q memory.RecallQuery, now int64, limit int) ([]memory.Recalled, error) {
 	// The visibility key is searched with the words: this conversation's
 	// rows, and the persona's.
-	where := `chan : ("` + chanKey(q.Channel) + `" OR "` + ScopePersona + `")`
+	where := `chan : ("` + chanKey(q.Channel) + `" OR "` + memory.ScopePersona + `")`
 	switch q.Kind {
-	case KindMemory:
-		where += ` AND chan : "` + KindMemory + `"`
-	case KindMessage:
-		where += ` NOT chan : "` + KindMemory + `"`
+	case memory.KindMemory:
+		where += ` AND chan : "` + memory.KindMemory + `"`
+	case memory.KindMessage:
+		where += ` NOT chan : "` + memory.KindMemory + `"`
 	}
 	terms, allCommon, err := s.commonWords(ctx, terms)
 	if err != nil {
@@ -167,9 +153,9 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery,
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Recalled
+	var out []memory.Recalled
 	for rows.Next() {
-		var r Recalled
+		var r memory.Recalled
 		var key, body string
 		var at int64
 		if err := rows.Scan(&r.Kind, &r.ID, &key, &r.Channel, &r.ThreadTS, &r.Author, &at, &body); err != nil {
@@ -177,9 +163,9 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q RecallQuery,
 		}
 		r.At = fromUnixMilli(at)
 		r.Snippet = snippet(body, terms)
-		r.Scope = ScopeConversation
-		if strings.HasPrefix(key, ScopePersona) {
-			r.Scope = ScopePersona
+		r.Scope = memory.ScopeConversation
+		if strings.HasPrefix(key, memory.ScopePersona) {
+			r.Scope = memory.ScopePersona
 		}
 		finish(&r, body)
 		out = append(out, r)
@@ -345,7 +331,7 @@ func (s *Store) commonWordsPG(ctx context.Context, terms []string) (kept []strin
 	return kept, false, nil
 }
 
-func (s *Store) recallPG(ctx context.Context, terms []string, q RecallQuery, now int64, limit int) ([]Recalled, error) {
+func (s *Store) recallPG(ctx context.Context, terms []string, q memory.RecallQuery, now int64, limit int) ([]memory.Recalled, error) {
 	terms, allCommon, err := s.commonWordsPG(ctx, terms)
 	if err != nil {
 		return nil, err
@@ -359,9 +345,9 @@ func (s *Store) recallPG(ctx context.Context, terms []string, q RecallQuery, now
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Recalled
+	var out []memory.Recalled
 	for rows.Next() {
-		var r Recalled
+		var r memory.Recalled
 		var at int64
 		var body string
 		if err := rows.Scan(&r.Kind, &r.ID, &r.Scope, &r.Channel, &r.ThreadTS, &r.Author, &at, &body, &r.Snippet); err != nil {
@@ -376,8 +362,8 @@ func (s *Store) recallPG(ctx context.Context, terms []string, q RecallQuery, now
 
 // finish gives a memory its whole text (it is short), and a message its
 // snippet; a message's ref is its session, not an id a person uses.
-func finish(r *Recalled, body string) {
-	if r.Kind == KindMemory {
+func finish(r *memory.Recalled, body string) {
+	if r.Kind == memory.KindMemory {
 		r.Snippet = body
 		return
 	}
@@ -427,15 +413,9 @@ func QueryTerms(text string) []string {
 }
 
 // runtimeNote opens the runtime's own text blocks (notes, the lines of the
-// memories a first turn carries): they are not what anyone said, and are
-// not indexed.
+// memories a first turn carries, memory.Note): they are not what anyone
+// said, and are not indexed.
 const runtimeNote = "[runtime]"
-
-// MemoryNote opens the runtime's line of one memory a first turn carries
-// (memory.FirstTurnText); the block after it is that memory's words, in
-// its author's envelope: a memory, not a message of the thread, so it is
-// not indexed either (forgotten, it is not recalled as a message).
-const MemoryNote = runtimeNote + " memory "
 
 // messageText is what the index keeps of a stored message: the words of
 // its text blocks, out of their envelopes, and who wrote them (the last
@@ -457,14 +437,14 @@ func messageText(role string, content []byte) (body, author string) {
 		}{"text", s})
 	}
 	var b strings.Builder
-	memory := false // the block is the words of the memory a MemoryNote introduced
+	remembered := false // the block is the words of the memory a memory.Note introduced
 	for _, bl := range blocks {
-		if memory {
-			memory = false
+		if remembered {
+			remembered = false
 			continue
 		}
 		if bl.Type != "text" || bl.Text == "" || strings.HasPrefix(bl.Text, runtimeNote) {
-			memory = bl.Type == "text" && strings.HasPrefix(bl.Text, MemoryNote)
+			remembered = bl.Type == "text" && strings.HasPrefix(bl.Text, memory.Note)
 			continue
 		}
 		text := bl.Text
@@ -502,8 +482,8 @@ func (s *Store) indexMessages(ctx context.Context, tx bun.Tx, rows []messageRow)
 			looked = true
 		}
 		if _, err := s.indexDoc(ctx, tx, doc{
-			kind: KindMessage, ref: r.SessionID, channel: channel, threadTS: threadTS,
-			author: author, scope: ScopeConversation, body: body, at: r.CreatedAt,
+			kind: memory.KindMessage, ref: r.SessionID, channel: channel, threadTS: threadTS,
+			author: author, scope: memory.ScopeConversation, body: body, at: r.CreatedAt,
 		}); err != nil {
 			return err
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/persona-runtime/agent/internal/memory"
 )
 
 // benchVocabulary is a made-up vocabulary of n words; recallCorpus draws
@@ -46,14 +48,14 @@ func fillRecall(b *testing.B, s *Store, messages, memories int, vocab []string) 
 		err := s.inTx(b.Context(), func(ctx context.Context, tx bun.Tx) error {
 			for i := done; i < min(done+batch, messages+memories); i++ {
 				d := doc{
-					kind: KindMessage, ref: fmt.Sprintf("s%d", i/20), channel: fmt.Sprintf("C%02d", r.IntN(40)),
-					threadTS: fmt.Sprintf("%d.1", i/20), author: "U1", scope: ScopeConversation,
+					kind: memory.KindMessage, ref: fmt.Sprintf("s%d", i/20), channel: fmt.Sprintf("C%02d", r.IntN(40)),
+					threadTS: fmt.Sprintf("%d.1", i/20), author: "U1", scope: memory.ScopeConversation,
 					body: text(8 + r.IntN(30)), at: start + int64(i)*300_000,
 				}
 				if i >= messages {
-					d.kind, d.ref, d.body = KindMemory, NewMemoryID(), text(5+r.IntN(15))
+					d.kind, d.ref, d.body = memory.KindMemory, memory.NewID(), text(5+r.IntN(15))
 					if r.IntN(10) == 0 {
-						d.scope = ScopePersona
+						d.scope = memory.ScopePersona
 					}
 				}
 				if _, err := s.indexDoc(ctx, tx, d); err != nil {
@@ -127,7 +129,7 @@ func benchRecall(b *testing.B, s *Store, query func() string) {
 	for b.Loop() {
 		q := query()
 		began := time.Now()
-		if _, err := s.Recall(b.Context(), RecallQuery{Text: q, Channel: fmt.Sprintf("C%02d", r.IntN(40)), Limit: 5}); err != nil {
+		if _, err := s.Recall(b.Context(), memory.RecallQuery{Text: q, Channel: fmt.Sprintf("C%02d", r.IntN(40)), Limit: 5}); err != nil {
 			b.Fatal(err)
 		}
 		took = append(took, time.Since(began))

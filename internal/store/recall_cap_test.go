@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/persona-runtime/agent/internal/memory"
 )
 
 // A query of sixteen words searches for its eight longest alone (issue
@@ -22,7 +24,7 @@ func TestRecallCapsTerms(t *testing.T) {
 	for i := range 2 * keep {
 		w := strings.Repeat(string(rune('a'+i)), 3+i) // "aaa", "bbbb", …: each longer than the one before
 		words = append(words, w)
-		remember(t, s, dmChan, "U0MGR", ScopeConversation, "note "+w)
+		remember(t, s, dmChan, "U0MGR", memory.ScopeConversation, "note "+w)
 	}
 	if got := QueryTerms(strings.Join(words, " ")); len(got) != keep {
 		t.Errorf("QueryTerms of %d words = %d terms, want %d", len(words), len(got), keep)
@@ -31,7 +33,7 @@ func TestRecallCapsTerms(t *testing.T) {
 	query := slices.Clone(words)
 	slices.Reverse(query[:keep])
 	query[0], query[len(query)-1] = query[len(query)-1], query[0]
-	rs, err := s.Recall(t.Context(), RecallQuery{Text: strings.Join(query, " "), Channel: dmChan, Limit: 50})
+	rs, err := s.Recall(t.Context(), memory.RecallQuery{Text: strings.Join(query, " "), Channel: dmChan, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +53,11 @@ func TestRecallCapsTerms(t *testing.T) {
 func TestRecallCapsCandidates(t *testing.T) {
 	clock := newClock()
 	s := openAt(t, testPath(t), clock)
-	remember(t, s, dmChan, "U0MGR", ScopeConversation, "zebra zebra zebra crossing")
+	remember(t, s, dmChan, "U0MGR", memory.ScopeConversation, "zebra zebra zebra crossing")
 	clock.Advance(time.Second)
 	index(t, s, maxCandidates, func(i int) string { return fmt.Sprintf("a zebra and %d other animals of the plain", i) }, clock.Now().UnixMilli())
 	rs := recall(t, s, dmChan, "zebra")
-	if len(rs) != 10 || slices.ContainsFunc(rs, func(r Recalled) bool { return r.Kind == KindMemory }) {
+	if len(rs) != 10 || slices.ContainsFunc(rs, func(r memory.Recalled) bool { return r.Kind == memory.KindMemory }) {
 		t.Errorf("recall zebra = %q, want ten of the messages: the memory is not among the newest %d matches", snippets(rs), maxCandidates)
 	}
 }
@@ -99,8 +101,8 @@ func index(t *testing.T, s *Store, n int, text func(int) string, at int64) {
 	t.Helper()
 	err := s.inTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
 		for i := range n {
-			if _, err := s.indexDoc(ctx, tx, doc{kind: KindMessage, ref: "s1", channel: dmChan, threadTS: fmt.Sprintf("%d.1", i),
-				scope: ScopeConversation, body: text(i), at: at + int64(i)}); err != nil {
+			if _, err := s.indexDoc(ctx, tx, doc{kind: memory.KindMessage, ref: "s1", channel: dmChan, threadTS: fmt.Sprintf("%d.1", i),
+				scope: memory.ScopeConversation, body: text(i), at: at + int64(i)}); err != nil {
 				return err
 			}
 		}

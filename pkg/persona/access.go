@@ -163,24 +163,23 @@ func (p *Persona) ScopesOf(userID string) []string {
 // list, compared exactly since tool names are case-sensitive, and all of
 // them with "anything". CategoryMemory is the managers' alone.
 func (p *Persona) CanApprove(userID, category string) bool {
-	if p.IsManager(userID) {
-		return true
-	}
+	a := p.Access(userID)
 	if category == CategoryMemory {
-		return false
+		return a.Managing()
 	}
-	scopes, _ := p.approverScopes(userID)
-	for _, s := range scopes {
-		if s == ScopeAnything || s == category {
-			return true
-		}
-	}
-	return false
+	return a.HasScope(category)
+}
+
+// Access is who userID is to the persona, as the access predicates read
+// it (pipeline.Access.Managing, Privileged, HasScope): their role and
+// their approval scopes.
+func (p *Persona) Access(userID string) pipeline.Access {
+	return pipeline.Access{UserID: userID, Role: p.RoleOf(userID), Scopes: p.ScopesOf(userID)}
 }
 
 // IsManager reports whether userID is the manager or the backup manager.
 func (p *Persona) IsManager(userID string) bool {
-	return userID != "" && (userID == p.Manager.UserID || userID == p.BackupManager.UserID)
+	return pipeline.Access{Role: p.RoleOf(userID)}.Managing()
 }
 
 // IsBlocked reports whether userID is on the "## Blocked" list.

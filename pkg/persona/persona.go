@@ -24,8 +24,8 @@ const DefaultApprovalTimeout = 900
 // it counts as missing, so that the scaffold fails validation as shipped.
 const Placeholder = "REPLACE_ME"
 
-// ScopeAnything is the catch-all approval scope.
-const ScopeAnything = "anything"
+// ScopeAnything is the catch-all approval scope (pipeline.ScopeAnything).
+const ScopeAnything = pipeline.ScopeAnything
 
 // ScopeMode is the scope of an approver who may change a thread's or a
 // channel's permission mode (/mode); "anything" covers it too.

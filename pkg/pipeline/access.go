@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // Layer is the trust layer of the place a message was posted in.
@@ -68,6 +69,10 @@ const (
 	RoleMember   Role = "member"
 )
 
+// ScopeAnything is the catch-all approval scope: an approver with it
+// decides every category (persona.ScopeAnything).
+const ScopeAnything = "anything"
+
 // Mode is a thread's permission mode (AGENT_DEFAULT_MODE).
 type Mode string
 
@@ -125,6 +130,30 @@ type Access struct {
 // reads it reaches people it was not said to. An unset MostPublic counts
 // as allowed.
 func (a Access) Walled() bool { return a.Layer.MorePrivateThan(a.MostPublic) }
+
+// Managing reports whether the sender is the manager or the backup
+// manager: who decides for the persona (persona-wide memories, another
+// conversation's schedules, everything an approver may).
+func (a Access) Managing() bool {
+	return a.Role == RoleManager || a.Role == RoleBackup
+}
+
+// Privileged reports whether the sender is the manager, the backup
+// manager or an approver of any scope: who may act on a whole channel.
+func (a Access) Privileged() bool {
+	return a.Managing() || a.Role == RoleApprover
+}
+
+// HasScope reports whether the sender may decide what scope covers: the
+// manager, the backup manager, or an approver whose scopes are
+// "anything" (ScopeAnything) or name scope. Scopes an access states
+// without the approver role count for nothing.
+func (a Access) HasScope(scope string) bool {
+	if a.Managing() {
+		return true
+	}
+	return a.Role == RoleApprover && slices.ContainsFunc(a.Scopes, func(s string) bool { return s == ScopeAnything || s == scope })
+}
 
 type accessKey struct{}
 

@@ -67,3 +67,40 @@ func TestAccessWalled(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessPredicates: the managers manage, are privileged and hold
+// every scope; an approver is privileged and holds the scopes it lists,
+// all of them with "anything"; a member holds nothing, whatever scopes
+// its access states.
+func TestAccessPredicates(t *testing.T) {
+	for _, tt := range []struct {
+		name                   string
+		a                      pipeline.Access
+		managing, privileged   bool
+		mode, schedule, memory bool // HasScope of each
+	}{
+		{"manager", pipeline.Access{Role: pipeline.RoleManager}, true, true, true, true, true},
+		{"backup manager", pipeline.Access{Role: pipeline.RoleBackup, Scopes: []string{"Bash"}}, true, true, true, true, true},
+		{"approver of anything", pipeline.Access{Role: pipeline.RoleApprover, Scopes: []string{pipeline.ScopeAnything}}, false, true, true, true, true},
+		{"approver of mode", pipeline.Access{Role: pipeline.RoleApprover, Scopes: []string{"Bash", "mode"}}, false, true, true, false, false},
+		{"approver of nothing listed", pipeline.Access{Role: pipeline.RoleApprover}, false, true, false, false, false},
+		{"approver, case differs", pipeline.Access{Role: pipeline.RoleApprover, Scopes: []string{"Mode", "Anything"}}, false, true, false, false, false},
+		{"member with scopes", pipeline.Access{Role: pipeline.RoleMember, Scopes: []string{pipeline.ScopeAnything}}, false, false, false, false, false},
+		{"no role", pipeline.Access{}, false, false, false, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := tt.a
+			if got := a.Managing(); got != tt.managing {
+				t.Errorf("Managing() = %v, want %v", got, tt.managing)
+			}
+			if got := a.Privileged(); got != tt.privileged {
+				t.Errorf("Privileged() = %v, want %v", got, tt.privileged)
+			}
+			for scope, want := range map[string]bool{"mode": tt.mode, "schedule": tt.schedule, "memory": tt.memory} {
+				if got := a.HasScope(scope); got != want {
+					t.Errorf("HasScope(%q) = %v, want %v", scope, got, want)
+				}
+			}
+		})
+	}
+}

@@ -43,7 +43,7 @@ func memoryScript(words string, carried []string) []step {
 }
 
 // memoryNote opens the runtime's line of one memory a thread's first turn
-// carries before the person's words (store.MemoryNote, written by
+// carries before the person's words (memory.Note, written by
 // memory.FirstTurnText): "[runtime] memory <id> (<date>…):", then the
 // memory's words in their author's envelope, in the next block.
 const memoryNote = "[runtime] memory "

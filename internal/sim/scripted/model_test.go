@@ -11,7 +11,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/persona-runtime/agent/internal/memory"
-	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -139,8 +138,8 @@ func carried() []anthropic.ContentBlockParamUnion {
 	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	var blocks []anthropic.ContentBlockParamUnion
 	for _, text := range memory.FirstTurnText(
-		[]store.Memory{{ID: "maaaaaaab", Text: "we deploy on Tuesdays", Author: "U1", CreatedAt: at}},
-		[]store.Memory{{ID: "maaaaaaac", Text: "Morgan owns releases", Author: "U1", Scope: store.ScopePersona, CreatedAt: at}},
+		[]memory.Memory{{ID: "maaaaaaab", Text: "we deploy on Tuesdays", Author: "U1", CreatedAt: at}},
+		[]memory.Memory{{ID: "maaaaaaac", Text: "Morgan owns releases", Author: "U1", Scope: memory.ScopePersona, CreatedAt: at}},
 		func(string) pipeline.Role { return pipeline.RoleManager }) {
 		blocks = append(blocks, anthropic.NewTextBlock(text))
 	}
