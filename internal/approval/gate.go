@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 
@@ -66,6 +67,11 @@ type Options struct {
 	// often: a decision taken by another replica whose notification was
 	// lost still releases it.
 	Poll time.Duration
+	// Clock is what the card's timeout and the poll run on; nil means
+	// clock.System. On a clock.Manual (the simulator's), the timeout's
+	// decision and the card's update are done when the Advance that
+	// reaches it returns.
+	Clock clock.Clock
 }
 
 // Gate posts approval cards and waits for decisions.
@@ -228,17 +234,20 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 	}
 	g.o.Log.InfoContext(ctx, "approval requested", "approval_id", id, "category", r.Category, "digest", r.Digest)
 
-	var timeout <-chan time.Time
+	// The timeout decides in the timer's own call, not in this wait: on
+	// the simulator's clock, the card says so once the Advance that
+	// reaches it returns. A click that won the race is its outcome instead.
+	clk := clock.Or(g.o.Clock)
+	timedOut := make(chan Outcome, 1)
 	if d := g.o.Approvers.ApprovalTimeout(); d > 0 {
-		t := time.NewTimer(d)
+		t := clk.AfterFunc(d, func() { timedOut <- g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, "") })
 		defer t.Stop()
-		timeout = t.C
 	}
 	var poll <-chan time.Time
 	if g.o.Poll > 0 {
-		t := time.NewTicker(g.o.Poll)
+		t, c := clk.NewTicker(g.o.Poll)
 		defer t.Stop()
-		poll = t.C
+		poll = c
 	}
 	// The wait holds none of the places of the turns running at once
 	// (AGENT_MAX_TURNS): cards waiting for people must not stop every
@@ -262,8 +271,8 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 			if got, err := g.o.Store.GetApproval(ctx, id); err == nil && got.State != store.ApprovalRequested {
 				dec, decided = got, true
 			}
-		case <-timeout:
-			return g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, ""), nil
+		case out := <-timedOut:
+			return out, nil
 		case <-g.closing:
 			return g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, ""), nil
 		case <-ctx.Done():
