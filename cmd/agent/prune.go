@@ -7,6 +7,7 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 )
 
 // eventsKeep is how long a processed event's key is kept to catch its
@@ -29,14 +30,14 @@ func (s *service) pruneLoop(ctx context.Context) {
 	if s.cfg.Database() == store.InMemory {
 		return // made by this run (the simulator): nothing is old in it
 	}
-	tick := time.NewTicker(pruneEvery)
+	tick, c := clock.Or(s.clock).NewTicker(pruneEvery)
 	defer tick.Stop()
 	for {
 		s.prune(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-c:
 		}
 	}
 }
@@ -47,7 +48,7 @@ func (s *service) pruneLoop(ctx context.Context) {
 func (s *service) prune(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	now := time.Now()
+	now := s.now()
 	for _, p := range []struct {
 		what string
 		keep time.Duration

@@ -150,11 +150,7 @@ type serviceDeps struct {
 	// waits).
 	onScheduleRun   func(ev *pipeline.Event)
 	onSchedulerIdle func(until time.Time)
-	// memoryIDs, when set, makes the new memories' ids, and storeNow is
-	// the clock that stamps what is stored (the database's rows, the
-	// history's messages): the simulator's, so that a scenario can name a
-	// memory and its golden file holds the dates recall and /memory say.
-	// Nil: random ids, the real time.
+	// memoryIDs, when set, makes the new memories' ids, so that a
+	// scenario can name a memory. Nil: random ids.
 	memoryIDs func() string
-	storeNow  func() time.Time
 }

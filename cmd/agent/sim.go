@@ -114,7 +114,7 @@ func simBoot(ctx context.Context, cfg *config.Config, d runner.Deps) (runner.Ser
 		platform:  func(*slog.Logger) (gateway.Transport, chatAPI) { return d.Platform, d.Platform },
 		onHandled: d.OnHandled, onDrop: d.OnDrop, onToolCall: d.OnToolCall,
 		clock: d.Clock, onScheduleRun: d.OnScheduleRun, onSchedulerIdle: d.OnSchedulerIdle,
-		memoryIDs: simIDs("m", "memory", d.Counts), storeNow: simStoreNow(d.Clock, d.Started),
+		memoryIDs: simIDs("m", "memory", d.Counts),
 	})
 	if err != nil {
 		return nil, err

@@ -76,12 +76,12 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 		}
 	}
 	if d.stores != nil && cfg.Database() == store.InMemory {
-		if s.store, err = d.stores.Get(ctx, store.Options{Logger: s.log, Now: d.storeNow}); err != nil {
+		if s.store, err = d.stores.Get(ctx, store.Options{Logger: s.log, Clock: d.clock}); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
 		s.closers = append(s.closers, func(ctx context.Context) error { return d.stores.Put(ctx, s.store) })
 	} else {
-		if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log}); err != nil {
+		if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log, Clock: d.clock}); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
 		s.closers = append(s.closers, func(context.Context) error { return s.store.Close() })
@@ -135,7 +135,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	}
 
 	gateOpts := approval.Options{Store: s.store, Chat: chat, Approvers: s.persona, Manager: s.persona.Manager.UserID,
-		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log}
+		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log, Clock: d.clock}
 	if s.fleet != nil {
 		gateOpts.Notify, gateOpts.Poll = s.announceApproval, approvalPoll
 	}
@@ -188,7 +188,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.onToolCall),
 		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
-		FirstTurn: s.memories().FirstTurn, Now: d.storeNow,
+		FirstTurn: s.memories().FirstTurn, Now: s.now,
 	})
 	if err != nil {
 		return nil, err
@@ -214,7 +214,7 @@ func newService(ctx context.Context, cfg *config.Config, d serviceDeps) (_ *serv
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
 		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})
 	gwConfig := gateway.Config{OnHandled: s.onHandled(d.onHandled), Inbox: s.inbox, OnStart: s.startThenResume,
-		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
+		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }, Clock: d.clock}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.lockThread
 	}
