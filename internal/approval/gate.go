@@ -222,6 +222,24 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 			resume(ctx)
 		}
 	}()
+	// The timeout is armed before the card is posted: whoever sees the
+	// card sees its timeout running (the simulator advances its clock past
+	// it). It decides in the timer's own call, once the card is recorded,
+	// not in the wait below: on a clock.Manual the card says so when the
+	// Advance that reaches the timeout returns. A click that won the race
+	// is its outcome instead.
+	clk := clock.Or(g.o.Clock)
+	timedOut, posted := make(chan Outcome, 1), make(chan struct{})
+	var postedOnce sync.Once
+	markPosted := func() { postedOnce.Do(func() { close(posted) }) }
+	defer markPosted()
+	if d := g.o.Approvers.ApprovalTimeout(); d > 0 {
+		t := clk.AfterFunc(d, func() {
+			<-posted // a is complete
+			timedOut <- g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, "")
+		})
+		defer t.Stop()
+	}
 	card := cardOf(a, r.Details, r.OfferAlways)
 	ts, err := g.o.Chat.Post(ctx, pipeline.Message{ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Text: fallbackText(a), Card: card})
 	if err != nil {
@@ -232,17 +250,9 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 	if err := g.o.Store.SetApprovalCard(ctx, id, ts); err != nil {
 		g.o.Log.WarnContext(ctx, "record approval card", "approval_id", id, "err", err)
 	}
+	markPosted()
 	g.o.Log.InfoContext(ctx, "approval requested", "approval_id", id, "category", r.Category, "digest", r.Digest)
 
-	// The timeout decides in the timer's own call, not in this wait: on
-	// the simulator's clock, the card says so once the Advance that
-	// reaches it returns. A click that won the race is its outcome instead.
-	clk := clock.Or(g.o.Clock)
-	timedOut := make(chan Outcome, 1)
-	if d := g.o.Approvers.ApprovalTimeout(); d > 0 {
-		t := clk.AfterFunc(d, func() { timedOut <- g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, "") })
-		defer t.Stop()
-	}
 	var poll <-chan time.Time
 	if g.o.Poll > 0 {
 		t, c := clk.NewTicker(g.o.Poll)
