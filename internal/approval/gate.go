@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 
@@ -66,6 +67,11 @@ type Options struct {
 	// often: a decision taken by another replica whose notification was
 	// lost still releases it.
 	Poll time.Duration
+	// Clock is what the card's timeout and the poll run on; nil means
+	// clock.System. On a clock.Manual (the simulator's), the timeout's
+	// decision and the card's update are done when the Advance that
+	// reaches it returns.
+	Clock clock.Clock
 }
 
 // Gate posts approval cards and waits for decisions.
@@ -216,6 +222,24 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 			resume(ctx)
 		}
 	}()
+	// The timeout is armed before the card is posted: whoever sees the
+	// card sees its timeout running (the simulator advances its clock past
+	// it). It decides in the timer's own call, once the card is recorded,
+	// not in the wait below: on a clock.Manual the card says so when the
+	// Advance that reaches the timeout returns. A click that won the race
+	// is its outcome instead.
+	clk := clock.Or(g.o.Clock)
+	timedOut, posted := make(chan Outcome, 1), make(chan struct{})
+	var postedOnce sync.Once
+	markPosted := func() { postedOnce.Do(func() { close(posted) }) }
+	defer markPosted()
+	if d := g.o.Approvers.ApprovalTimeout(); d > 0 {
+		t := clk.AfterFunc(d, func() {
+			<-posted // a is complete
+			timedOut <- g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, "")
+		})
+		defer t.Stop()
+	}
 	card := cardOf(a, r.Details, r.OfferAlways)
 	ts, err := g.o.Chat.Post(ctx, pipeline.Message{ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Text: fallbackText(a), Card: card})
 	if err != nil {
@@ -226,19 +250,14 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 	if err := g.o.Store.SetApprovalCard(ctx, id, ts); err != nil {
 		g.o.Log.WarnContext(ctx, "record approval card", "approval_id", id, "err", err)
 	}
+	markPosted()
 	g.o.Log.InfoContext(ctx, "approval requested", "approval_id", id, "category", r.Category, "digest", r.Digest)
 
-	var timeout <-chan time.Time
-	if d := g.o.Approvers.ApprovalTimeout(); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
-	}
 	var poll <-chan time.Time
 	if g.o.Poll > 0 {
-		t := time.NewTicker(g.o.Poll)
+		t, c := clk.NewTicker(g.o.Poll)
 		defer t.Stop()
-		poll = t.C
+		poll = c
 	}
 	// The wait holds none of the places of the turns running at once
 	// (AGENT_MAX_TURNS): cards waiting for people must not stop every
@@ -262,8 +281,8 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 			if got, err := g.o.Store.GetApproval(ctx, id); err == nil && got.State != store.ApprovalRequested {
 				dec, decided = got, true
 			}
-		case <-timeout:
-			return g.decide(context.WithoutCancel(ctx), a, store.ApprovalTimedOut, ""), nil
+		case out := <-timedOut:
+			return out, nil
 		case <-g.closing:
 			return g.decide(context.WithoutCancel(ctx), a, store.ApprovalExpired, ""), nil
 		case <-ctx.Done():

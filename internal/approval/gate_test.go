@@ -18,6 +18,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -190,6 +191,9 @@ type harness struct {
 	gate     *approval.Gate
 	cards    chan string
 	outcomes *prometheus.CounterVec
+	// clock is the gate's: the card's timeout fires only when a test
+	// advances it.
+	clock *clock.Manual
 }
 
 func newHarness(t *testing.T, soulText string) *harness {
@@ -199,7 +203,7 @@ func newHarness(t *testing.T, soulText string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &harness{t: t, st: st, rec: &recorder{}, cards: make(chan string, 16),
+	h := &harness{t: t, st: st, rec: &recorder{}, cards: make(chan string, 16), clock: clock.NewManual(time.Unix(0, 0)),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agent_approvals_total"}, []string{"outcome"})}
 	h.chat = h.rec.chat()
 	var n atomic.Int64
@@ -211,6 +215,7 @@ func newHarness(t *testing.T, soulText string) *harness {
 		NewID:     func() string { return fmt.Sprintf("ap%d", n.Add(1)) },
 		Outcomes:  h.outcomes,
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Clock:     h.clock,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -244,6 +249,18 @@ func (h *harness) card() string {
 		h.t.Fatal("no approval card was recorded")
 	}
 	return ""
+}
+
+// armed waits until the waiting Ask has armed its timeout on the clock.
+func (h *harness) armed() {
+	h.t.Helper()
+	deadline := time.Now().Add(wait)
+	for h.clock.Timers() == 0 {
+		if time.Now().After(deadline) {
+			h.t.Fatal("Ask armed no timeout")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (h *harness) result(ch <-chan askResult) askResult {
@@ -531,15 +548,23 @@ func TestSecondClickIsAlreadyDecided(t *testing.T) {
 }
 
 func TestAskTimesOut(t *testing.T) {
-	h := newHarness(t, soul+"\n## Approval timeout\n- 1\n")
+	h := newHarness(t, soul+"\n## Approval timeout\n- 60\n")
 	done := h.ask(context.Background(), bashRequest())
 	id := h.card()
+	h.armed()
 
+	// Not a second early, on the gate's clock.
+	h.clock.Advance(59 * time.Second)
+	if ups := h.rec.Updates(); len(ups) != 0 {
+		t.Fatalf("card updated before the timeout: %+v", ups)
+	}
+	// The Advance that reaches the timeout returns with the card told.
+	h.clock.Advance(time.Second)
+	h.checkResolved(id, "100.1", "timed out: nobody decided in time")
 	r := h.result(done)
 	if r.err != nil || r.out.State != store.ApprovalTimedOut || r.out.By != "" || r.out.Approved() {
 		t.Fatalf("Ask = %+v, %v; want timed_out", r.out, r.err)
 	}
-	h.checkResolved(id, "100.1", "timed out: nobody decided in time")
 	if got, want := h.events(id), []string{"requested/U0REQ", "timed_out/"}; !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}

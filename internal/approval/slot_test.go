@@ -80,7 +80,7 @@ func TestAskGivesTheSlotBackWhileWaiting(t *testing.T) {
 	}{
 		{"approved", soul, func(h *harness, id string) { h.click(anyone, pipeline.ActionApprove, id) }, store.ApprovalApproved},
 		{"denied", soul, func(h *harness, id string) { h.click(anyone, pipeline.ActionDeny, id) }, store.ApprovalDenied},
-		{"timed out", soul + "\n## Approval timeout\n- 1\n", func(*harness, string) {}, store.ApprovalTimedOut},
+		{"timed out", soul + "\n## Approval timeout\n- 1\n", func(h *harness, _ string) { h.armed(); h.clock.Advance(time.Second) }, store.ApprovalTimedOut},
 		{"closed", soul, func(h *harness, _ string) { h.gate.Close() }, store.ApprovalExpired},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

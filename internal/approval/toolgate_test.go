@@ -179,6 +179,8 @@ func TestToolGateTimedOutRefusal(t *testing.T) {
 	h := newHarness(t, soul+"\n## Approval timeout\n- 1\n")
 	done := h.check(newToolGate(h), pipeline.ModeAsk, "Bash", `{"command":"ls"}`)
 	h.card()
+	h.armed()
+	h.clock.Advance(time.Second)
 	r := h.checked(done)
 	if r.ok || !r.res.IsError || !strings.HasPrefix(r.res.Text, "Bash was not run: timed out") {
 		t.Fatalf("Check = %+v, want a timed-out refusal", r)

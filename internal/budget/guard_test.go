@@ -83,7 +83,7 @@ type rig struct {
 func newRig(t *testing.T, b persona.Budgets, zone *time.Location, start time.Time) *rig {
 	t.Helper()
 	c := fake.NewClock(start)
-	st, err := store.Open(t.Context(), store.InMemory, store.Options{Now: c.Now})
+	st, err := store.Open(t.Context(), store.InMemory, store.Options{Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}

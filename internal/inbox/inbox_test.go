@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
@@ -23,10 +24,19 @@ type fixture struct {
 	r        *Recorder
 }
 
+// nowClock is a store's clock whose time is what now says (the
+// fixture's, which the tests set); it waits on the system clock.
+type nowClock struct {
+	clock.Clock
+	now func() time.Time
+}
+
+func (c nowClock) Now() time.Time { return c.now() }
+
 func newFixture(t *testing.T, c Chat) *fixture {
 	t.Helper()
 	f := &fixture{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
-	st, err := store.Open(t.Context(), store.InMemory, store.Options{Now: func() time.Time { return f.now }})
+	st, err := store.Open(t.Context(), store.InMemory, store.Options{Clock: nowClock{clock.System, func() time.Time { return f.now }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func newKBEnv(t *testing.T) *kbEnv {
 		t.Fatal(err)
 	}
 	e.clock = fake.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	s, err := store.Open(context.Background(), filepath.Join(root, "db.sqlite"), store.Options{Now: e.clock.Now})
+	s, err := store.Open(context.Background(), filepath.Join(root, "db.sqlite"), store.Options{Clock: e.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

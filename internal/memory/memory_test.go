@@ -43,13 +43,20 @@ var (
 // that what is stored in turn is ordered by its time.
 var day = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
+// steppingClock moves a second on each time it is read: each memory is
+// dated a second after the one before.
+type steppingClock struct{ *fake.Clock }
+
+func (c steppingClock) Now() time.Time {
+	c.Advance(time.Second)
+	return c.Clock.Now()
+}
+
 // newMemories is the rules over a real in-memory store, with the real
 // redactor (a token's shape, one secret value, one SOUL.md pattern).
 func newMemories(t *testing.T) *memory.Memories {
 	t.Helper()
-	clock := fake.NewClock(day)
-	now := func() time.Time { clock.Advance(time.Second); return clock.Now() }
-	st, err := store.Open(t.Context(), store.InMemory, store.Options{Now: now})
+	st, err := store.Open(t.Context(), store.InMemory, store.Options{Clock: steppingClock{fake.NewClock(day)}})
 	if err != nil {
 		t.Fatal(err)
 	}

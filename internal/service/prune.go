@@ -8,6 +8,7 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/clock"
 )
 
 // eventsKeep is how long a processed event's key is kept to catch its
@@ -31,14 +32,14 @@ func (s *Service) pruneLoop(ctx context.Context) {
 	if s.cfg.Database() == store.InMemory {
 		return // made by this run (the simulator): nothing is old in it
 	}
-	tick := time.NewTicker(cmp.Or(s.deps.PruneEvery, pruneEvery))
+	tick, c := clock.Or(s.clock).NewTicker(cmp.Or(s.deps.PruneEvery, pruneEvery))
 	defer tick.Stop()
 	for {
 		s.prune(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-c:
 		}
 	}
 }
@@ -49,7 +50,7 @@ func (s *Service) pruneLoop(ctx context.Context) {
 func (s *Service) prune(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	now := time.Now()
+	now := s.now()
 	for _, p := range []struct {
 		what string
 		keep time.Duration

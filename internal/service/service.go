@@ -153,13 +153,9 @@ type Deps struct {
 	// waits).
 	OnScheduleRun   func(ev *pipeline.Event)
 	OnSchedulerIdle func(until time.Time)
-	// MemoryIDs, when set, makes the new memories' ids, and StoreNow is
-	// the clock that stamps what is stored (the database's rows, the
-	// history's messages): the simulator's, so that a scenario can name a
-	// memory and its golden file holds the dates recall and /memory say.
-	// Nil: random ids, the real time.
+	// MemoryIDs, when set, makes the new memories' ids, so that a
+	// scenario can name a memory. Nil: random ids.
 	MemoryIDs func() string
-	StoreNow  func() time.Time
 	// LandlockABI, when set, is the kernel's Landlock ABI as the sandbox
 	// sees it (a test playing a kernel without Landlock); nil asks the
 	// kernel.

@@ -81,12 +81,12 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		}
 	}
 	if d.Stores != nil && cfg.Database() == store.InMemory {
-		if s.store, err = d.Stores.Get(ctx, store.Options{Logger: s.log, Now: d.StoreNow}); err != nil {
+		if s.store, err = d.Stores.Get(ctx, store.Options{Logger: s.log, Clock: d.Clock}); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
 		s.closers = append(s.closers, func(ctx context.Context) error { return d.Stores.Put(ctx, s.store) })
 	} else {
-		if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log}); err != nil {
+		if s.store, err = store.Open(ctx, cfg.Database(), store.Options{Logger: s.log, Clock: d.Clock}); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
 		s.closers = append(s.closers, func(context.Context) error { return s.store.Close() })
@@ -140,7 +140,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	}
 
 	gateOpts := approval.Options{Store: s.store, Chat: chat, Approvers: s.persona, Manager: s.persona.Manager.UserID,
-		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log}
+		NewID: store.NewID, Outcomes: s.metrics.Approvals, Log: s.log, Clock: d.Clock}
 	if s.fleet != nil {
 		gateOpts.Notify, gateOpts.Poll = s.replica.AnnounceApproval, fleet.ApprovalPoll
 	}
@@ -195,7 +195,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.OnToolCall),
 		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
-		FirstTurn: s.memories().FirstTurn, Now: d.StoreNow,
+		FirstTurn: s.memories().FirstTurn, Now: s.now,
 	})
 	if err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
 		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})
 	gwConfig := gateway.Config{OnHandled: s.onHandled(d.OnHandled), Inbox: s.inbox, OnStart: s.startThenResume,
-		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }}
+		Grace: cfg.ShutdownGrace, Self: func() pipeline.Identity { return s.self }, Clock: d.Clock}
 	if s.fleet != nil {
 		gwConfig.LockThread = s.replica.LockThread
 	}

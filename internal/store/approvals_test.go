@@ -6,12 +6,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/pkg/clock"
 )
 
 func openApprovals(t *testing.T) *Store {
 	t.Helper()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s, err := Open(context.Background(), testPath(t), Options{Now: func() time.Time { return now }})
+	s, err := Open(context.Background(), testPath(t), Options{Clock: clock.NewManual(now)})
 	if err != nil {
 		t.Fatal(err)
 	}

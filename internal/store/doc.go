@@ -36,7 +36,10 @@
 // The statements of the event path are prepared once per connection.
 //
 // Timestamps are stored as Unix milliseconds and returned in UTC; "now" comes
-// from [Options.Now], so tests control the clock.
+// from [Options.Clock] (the service's clock: the simulator's moves only at
+// its advance steps), so tests control the clock. Rows stamped at one
+// instant keep a stable order: every listing sorted by time breaks ties
+// by id or sequence.
 //
 // # Errors
 //

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/persona-runtime/agent/pkg/clock"
 )
 
 // Fleet is what lets several processes of one persona share a Postgres
@@ -110,13 +112,13 @@ func (f *Fleet) Close() error {
 
 // watch pings the keeper until Close, closing lost on the first failure.
 func (f *Fleet) watch() {
-	t := time.NewTicker(fleetPing)
+	t, tick := f.s.clock.NewTicker(fleetPing)
 	defer t.Stop()
 	for {
 		select {
 		case <-f.done:
 			return
-		case <-t.C:
+		case <-tick:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), fleetPing)
 		err := f.exec(ctx, func(c *sql.Conn) error { return c.PingContext(ctx) })
@@ -182,10 +184,8 @@ func (f *Fleet) LockThread(ctx context.Context, threadKey string) (unlock func()
 				}
 			}, nil
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(fleetLockPoll):
+		if err := clock.Sleep(ctx, f.s.clock, fleetLockPoll); err != nil {
+			return nil, err
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 func openIngest(t *testing.T) (*Store, *fake.Clock) {
 	t.Helper()
 	clock := fake.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	s, err := Open(context.Background(), testPath(t), Options{Now: clock.Now})
+	s, err := Open(context.Background(), testPath(t), Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func (p *InMemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
 		s := p.free[n-1]
 		p.free = p.free[:n-1]
 		p.mu.Unlock()
-		s.now, s.logger = opts.Now, opts.Logger
+		s.clock, s.logger = opts.Clock, opts.Logger
 		s.defaults()
 		return s, nil
 	}

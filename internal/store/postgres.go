@@ -117,7 +117,7 @@ func openPostgres(ctx context.Context, dsn string, opts Options, migrations fs.F
 		path:   name,
 		source: dsn,
 		pg:     true,
-		now:    opts.Now,
+		clock:  opts.Clock,
 		logger: opts.Logger,
 		writer: make(chan struct{}, 1),
 	}

@@ -72,12 +72,8 @@ func (r Retry) Do(ctx context.Context, op string, fn func() error) error {
 
 // pause waits d on the clock; false when ctx ended first.
 func (r Retry) pause(ctx context.Context, d time.Duration) bool {
-	c := r.Clock
-	if c == nil {
-		c = clock.System
-	}
 	elapsed := make(chan struct{})
-	t := c.AfterFunc(d, func() { close(elapsed) })
+	t := clock.Or(r.Clock).AfterFunc(d, func() { close(elapsed) })
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

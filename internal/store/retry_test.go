@@ -147,8 +147,9 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 // instantClock fires every timer at once (in a goroutine of its own, as a
 // clock must) and records the durations it was asked to wait.
 type instantClock struct {
-	mu    sync.Mutex
-	waits []time.Duration
+	clock.Clock // the rest of the interface, never called here
+	mu          sync.Mutex
+	waits       []time.Duration
 }
 
 func (c *instantClock) Now() time.Time { return time.Time{} }
@@ -170,6 +171,8 @@ func (c *instantClock) waited() []time.Duration {
 type stoppedTimer struct{}
 
 func (stoppedTimer) Stop() bool { return false }
+
+func (stoppedTimer) Reset(time.Duration) bool { return false }
 
 type countingSeen struct {
 	err                  error

@@ -77,7 +77,9 @@ func (s *Store) setPragmas(ctx context.Context) error {
 	// Switching to WAL needs an exclusive lock, and SQLite returns
 	// SQLITE_BUSY at once, without its busy handler, when another process
 	// opening the same fresh file holds a lock. So retry, for as long as
-	// the busy handler would have waited.
+	// the busy handler would have waited: in real time, not on the
+	// store's clock, since another process holds the lock (a simulated
+	// clock standing still would wait forever).
 	if s.path == InMemory {
 		return checkPragmas(ctx, conn)
 	}

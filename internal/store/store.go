@@ -16,6 +16,8 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/persona-runtime/agent/pkg/clock"
 )
 
 var (
@@ -28,8 +30,11 @@ var (
 
 // Options configures Open. The zero value is ready to use.
 type Options struct {
-	// Now returns the current time; it stamps rows. Nil means time.Now.
-	Now func() time.Time
+	// Clock stamps rows (every "now" of the store comes from it) and is
+	// what the fleet's pings and lock polls wait on; nil means
+	// clock.System. The simulator's stands still between its advance
+	// steps: rows stamped alike are ordered by their ids or sequence.
+	Clock clock.Clock
 	// Logger receives notices such as applied migrations. Nil discards them.
 	Logger *slog.Logger
 }
@@ -43,7 +48,7 @@ type Store struct {
 	pg     bool   // Postgres (postgres.go), not SQLite
 	// replica is this process's id in a fleet (OpenFleet), "" alone.
 	replica string
-	now     func() time.Time
+	clock   clock.Clock
 	logger  *slog.Logger
 
 	// writer is the in-process writer slot (capacity 1): SQLite allows one
@@ -150,7 +155,7 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 		db:     bun.NewDB(sqldb, sqlitedialect.New()),
 		path:   abs,
 		source: source,
-		now:    opts.Now,
+		clock:  opts.Clock,
 		logger: opts.Logger,
 		writer: make(chan struct{}, 1),
 		keep:   keep,
@@ -179,10 +184,11 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 	return s, nil
 }
 
+// now is the store's time: what stamps rows.
+func (s *Store) now() time.Time { return s.clock.Now() }
+
 func (s *Store) defaults() {
-	if s.now == nil {
-		s.now = time.Now
-	}
+	s.clock = clock.Or(s.clock)
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

@@ -24,7 +24,7 @@ func newClock() *fake.Clock {
 
 func openAt(t testing.TB, path string, c *fake.Clock) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), path, Options{Now: c.Now})
+	s, err := Open(t.Context(), path, Options{Clock: c})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -100,7 +100,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 	ctx := t.Context()
 	path, c := testPath(t), newClock()
 
-	s, err := Open(ctx, path, Options{Now: c.Now})
+	s, err := Open(ctx, path, Options{Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}

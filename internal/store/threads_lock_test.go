@@ -4,12 +4,14 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/pkg/clock"
 )
 
 // openThreads opens a store for the thread tests.
 func openThreads(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), testPath(t), Options{Now: func() time.Time { return time.Unix(0, 0) }})
+	s, err := Open(context.Background(), testPath(t), Options{Clock: clock.NewManual(time.Unix(0, 0))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func TestThreadUnseenMigration(t *testing.T) {
 		}
 	}
 	c := newClock()
-	old, err := open(ctx, dbPath, Options{Now: c.Now}, before)
+	old, err := open(ctx, dbPath, Options{Clock: c}, before)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/gopool"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -45,6 +46,10 @@ type Config struct {
 	// bot before /abort is an /abort too (without it, only the bare
 	// command is).
 	Self func() pipeline.Identity
+	// Clock is what the shutdown's grace period and a yielded event's
+	// pause run on; nil means clock.System. (EventTimeout bounds the real
+	// work of one event: it stays on the real clock.)
+	Clock clock.Clock
 }
 
 // ErrYield is LockThread's answer for an event that must let an older one
@@ -88,6 +93,7 @@ func (c *Config) defaults() {
 	if c.MaxPending <= 0 {
 		c.MaxPending = 10000
 	}
+	c.Clock = clock.Or(c.Clock)
 }
 
 // Gateway takes events from a Transport and runs each through the pipeline.
@@ -164,10 +170,12 @@ func (g *Gateway) Halt() {
 func (g *Gateway) drain() {
 	done := make(chan struct{})
 	go func() { g.wg.Wait(); close(done) }()
+	grace, over := g.cfg.Clock.NewTimer(g.cfg.Grace)
+	defer grace.Stop()
 	select {
 	case <-done:
 		return
-	case <-time.After(g.cfg.Grace):
+	case <-over:
 		g.log.Warn("shutdown grace period over, cancelling running events", "grace", g.cfg.Grace.String())
 		g.cancel()
 	}
@@ -272,10 +280,7 @@ func (g *Gateway) drainQueue(key string) {
 		}
 		g.mu.Unlock()
 		if yielded {
-			select {
-			case <-g.base.Done():
-			case <-time.After(yieldPause):
-			}
+			clock.Sleep(g.base, g.cfg.Clock, yieldPause)
 		}
 	}
 }

@@ -203,6 +203,45 @@ func TestGatewayCancelsAfterGrace(t *testing.T) {
 	done <- nil
 }
 
+// The grace period runs on the gateway's clock: a running event is
+// cancelled when that clock passes it, and not before.
+func TestGatewayGraceOnItsClock(t *testing.T) {
+	clk := fake.NewClock(time.Time{})
+	started := make(chan struct{})
+	tr, cancel, done := newTestGateway(t, func(ctx context.Context, ev *pipeline.Event) error {
+		close(started)
+		<-ctx.Done() // a turn that only stops when cancelled
+		return ctx.Err()
+	}, Config{Grace: time.Hour, Clock: clk})
+	tr.events <- message("m1", "C1", "1.0", "")
+	<-started
+	cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	for clk.Timers() == 0 { // the drain has armed its grace period
+		if time.Now().After(deadline) {
+			t.Fatal("the drain armed no grace period on the gateway's clock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	clk.Advance(time.Hour - time.Second)
+	select {
+	case err := <-done:
+		done <- err
+		t.Fatalf("Run returned (%v) before the grace period was over on its clock", err)
+	default:
+	}
+	clk.Advance(time.Second)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the running event was not cancelled once the clock passed the grace period")
+	}
+	done <- nil
+}
+
 func TestGatewayReturnsTransportError(t *testing.T) {
 	want := errors.New("invalid_auth")
 	g := New(transportFunc(func(context.Context, func(*pipeline.Event)) error { return want }),

@@ -5,12 +5,10 @@ import (
 	"encoding/base32"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/service"
-	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/persona"
 )
 
@@ -69,14 +67,4 @@ func ids(prefix, kind string, counts *Counts) func() string {
 		b := []byte{byte(v >> 32), byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
 		return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 	}
-}
-
-// storeNow is a simulation's database clock: the simulated clock (which
-// starts on 2026-01-05 09:00 UTC and moves with the advance steps), plus
-// the real time elapsed since the simulation began, so that the dates
-// recall and /memory show are the same at every run, rows written after
-// an advance are dated after it, and what measures durations in the store
-// still sees time pass.
-func storeNow(clk clock.Clock, start time.Time) func() time.Time {
-	return func() time.Time { return clk.Now().Add(time.Since(start)) }
 }

@@ -107,7 +107,8 @@ type Sim struct {
 	// progress is closed and replaced whenever an event is handled (or
 	// the scheduler goes to sleep).
 	progress chan struct{}
-	// clock is the scheduler's clock (advance); idleSeq counts the
+	// clock is the service's clock (advance moves it: the scheduler, the
+	// cards' timeouts, the stamps of what is stored); idleSeq counts the
 	// scheduler's sleeps, idleUntil is what the last one sleeps until.
 	clock     *clock.Manual
 	idleSeq   int
@@ -203,13 +204,13 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		}
 		s.scripted, s.model = m, m
 	}
-	counts, started := &Counts{}, time.Now()
+	counts := &Counts{}
 	deps := service.Deps{
 		Stderr: logw, Getenv: getenv, Model: s.model, Spans: o.Spans, Soul: soul, Stores: s.stores,
 		Platform:    func(*slog.Logger) (gateway.Transport, service.ChatAPI) { return s.chat, s.chat },
 		ScheduleIDs: ids("s", "schedule", counts), MemoryIDs: ids("m", "memory", counts),
-		StoreNow: storeNow(s.clock, started), LandlockABI: o.LandlockABI,
-		OnHandled: s.onHandled, OnDrop: s.onDrop,
+		LandlockABI: o.LandlockABI,
+		OnHandled:   s.onHandled, OnDrop: s.onDrop,
 		Clock: s.clock, OnScheduleRun: s.onScheduleRun, OnSchedulerIdle: s.onSchedulerIdle,
 		OnToolCall: func(name, input, result, outcome string) {
 			// The temporary home is named before the line is cut to
