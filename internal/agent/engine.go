@@ -303,14 +303,14 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	defer slot.Release()
 	ctx = pipeline.NewContextWithSlot(ctx, slot)
 
-	ctx, r, unregister := e.register(ctx, t)
+	ctx, r, after, unregister := e.register(ctx, t)
 	defer unregister()
 	defer func() { r.end(err) }()
 
 	// The session's first status goes out while the history loads and
 	// the model is asked; nothing the turn shows goes before it is over.
 	// Whatever happens next, the session is left active.
-	ctx, msgs, run, err := r.prepare(ctx)
+	ctx, msgs, run, err := r.prepare(ctx, after)
 	defer r.state.view.finish(ctx)
 	if err != nil || !run {
 		return err

@@ -62,24 +62,61 @@ func (r *turn) thinking() { r.state.view.shown() }
 
 // register makes the turn the thread's running one (Abort stops it,
 // Ended tells when it is over) and opens its span; the function returned
-// undoes the registration.
-func (e *Engine) register(ctx context.Context, t *pipeline.Turn) (context.Context, *turn, func()) {
+// undoes the registration once the turn's session has settled (its last
+// update, sent beside the turn's end, is done): a turn is over for Ended
+// when its session is left active. after is the thread's previous turn's
+// end, when it returned but has not settled yet: the session's updates
+// keep their order.
+func (e *Engine) register(ctx context.Context, t *pipeline.Turn) (_ context.Context, r *turn, after <-chan struct{}, unregister func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	key := t.Event.ThreadKey()
 	ended := make(chan struct{})
 	e.mu.Lock()
+	if prev, ok := e.running[key]; ok && prev.over {
+		after = prev.ended
+	}
 	e.running[key] = runningTurn{cancel: cancel, by: t.Event.UserID, ended: ended}
 	e.mu.Unlock()
-	unregister := func() {
-		e.mu.Lock()
-		delete(e.running, key)
-		e.mu.Unlock()
-		close(ended)
+	r = &turn{e: e, t: t, sid: t.Session.ID(), outcome: "ok", began: e.o.Now()}
+	unregister = func() {
 		cancel()
+		e.mu.Lock()
+		if cur, ok := e.running[key]; ok && cur.ended == ended {
+			cur.over = true
+			e.running[key] = cur
+		}
+		e.mu.Unlock()
+		over := func() {
+			e.mu.Lock()
+			if cur := e.running[key]; cur.ended == ended { // not a later turn of the thread
+				delete(e.running, key)
+			}
+			e.mu.Unlock()
+			close(ended)
+		}
+		if settled := r.settled(); settled != nil {
+			e.beside(func() { <-settled; over() })
+			return
+		}
+		over()
 	}
-	r := &turn{e: e, t: t, sid: t.Session.ID(), outcome: "ok", began: e.o.Now()}
 	ctx, r.span = e.o.Tracer.Start(ctx, "agent.turn", trace.WithAttributes(attribute.String("session_id", r.sid)))
-	return ctx, r, unregister
+	return ctx, r, after, unregister
+}
+
+// settled is closed once the turn's session has had its last update; nil
+// when there is nothing to wait for (the turn never showed itself, or it
+// settled already).
+func (r *turn) settled() <-chan struct{} {
+	if r.state == nil || r.state.view == nil {
+		return nil
+	}
+	select {
+	case <-r.state.view.settled:
+		return nil
+	default:
+		return r.state.view.settled
+	}
 }
 
 // end closes the turn's span and counts it.
@@ -107,7 +144,7 @@ func (r *turn) end(err error) {
 // thread's first turn). It returns the messages the first request
 // carries, or run false when the turn stops there (a budget refused it).
 // The session's first status goes out meanwhile (startView).
-func (r *turn) prepare(ctx context.Context) (_ context.Context, msgs []anthropic.MessageParam, run bool, err error) {
+func (r *turn) prepare(ctx context.Context, after <-chan struct{}) (_ context.Context, msgs []anthropic.MessageParam, run bool, err error) {
 	e, t := r.e, r.t
 	// A session created for this message has nothing stored yet.
 	created := false
@@ -116,7 +153,7 @@ func (r *turn) prepare(ctx context.Context) (_ context.Context, msgs []anthropic
 	}
 	r.state = &turnState{}
 	ctx = context.WithValue(ctx, stateKey{}, r.state)
-	r.state.view = e.startView(ctx, t, created)
+	r.state.view = e.startView(ctx, t, created, after)
 	ctx = pipeline.NewContextWithSuspender(ctx, r.state.view)
 
 	var stored []store.Message
