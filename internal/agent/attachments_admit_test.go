@@ -36,8 +36,6 @@ func (b *admitBudget) Spent(t *pipeline.Turn, model string, u store.Usage) store
 	return store.UsageRecord{At: time.Now(), ThreadKey: t.Event.ThreadKey(), ChannelID: t.Event.ChannelID, Model: model, Usage: u}
 }
 
-func (b *admitBudget) Record(context.Context, store.UsageRecord) {}
-
 // The budgets are asked before a message's files are saved: a refused turn
 // writes nothing to disk and stores the message with its files named as
 // not saved; an admitted one saves them and is not asked twice before its

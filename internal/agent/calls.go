@@ -261,6 +261,9 @@ type runningTurn struct {
 	cancel context.CancelFunc
 	by     string
 	ended  chan struct{} // closed once the turn has ended
+	// over: the turn returned; its session's last update is still going
+	// out (ended is not closed yet).
+	over bool
 }
 
 // Ended returns a channel closed once the turn running in a thread has

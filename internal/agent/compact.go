@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,7 +61,7 @@ func (e *Engine) CompactTurn(ctx context.Context, t *pipeline.Turn, sessionID st
 }
 
 // compact is Compact; with t, the call's tokens are recorded as t's
-// (Budget.Spent), and with admit it first asks the budgets.
+// (usage.go), and with admit it first asks the budgets.
 func (e *Engine) compact(ctx context.Context, sessionID string, t *pipeline.Turn, admit bool) (int, error) {
 	rows, err := e.o.History.History(ctx, sessionID)
 	if err != nil {
@@ -98,10 +97,10 @@ func (e *Engine) compact(ctx context.Context, sessionID string, t *pipeline.Turn
 	if err != nil {
 		return 0, fmt.Errorf("compaction model call: %w", err)
 	}
-	if t != nil && e.o.Budget != nil {
+	if t != nil {
 		// The summary costs what any call does: recorded for the budgets
 		// and `agent usage`, whether or not it is saved.
-		e.o.Budget.Record(context.WithoutCancel(ctx), e.o.Budget.Spent(t, cmp.Or(string(resp.Model), e.o.Model.Model()), storeUsage(resp.Usage)))
+		e.recordUsage(ctx, e.spent(t, resp))
 	}
 	var summary strings.Builder
 	for _, b := range resp.Content {

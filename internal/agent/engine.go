@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,7 +33,9 @@ type Model interface {
 type History interface {
 	History(ctx context.Context, sessionID string) ([]store.Message, error)
 	AppendAnswer(ctx context.Context, sessionID string, a store.Answer, msgs ...store.Message) error
-	AddUsage(ctx context.Context, sessionID string, u store.Usage, spent *store.UsageRecord) error
+	// RecordUsage stores one model call's tokens in a write of their own:
+	// model_usage, the one record of tokens (usage.go).
+	RecordUsage(ctx context.Context, r store.UsageRecord) error
 	ReplaceHistory(ctx context.Context, sessionID, summary string, keep []store.Message) error
 }
 
@@ -57,14 +58,11 @@ type Gate interface {
 // Admit is asked before each model call of a turn, the first time before
 // the message's files are saved (false: the turn stops there, the thread
 // told why, nothing saved; show is called before anything is posted),
-// Spent is told each call's tokens and returns their row, which the
-// engine stores with the call's answer (store.Answer.Spent), with the
-// session's counters when the call brought no answer (recordUsage), or
-// through Record when the answer's write failed.
+// Spent is told each call's tokens and returns their row of model_usage,
+// which the engine stores like any call's (usage.go).
 type Budget interface {
 	Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool, error)
 	Spent(t *pipeline.Turn, model string, u store.Usage) store.UsageRecord
-	Record(ctx context.Context, r store.UsageRecord)
 }
 
 // Status shows what the agent is doing in the thread (the assistant status
@@ -188,7 +186,7 @@ type Engine struct {
 	mu      sync.Mutex
 	running map[string]runningTurn // thread key → its running turn
 
-	bg sync.WaitGroup // work a turn left running beside it (the token counters)
+	bg sync.WaitGroup // work a turn left running beside it (beside)
 
 	static atomic.Pointer[encodedBlock] // the last static system block (staticBlock)
 
@@ -293,7 +291,8 @@ func MarkReplied(ctx context.Context) {
 }
 
 // Turn runs one agent turn: it persists the user's message, then calls the
-// model and runs the tools it asks for until the model ends its turn.
+// model and runs the tools it asks for until the model ends its turn
+// (turn.go has the phases).
 func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	// The turn's place among the MaxTurns: the code that waits for a
 	// person gives it back meanwhile (pipeline.Slot).
@@ -304,334 +303,19 @@ func (e *Engine) Turn(ctx context.Context, t *pipeline.Turn) (err error) {
 	defer slot.Release()
 	ctx = pipeline.NewContextWithSlot(ctx, slot)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	key := t.Event.ThreadKey()
-	e.mu.Lock()
-	ended := make(chan struct{})
-	e.running[key] = runningTurn{cancel: cancel, by: t.Event.UserID, ended: ended}
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		delete(e.running, key)
-		e.mu.Unlock()
-		close(ended)
-	}()
+	ctx, r, after, unregister := e.register(ctx, t)
+	defer unregister()
+	defer func() { r.end(err) }()
 
-	began := e.o.Now()
-	ctx, span := e.o.Tracer.Start(ctx, "agent.turn", trace.WithAttributes(attribute.String("session_id", t.Session.ID())))
-	outcome := "ok"
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-			if outcome == "ok" {
-				outcome = "error"
-			}
-		}
-		span.SetAttributes(attribute.String("outcome", outcome))
-		span.End()
-		if e.o.Metrics.Turns != nil {
-			e.o.Metrics.Turns.WithLabelValues(outcome).Inc()
-		}
-		if e.o.Metrics.TurnDuration != nil {
-			e.o.Metrics.TurnDuration.Observe(e.o.Now().Sub(began).Seconds())
-		}
-	}()
-
-	// A session created for this message has nothing stored yet.
-	created := false
-	if s, ok := t.Session.(interface{ TakeEmpty() bool }); ok {
-		created = s.TakeEmpty()
-	}
 	// The session's first status goes out while the history loads and
-	// the model is asked; nothing the turn shows goes before it is over
-	// (loop). Whatever happens next, the session is left active.
-	state := &turnState{}
-	ctx = context.WithValue(ctx, stateKey{}, state)
-	state.view = e.startView(ctx, t, created)
-	ctx = pipeline.NewContextWithSuspender(ctx, state.view)
-	thinking := state.view.shown
-	defer state.view.finish(ctx)
-
-	sid := t.Session.ID()
-	var stored []store.Message
-	if !created {
-		if stored, err = e.o.History.History(ctx, sid); err != nil {
-			return fmt.Errorf("load history: %w", err)
-		}
-	}
-	msgs, err := requestHistory(stored)
-	if err != nil {
-		return fmt.Errorf("session %s: %w", sid, err)
-	}
-	// A crash between a tool call and its result leaves the call
-	// unanswered: the model is told its effect is unknown, so that it
-	// checks before repeating it.
-	if fix, ok := interruptedResults(msgs); ok {
-		if err := e.persist(ctx, sid, fix); err != nil {
-			return err
-		}
-		msgs = append(msgs, fix)
-	}
-	// A resumed event whose message was stored before the crash goes on
-	// from the history as it is.
-	if t.Event.Resumed && hasEventMessage(stored, t.Event.ID) {
-		e.markSeen(ctx, t)
-		return e.loop(ctx, t, sid, msgs, &outcome, thinking)
-	}
-	// A message's files are saved only for a turn the budgets admit: a
-	// refused turn stores the message with its files named as not saved,
-	// and writes nothing to disk (a thread past its budget cannot fill
-	// it). The loop does not ask again before its first call.
-	admitted := true
-	var attached tools.Attached
-	if len(t.Event.Files) > 0 && e.o.Attach != nil {
-		if admitted, err = e.admit(ctx, t, thinking, &outcome); err != nil {
-			return err
-		}
-		state.admitted = admitted
-	}
-	if admitted {
-		attached = e.attachments(ctx, t)
-	} else {
-		attached = tools.NotSaved(t, msgFilesRefused)
-	}
-	input := e.turnInput(ctx, t, e.userMessage(t, attached))
-	if len(stored) == 0 {
-		input = e.withMemories(ctx, t, input)
-	}
-	if err := e.persistEvent(ctx, sid, t.Event.ID, input...); err != nil {
+	// the model is asked; nothing the turn shows goes before it is over.
+	// Whatever happens next, the session is left active.
+	ctx, msgs, run, err := r.prepare(ctx, after)
+	defer r.state.view.finish(ctx)
+	if err != nil || !run {
 		return err
 	}
-	e.markSeen(ctx, t)
-	if !admitted {
-		return nil
-	}
-	msgs = append(msgs, input...)
-	return e.loop(ctx, t, sid, msgs, &outcome, thinking)
-}
-
-// msgFilesRefused is why the files of a message whose turn a budget
-// refused are not saved, as the turn's input names them.
-const msgFilesRefused = "a budget stopped this turn before it ran; ask for the file again once the budget allows"
-
-// admit asks the budgets whether the turn may call the model
-// (Budget.Admit); outcome is set when it may not.
-func (e *Engine) admit(ctx context.Context, t *pipeline.Turn, thinking func(), outcome *string) (bool, error) {
-	if e.o.Budget == nil {
-		return true, nil
-	}
-	ok, err := e.o.Budget.Admit(ctx, t, thinking)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		*outcome = "aborted"
-		return false, err
-	case err != nil:
-		return false, err
-	case !ok:
-		*outcome = "budget"
-		return false, nil
-	}
-	return true, nil
-}
-
-// loop calls the model and runs the tools it asks for until the model
-// ends its turn.
-// thinking waits for the turn's first status call.
-func (e *Engine) loop(ctx context.Context, t *pipeline.Turn, sid string, msgs []anthropic.MessageParam, outcomeP *string,
-	thinking func()) (err error) {
-	outcome := *outcomeP
-	defer func() { *outcomeP = outcome }()
-	state, _ := ctx.Value(stateKey{}).(*turnState)
-	ctx = tools.NewContextWithTurn(ctx, t)
-	// The first status call runs beside the model's; everything the turn
-	// shows or does in the thread waits for it (a status landing after a
-	// reply would stay up): a streamed reply before it shows its first
-	// words, the rest once the model has answered.
-	defer func() {
-		// A status shown since the last reply is cleared; one a reply
-		// followed, the platform has cleared already.
-		state.mu.Lock()
-		shown := state.status
-		state.mu.Unlock()
-		if shown {
-			e.status(context.WithoutCancel(ctx), t, "")
-		}
-	}()
-	var promptTokens int64
-	defer func() {
-		if err == nil && promptTokens > e.o.CompactAt {
-			if _, cerr := e.compact(context.WithoutCancel(ctx), sid, t, false); cerr != nil {
-				e.o.Log.WarnContext(ctx, "compaction after a large turn", "session_id", sid, "err", cerr)
-			}
-		}
-	}()
-	// The turn has answered before the history is compacted: the session
-	// shows it (and drops its stop button) at once.
-	defer state.view.finish(ctx)
-	// A tool's result is written behind the turn: while the next tool
-	// runs or the model is asked again. The turn's next write waits for
-	// it, and so does its end: this defer runs before the others (the
-	// compaction reads the history).
-	var behind <-chan error
-	caughtUp := func() error {
-		if behind == nil {
-			return nil
-		}
-		var err error
-		select {
-		case err = <-behind:
-		default:
-			e.waiting(waitWrite)
-			err = <-behind
-		}
-		behind = nil
-		return err
-	}
-	defer func() {
-		switch werr := caughtUp(); {
-		case werr == nil:
-		case err == nil:
-			err = werr
-		default: // the turn failed anyway: the write's error is not lost
-			e.o.Log.ErrorContext(ctx, "tool result not stored", "session_id", sid, "err", werr)
-		}
-	}()
-	static, thread := e.o.Prompt(t)
-	ctx = e.withTurnModel(ctx, t)
-	// The messages as stored; the requests carry the files their labels
-	// name (attachments.go).
-	stored := msgs
-	msgs, shown := e.showAttachments(ctx, t, msgs, "")
-	guarded := false
-	for step := 0; ; step++ {
-		if step >= e.o.MaxSteps {
-			outcome = "max_steps"
-			thinking()
-			_, err := t.Out.Post(ctx, fmt.Sprintf(msgMaxSteps, e.o.MaxSteps))
-			return err
-		}
-		// A tool that waited for a person took the turn's place again
-		// before it returned; this makes sure of it whatever the tool did:
-		// the model is asked only by a turn that holds a place.
-		if err := pipeline.SlotFromContext(ctx).Acquire(ctx); err != nil {
-			outcome = "aborted"
-			return err
-		}
-		// Checked before every call (the first one was before the
-		// message's files were saved, when it had any): a turn that
-		// crossed a budget's line has finished the reply it was writing
-		// and stops here.
-		if step > 0 || !state.admitted {
-			if ok, err := e.admit(ctx, t, thinking, &outcome); !ok {
-				return err
-			}
-		}
-		streams := e.replyStreams(ctx, t, thinking)
-		sendCtx, toolCtx := ctx, ctx
-		if streams != nil {
-			sendCtx = llm.WithToolInputObserver(ctx, streams)
-			toolCtx = context.WithValue(ctx, streamsKey{}, streams)
-		}
-		resp, err := e.send(sendCtx, static, thread, msgs)
-		if why, refused := refusedReason(err); refused && shown > 0 && ctx.Err() == nil {
-			e.o.Log.WarnContext(ctx, "the model refused a request carrying attachments; asking again without them",
-				"session_id", sid, "attachments", shown, "err", err)
-			var hidden []anthropic.MessageParam
-			hidden, shown = e.showAttachments(ctx, t, stored, why)
-			msgs = append(hidden, msgs[len(stored):]...)
-			resp, err = e.send(sendCtx, static, thread, msgs)
-		}
-		thinking()
-		if err != nil {
-			if streams != nil {
-				streams.stopAll(context.WithoutCancel(ctx))
-			}
-			if ctx.Err() != nil {
-				outcome = "aborted"
-				return ctx.Err()
-			}
-			return e.modelError(err, &outcome)
-		}
-		usage := storeUsage(resp.Usage)
-		var spent *store.UsageRecord // stored with the answer, in its write
-		if e.o.Budget != nil {
-			r := e.o.Budget.Spent(t, cmp.Or(string(resp.Model), e.o.Model.Model()), usage)
-			spent = &r
-		}
-		promptTokens = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
-		assistant, uses := e.assistantMessage(ctx, resp)
-		if err := caughtUp(); err != nil {
-			return err
-		}
-		if len(uses) == 0 {
-			if len(assistant.Content) > 0 {
-				if err := e.persistAnswer(ctx, sid, store.Answer{Usage: usage, Spent: spent}, assistant); err != nil {
-					e.recordSpent(ctx, spent)
-					return err
-				}
-				msgs = append(msgs, assistant)
-			} else {
-				e.recordUsage(ctx, sid, usage, spent)
-			}
-			if resp.StopReason == anthropic.StopReasonPauseTurn && len(assistant.Content) > 0 {
-				continue
-			}
-			if state.replied() == 0 && !guarded {
-				guarded = true
-				if e.o.Metrics.StopGuard != nil {
-					e.o.Metrics.StopGuard.Inc()
-				}
-				e.o.Log.InfoContext(ctx, "turn ended without a reply; sending the model back once", "session_id", sid)
-				reminder := anthropic.NewUserMessage(anthropic.NewTextBlock(stopGuardText))
-				if err := e.persist(ctx, sid, reminder); err != nil {
-					return err
-				}
-				msgs = append(msgs, reminder)
-				continue
-			}
-			if state.replied() == 0 {
-				outcome = "no_reply"
-				e.o.Log.WarnContext(ctx, "turn ended without a reply after the reminder", "session_id", sid)
-			}
-			return nil
-		}
-		// The tool calls are stored before they run and each result as it
-		// comes, so that a crash loses no result and leaves the unfinished
-		// calls for interruptedResults. A call that posts the event's first
-		// answer marks the event answering in the same write.
-		answer := store.Answer{Usage: usage, Spent: spent}
-		progress := pipeline.ProgressFromContext(ctx)
-		if t.Event.ID != "" && progress != nil && !progress.IsAnswering() && postsReply(uses) {
-			answer.Answering = t.Event.ID
-		}
-		if err := e.persistAnswer(ctx, sid, answer, assistant); err != nil {
-			e.recordSpent(ctx, spent)
-			return err
-		}
-		if answer.Answering != "" {
-			progress.AnsweringRecorded()
-		}
-		results, err := e.runTools(toolCtx, t, uses, func(result anthropic.MessageParam) error {
-			if err := caughtUp(); err != nil {
-				return err
-			}
-			behind = e.writeBehind(ctx, sid, result)
-			return nil
-		})
-		if streams != nil {
-			streams.stopAll(context.WithoutCancel(ctx))
-		}
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, assistant, results)
-		if err := ctx.Err(); err != nil {
-			outcome = "aborted"
-			return err
-		}
-	}
+	return r.run(ctx, msgs)
 }
 
 // userText is what the model reads of the user's message: their words
@@ -697,11 +381,6 @@ func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthrop
 	})
 }
 
-func storeUsage(u anthropic.Usage) store.Usage {
-	return store.Usage{Input: u.InputTokens, Output: u.OutputTokens,
-		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
-}
-
 // staticBlock is the system prompt's static part, with the cache
 // breakpoint when nothing follows it, as raw JSON encoded once: it is the
 // persona's whole prompt, the same on every call, and the longest text a
@@ -727,34 +406,6 @@ type encodedBlock struct {
 	text       string
 	breakpoint bool
 	raw        json.RawMessage
-}
-
-// recordUsage adds the tokens of a response that left nothing to store to
-// the session's counters, with the call's row of model_usage (spent, if
-// any), off the turn's path: the response ended the turn, so no budget
-// check of this turn waits for them, and the next turns' checks find them
-// written as surely as those of turns running beside this one would. A
-// crash losing the last response's count costs nothing else. (A response
-// with content is stored with its usage, persistAnswer.)
-func (e *Engine) recordUsage(ctx context.Context, sid string, u store.Usage, spent *store.UsageRecord) {
-	ctx = context.WithoutCancel(ctx)
-	e.bg.Add(1)
-	go func() {
-		defer e.bg.Done()
-		err := e.o.History.AddUsage(ctx, sid, u, spent)
-		if err != nil {
-			e.o.Log.WarnContext(ctx, "record token usage", "session_id", sid, "err", err)
-		}
-	}()
-}
-
-// recordSpent stores a model call's tokens (Budget.Spent) that its
-// answer's write failed to take: the spend counts even when the turn does
-// not go on.
-func (e *Engine) recordSpent(ctx context.Context, r *store.UsageRecord) {
-	if r != nil && e.o.Budget != nil {
-		e.o.Budget.Record(context.WithoutCancel(ctx), *r)
-	}
 }
 
 // writeBehind appends msg to the session's history in the background; the

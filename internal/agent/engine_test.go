@@ -811,8 +811,9 @@ func TestUserText(t *testing.T) {
 	}
 }
 
-// Every response's tokens reach the session's counters: stored with the
-// answer when it has content, on their own when it has none.
+// Every response's tokens reach model_usage, the one record of tokens:
+// stored with the answer when it has content, on their own when it has
+// none; one row per call.
 func TestUsageRecorded(t *testing.T) {
 	for _, last := range []string{"Done.", ""} {
 		t.Run(fmt.Sprintf("last answer %q", last), func(t *testing.T) {
@@ -826,14 +827,19 @@ func TestUsageRecorded(t *testing.T) {
 			if err := e.engine.Turn(t.Context(), turn); err != nil {
 				t.Fatalf("Turn: %v", err)
 			}
-			e.engine.Wait() // an empty answer's counters are written beside the turn
-			s, err := e.store.SessionByThread(t.Context(), turn.Session.ThreadKey())
-			if err != nil {
-				t.Fatal(err)
+			e.engine.Wait() // an empty answer's row is written beside the turn
+			rows, err := e.store.UsageOf(t.Context(), store.UsageFilter{ThreadKey: turn.Session.ThreadKey()})
+			if err != nil || len(rows) != 1 {
+				t.Fatalf("model usage = %+v, %v; want one model's", rows, err)
 			}
-			got := [4]int64{s.InputTokens, s.OutputTokens, s.CacheWriteTokens, s.CacheReadTokens}
+			u := rows[0].Usage
+			got := [4]int64{u.Input, u.Output, u.CacheWrite, u.CacheRead}
 			if want := [4]int64{30, 12, 1030, 1000}; got != want {
 				t.Errorf("stored usage (input, output, cache write, cache read) = %v, want %v", got, want)
+			}
+			var calls int
+			if err := e.store.DB().QueryRowContext(t.Context(), "SELECT count(*) FROM model_usage").Scan(&calls); err != nil || calls != 2 {
+				t.Errorf("model_usage rows = %d, %v; want 2, one per call", calls, err)
 			}
 		})
 	}

@@ -20,26 +20,35 @@ import (
 // The first update goes out beside the turn's first model call; every
 // later one waits for it, so that the platform sees them in order (an
 // active overtaken by its processing would leave the stop button up).
+// The last one (active) goes out beside the turn's end, after the reply:
+// the turn does not wait for it; the thread's next turn does before its
+// first update (after), and so does what waits for the turn's end
+// (Engine.Ended closes once settled is).
 type sessionView struct {
 	e     *Engine
 	t     *pipeline.Turn
 	first chan struct{} // closed once the first update is done
+	// settled is closed once the last update is done (finish).
+	settled chan struct{}
 
 	// on: the platform takes the session's updates (read after first).
 	on bool
 
-	mu       sync.Mutex // orders the updates after the first
-	waits    int        // cards the turn waits for
-	finished bool
+	mu        sync.Mutex // orders the updates after the first
+	waits     int        // cards the turn waits for
+	finishing bool       // finish was called
+	finished  bool       // the last update is done
 }
 
 var _ pipeline.Suspender = (*sessionView)(nil)
 
 // startView sends the turn's first update in the background: processing,
 // with a title when the session is new (created), or the status line.
-// On a new DM thread the persona's prompts are offered too.
-func (e *Engine) startView(ctx context.Context, t *pipeline.Turn, created bool) *sessionView {
-	v := &sessionView{e: e, t: t, first: make(chan struct{})}
+// On a new DM thread the persona's prompts are offered too. after, when
+// not nil, is closed once the thread's previous turn has settled its
+// session (its active sent): the first update waits for it.
+func (e *Engine) startView(ctx context.Context, t *pipeline.Turn, created bool, after <-chan struct{}) *sessionView {
+	v := &sessionView{e: e, t: t, first: make(chan struct{}), settled: make(chan struct{})}
 	dmThread := created && t.Event.IsDM() && e.o.NewDMThread != nil
 	if e.o.Sessions == nil && (e.o.Status == nil || !t.Event.IsDM()) && !dmThread {
 		close(v.first)
@@ -48,6 +57,9 @@ func (e *Engine) startView(ctx context.Context, t *pipeline.Turn, created bool) 
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
+		if after != nil {
+			<-after
+		}
 		v.begin(ctx, created)
 		close(v.first)
 		if dmThread {
@@ -130,14 +142,31 @@ func (v *sessionView) Suspend(ctx context.Context) (resume func(ctx context.Cont
 
 // finish shows the session active: the turn answered, failed or was
 // stopped (the platform leaves a stopped session processing until the app
-// moves it). Only the first call does anything; it goes out even when the
-// turn's context is over.
+// moves it). The update goes out beside the turn, after the first (the
+// turn's reply is posted by then: nothing waits for it on the reply's
+// path), even when the turn's context is over; settled is closed once it
+// is done. Only the first call does anything.
 func (v *sessionView) finish(ctx context.Context) {
-	v.shown()
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.setLocked(context.WithoutCancel(ctx), pipeline.SessionActive)
-	v.finished = true
+	if v.finishing {
+		v.mu.Unlock()
+		return
+	}
+	v.finishing = true
+	v.mu.Unlock()
+	if v.e.o.Sessions == nil { // no update to send: the status line has none
+		close(v.settled)
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	v.e.beside(func() {
+		<-v.first
+		v.mu.Lock()
+		v.setLocked(ctx, pipeline.SessionActive)
+		v.finished = true
+		v.mu.Unlock()
+		close(v.settled)
+	})
 }
 
 // maxTitle is the longest session title the turn gives (in runes): a

@@ -108,6 +108,7 @@ func TestSessionStatusFollowsTheTurn(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn); err != nil {
 		t.Fatal(err)
 	}
+	e.engine.Wait() // the active goes out beside the turn's end
 	want := []string{
 		`C1/1.0 processing title="what is the answer?" by=U0ALICE`,
 		"C1/1.0 suspended", "(card decided)", "C1/1.0 processing",
@@ -124,8 +125,70 @@ func TestSessionStatusFollowsTheTurn(t *testing.T) {
 	if err := e.engine.Turn(t.Context(), turn2); err != nil {
 		t.Fatal(err)
 	}
+	e.engine.Wait()
 	if got := log.got()[len(want):]; !slices.Equal(got, []string{"C1/1.0 processing", "C1/1.0 active"}) {
 		t.Fatalf("second turn's updates = %q", got)
+	}
+}
+
+// blockingLog is a sessionLog whose active updates wait for release.
+type blockingLog struct {
+	*sessionLog
+	release chan struct{}
+}
+
+func (l blockingLog) sessions(ctx context.Context, u pipeline.SessionUpdate) error {
+	if u.Status == pipeline.SessionActive {
+		<-l.release
+	}
+	return l.sessionLog.sessions(ctx, u)
+}
+
+// The turn's last update (active) goes out beside the turn's end: the
+// turn does not wait for it, but what waits for the turn's end (Ended)
+// does, and so does the thread's next turn before its first update and
+// its reply: the platform sees the updates in order.
+func TestSessionActiveBesideTheTurnsEnd(t *testing.T) {
+	log := blockingLog{sessionLog: &sessionLog{}, release: make(chan struct{})}
+	e := newEnv(t, config{sessions: log.sessions})
+	e.fake.Enqueue(reply("one"), fake.TextReply(""))
+	turn, _ := e.turn(t, "1.0", "first", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil { // returns with its active held
+		t.Fatal(err)
+	}
+	ended := e.engine.Ended(turn.Event.ThreadKey())
+	if ended == nil {
+		t.Fatal("Ended is nil while the turn's active is still going out")
+	}
+	select {
+	case <-ended:
+		t.Fatal("Ended closed before the session was left active")
+	default:
+	}
+	// The thread's next turn: its processing and its reply wait for the
+	// first turn's active.
+	e.fake.Enqueue(reply("two"), fake.TextReply(""))
+	turn2, out2 := e.turn(t, "1.0", "second", pipeline.RoleMember)
+	done := make(chan error, 1)
+	go func() { done <- e.engine.Turn(t.Context(), turn2) }()
+	if err := e.fake.WaitRequests(t.Context(), 3); err != nil { // the second turn asks the model meanwhile
+		t.Fatal(err)
+	}
+	if got := out2.Posts(); len(got) != 0 {
+		t.Fatalf("the second turn replied %q before the first turn's session was left active", got)
+	}
+	close(log.release)
+	<-ended
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	e.engine.Wait()
+	want := []string{"C1/1.0 processing", "C1/1.0 active", "C1/1.0 processing", "C1/1.0 active"}
+	if got := log.got(); !slices.Equal(got, want) {
+		t.Fatalf("updates = %q, want %q", got, want)
+	}
+	if got := out2.Posts(); !slices.Equal(got, []string{"two"}) {
+		t.Fatalf("second turn's posts = %q", got)
 	}
 }
 

@@ -74,9 +74,9 @@ type Guard struct {
 }
 
 // Spent counts one model call of the turn: its estimated cost in the
-// metric, and it returns the row of its tokens for the store, which the
-// engine writes with the answer the call brought (store.Answer.Spent) or
-// with the session's counters, or alone through Record. Admit reads them
+// metric, and it returns the row of its tokens for model_usage (the one
+// record of tokens), which the engine writes with the answer the call
+// brought (store.Answer.Spent) or in a write of its own. Admit reads them
 // before the turn's next call: the answer's write has committed by then.
 func (g *Guard) Spent(t *pipeline.Turn, model string, u store.Usage) store.UsageRecord {
 	if g.Cost != nil {
@@ -86,9 +86,8 @@ func (g *Guard) Spent(t *pipeline.Turn, model string, u store.Usage) store.Usage
 		UserID: t.Event.UserID, Model: model, Usage: u}
 }
 
-// Record stores a model call's tokens in a write of their own (the
-// answer's write that was to take them failed). A failed write is logged:
-// the reply is worth more than the count.
+// Record stores a model call's tokens in a write of their own. A failed
+// write is logged: the reply is worth more than the count.
 func (g *Guard) Record(ctx context.Context, r store.UsageRecord) {
 	if err := g.Store.RecordUsage(ctx, r); err != nil {
 		g.Log.WarnContext(ctx, "record model usage", "thread", r.ThreadKey, "err", err)

@@ -3,7 +3,8 @@
 // share it, holding what must survive a restart — the durable inbox and the
 // processed event keys (inbox.go, events.go), thread engagement, modes and
 // /1on1 locks (threads.go), one agent session per thread with its history
-// and token usage (sessions.go, history.go), approvals and their audit
+// (sessions.go, history.go), every model call's tokens (usage.go:
+// model_usage, the one record of tokens), approvals and their audit
 // (approvals.go), the schedules of scheduled work (schedules.go, serving
 // internal/schedule's Store), feedback votes, ingest jobs, the persona cache, and, with
 // Postgres, the fleet's replica records and locks (fleet.go). It serves the

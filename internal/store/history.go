@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -52,16 +51,14 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...Me
 
 // Answer is what is recorded with a model's answer, in its transaction.
 type Answer struct {
-	// Usage is added to the session's token counters: an answer and what
-	// it cost are one write, not two.
-	Usage Usage
 	// Answering, when set, is the inbox event the answer is about to post
 	// for: it is marked answering (as InboxAnswering does) in the same
 	// write, instead of in one of its own just before the post.
 	Answering string
-	// Spent, when set, is the model call's row of model_usage (budgets,
-	// `agent usage`), written with the answer it came with instead of in
-	// a write of its own.
+	// Spent, when set, is the model call's row of model_usage (the one
+	// record of tokens: budgets, `agent usage`), written with the answer
+	// it came with instead of in a write of its own: an answer and what it
+	// cost are one write, not two.
 	Spent *UsageRecord
 }
 
@@ -70,9 +67,10 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 	if len(msgs) == 0 {
 		return nil
 	}
-	u := a.Usage
-	if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 {
-		return fmt.Errorf("append messages to session %q: negative usage %+v", sessionID, u)
+	if a.Spent != nil {
+		if err := validUsage(a.Spent.Usage); err != nil {
+			return fmt.Errorf("append messages to session %q: %w", sessionID, err)
+		}
 	}
 	now := s.now()
 	rows, err := messageRows(sessionID, msgs, now)
@@ -82,7 +80,7 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		// A session this transaction created (a new thread's first
 		// message) has no messages yet and was just touched.
-		if u == (Usage{}) && createdInTx(ctx, sessionID) {
+		if createdInTx(ctx, sessionID) {
 			if err := s.insertMessages(ctx, tx, rows, 0); err != nil {
 				return err
 			}
@@ -94,13 +92,7 @@ func (s *Store) AppendAnswer(ctx context.Context, sessionID string, a Answer, ms
 			}
 			return s.markAnswering(ctx, tx, a, now)
 		}
-		var res sql.Result
-		var err error
-		if u == (Usage{}) {
-			res, err = s.txExec(ctx, tx, qTouchSession, now.UnixMilli(), sessionID)
-		} else {
-			res, err = s.txExec(ctx, tx, qTouchUsage, now.UnixMilli(), u.Input, u.Output, u.CacheRead, u.CacheWrite, sessionID)
-		}
+		res, err := s.txExec(ctx, tx, qTouchSession, now.UnixMilli(), sessionID)
 		if err != nil {
 			return err
 		}

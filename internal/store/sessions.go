@@ -26,26 +26,15 @@ type Session struct {
 	CreatedAt    time.Time
 	LastActivity time.Time
 	Summary      string // compaction summary of the messages replaced by it
-
-	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64
-}
-
-// Usage is the token usage of one or more model calls.
-type Usage struct {
-	Input, Output, CacheRead, CacheWrite int64
 }
 
 type sessionRow struct {
-	SessionID        string `bun:"session_id"`
-	ThreadKey        string `bun:"thread_key"`
-	State            string `bun:"state"`
-	CreatedAt        int64  `bun:"created_at"`
-	LastActivity     int64  `bun:"last_activity"`
-	Summary          string `bun:"summary"`
-	InputTokens      int64  `bun:"input_tokens"`
-	OutputTokens     int64  `bun:"output_tokens"`
-	CacheReadTokens  int64  `bun:"cache_read_tokens"`
-	CacheWriteTokens int64  `bun:"cache_write_tokens"`
+	SessionID    string `bun:"session_id"`
+	ThreadKey    string `bun:"thread_key"`
+	State        string `bun:"state"`
+	CreatedAt    int64  `bun:"created_at"`
+	LastActivity int64  `bun:"last_activity"`
+	Summary      string `bun:"summary"`
 }
 
 // NewID returns a random session ID: 16 bytes as 32 hex digits, URL-safe.
@@ -59,10 +48,9 @@ func NewID() string {
 // ErrNotFound.
 func (s *Store) SessionByThread(ctx context.Context, key string) (Session, error) {
 	var r sessionRow
-	err := s.queryRow(ctx, `SELECT session_id, thread_key, state, created_at, last_activity, summary,
-		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens FROM sessions WHERE thread_key = ?`, key).
-		Scan(&r.SessionID, &r.ThreadKey, &r.State, &r.CreatedAt, &r.LastActivity, &r.Summary,
-			&r.InputTokens, &r.OutputTokens, &r.CacheReadTokens, &r.CacheWriteTokens)
+	err := s.queryRow(ctx, `SELECT session_id, thread_key, state, created_at, last_activity, summary
+		FROM sessions WHERE thread_key = ?`, key).
+		Scan(&r.SessionID, &r.ThreadKey, &r.State, &r.CreatedAt, &r.LastActivity, &r.Summary)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
@@ -70,16 +58,12 @@ func (s *Store) SessionByThread(ctx context.Context, key string) (Session, error
 		return Session{}, fmt.Errorf("session by thread %q: %w", key, err)
 	}
 	return Session{
-		ID:               r.SessionID,
-		ThreadKey:        r.ThreadKey,
-		State:            r.State,
-		CreatedAt:        fromUnixMilli(r.CreatedAt),
-		LastActivity:     fromUnixMilli(r.LastActivity),
-		Summary:          r.Summary,
-		InputTokens:      r.InputTokens,
-		OutputTokens:     r.OutputTokens,
-		CacheReadTokens:  r.CacheReadTokens,
-		CacheWriteTokens: r.CacheWriteTokens,
+		ID:           r.SessionID,
+		ThreadKey:    r.ThreadKey,
+		State:        r.State,
+		CreatedAt:    fromUnixMilli(r.CreatedAt),
+		LastActivity: fromUnixMilli(r.LastActivity),
+		Summary:      r.Summary,
 	}, nil
 }
 
@@ -124,7 +108,7 @@ func (s *Store) completeSession(sess *Session) {
 // sessionArgs are qInsertSession's arguments.
 func sessionArgs(sess Session) []any {
 	return []any{sess.ID, sess.ThreadKey, sess.State, sess.CreatedAt.UnixMilli(), sess.LastActivity.UnixMilli(),
-		sess.Summary, sess.InputTokens, sess.OutputTokens, sess.CacheReadTokens, sess.CacheWriteTokens}
+		sess.Summary}
 }
 
 func validSession(sess Session) error {
@@ -182,34 +166,4 @@ func (s *Store) CloseAllSessions(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("close all sessions: %w", err)
 	}
 	return n, nil
-}
-
-// AddUsage adds u to the session's token counters and, when spent is
-// set, writes the call's row of model_usage in the same transaction. It
-// returns an error matching ErrNotFound if there is no such session.
-func (s *Store) AddUsage(ctx context.Context, id string, u Usage, spent *UsageRecord) error {
-	if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 {
-		return fmt.Errorf("add usage to session %q: negative usage %+v", id, u)
-	}
-	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := s.txExec(ctx, tx, `
-			UPDATE sessions SET
-				input_tokens = input_tokens + ?,
-				output_tokens = output_tokens + ?,
-				cache_read_tokens = cache_read_tokens + ?,
-				cache_write_tokens = cache_write_tokens + ?
-			WHERE session_id = ?`,
-			u.Input, u.Output, u.CacheRead, u.CacheWrite, id)
-		if err != nil {
-			return err
-		}
-		if err := requireRow(res); err != nil {
-			return err
-		}
-		return s.insertUsage(ctx, tx, spent, s.now())
-	})
-	if err != nil {
-		return fmt.Errorf("add usage to session %q: %w", id, err)
-	}
-	return nil
 }

@@ -116,9 +116,7 @@ func (s *Store) txQueryRow(ctx context.Context, tx bun.Tx, query string, args ..
 
 // Statements of transactions on the event path, prepared by Open.
 const (
-	qTouchSession = "UPDATE sessions SET last_activity = ? WHERE session_id = ?"
-	qTouchUsage   = `UPDATE sessions SET last_activity = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-		cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ? WHERE session_id = ?`
+	qTouchSession  = "UPDATE sessions SET last_activity = ? WHERE session_id = ?"
 	qLastSeq       = "SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?"
 	qInsertMessage = `INSERT INTO messages (session_id, seq, role, content, created_at, event_id) VALUES (?, ?, ?, ?, ?, ?)`
 	// qInboxAnswering marks an event answering: state, updated_at,
@@ -140,9 +138,8 @@ const (
 	qInboxFinish = `UPDATE inbox SET state = ?, error = ?, updated_at = ?
 		WHERE event_id = ? AND (state = ? OR state = ? OR state = ?)`
 	qMarkEvent     = "INSERT INTO processed_events (event_key, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING"
-	qInsertSession = `INSERT INTO sessions (session_id, thread_key, state, created_at, last_activity, summary,
-		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	qInsertSession = `INSERT INTO sessions (session_id, thread_key, state, created_at, last_activity, summary)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	qInboxReceive = `INSERT INTO inbox
 		(event_id, kind, channel_id, thread_ts, user_id, msg_key, event, state, received_at, updated_at, owner)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
@@ -154,7 +151,7 @@ func (s *Store) prepareHot(ctx context.Context) error {
 	if s.pg {
 		index = qIndexPG
 	}
-	for _, q := range []string{index, qSessionThread, qTouchSession, qTouchUsage, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStarted,
+	for _, q := range []string{index, qSessionThread, qTouchSession, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStarted,
 		qMarkEvent, qInboxReceive, qInsertSession, qInsertUsage, qInboxFinish, qClaimRan, qClaimLast} {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)

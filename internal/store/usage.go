@@ -9,7 +9,13 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// UsageRecord is one model call's tokens, with whose they are.
+// Usage is the token usage of one or more model calls.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+// UsageRecord is one model call's tokens, with whose they are: a row of
+// model_usage, the one record of tokens (budgets, `agent usage`).
 type UsageRecord struct {
 	At        time.Time
 	ThreadKey string
@@ -21,6 +27,9 @@ type UsageRecord struct {
 
 // RecordUsage stores one model call's tokens.
 func (s *Store) RecordUsage(ctx context.Context, r UsageRecord) error {
+	if err := validUsage(r.Usage); err != nil {
+		return fmt.Errorf("record usage: %w", err)
+	}
 	at := r.At
 	if at.IsZero() {
 		at = s.now()
@@ -45,6 +54,14 @@ const qInsertUsage = `INSERT INTO model_usage
 
 func usageArgs(r UsageRecord, at time.Time) []any {
 	return []any{at.UnixMilli(), r.ThreadKey, r.ChannelID, r.UserID, r.Model, r.Input, r.Output, r.CacheRead, r.CacheWrite}
+}
+
+// validUsage refuses negative counts.
+func validUsage(u Usage) error {
+	if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 {
+		return fmt.Errorf("negative usage %+v", u)
+	}
+	return nil
 }
 
 // insertUsage writes r, if any, in tx (an answer's write: Answer.Spent),

@@ -1,7 +1,11 @@
 package store
 
 import (
+	"encoding/json"
+	"io/fs"
+	"path"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -109,5 +113,81 @@ func TestClaimBudgetCard(t *testing.T) {
 	c.Advance(31 * time.Second)
 	if _, held, err := s.ClaimBudgetCard(ctx, key, "A6"); err != nil || held {
 		t.Fatalf("a minute after A4's claim: held=%v err=%v", held, err)
+	}
+}
+
+// model_usage is the one record of tokens: a negative count is refused.
+func TestRecordUsageRefusesNegative(t *testing.T) {
+	s, _ := newTestStore(t)
+	err := s.RecordUsage(t.Context(), UsageRecord{ThreadKey: "C1:1", ChannelID: "C1", Model: "m1", Usage: Usage{CacheRead: -1}})
+	if err == nil {
+		t.Fatal("negative usage recorded")
+	}
+	if rows, err := s.UsageOf(t.Context(), UsageFilter{}); err != nil || len(rows) != 0 {
+		t.Errorf("model usage = %+v, %v; want none", rows, err)
+	}
+}
+
+// Migration 0014 drops the session's token counters (model_usage is the
+// one record of tokens): the sessions, their messages (which refer to
+// them, ON DELETE CASCADE) and the rows of model_usage are kept.
+func TestSessionTokensMigration(t *testing.T) {
+	ctx := t.Context()
+	dbPath := testPath(t)
+	before := fstest.MapFS{}
+	all := embeddedMigrations()
+	names, err := fs.Glob(all, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := fs.Glob(all, "postgres/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(names, pg...) {
+		if path.Base(name) < "0014" {
+			data, err := fs.ReadFile(all, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[name] = &fstest.MapFile{Data: data}
+		}
+	}
+	c := newClock()
+	old, err := open(ctx, dbPath, Options{Clock: c}, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1.0", Summary: "earlier"}); err != nil {
+		t.Fatal(err)
+	}
+	msg := Message{Role: RoleUser, Content: json.RawMessage(`[{"type":"text","text":"hi"}]`)}
+	spent := &UsageRecord{ThreadKey: "C1:1.0", ChannelID: "C1", UserID: "U1", Model: "m1", Usage: Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}}
+	if err := old.AppendAnswer(ctx, "s1", Answer{Spent: spent}, msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.DB().ExecContext(ctx, "UPDATE sessions SET input_tokens = 10, output_tokens = 20, cache_read_tokens = 30, cache_write_tokens = 40"); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openAt(t, dbPath, c)
+	sess, err := s.SessionByThread(ctx, "C1:1.0")
+	if err != nil || sess.ID != "s1" || sess.Summary != "earlier" {
+		t.Errorf("session after the migration: %+v, %v", sess, err)
+	}
+	if h, err := s.History(ctx, "s1"); err != nil || len(h) != 1 || string(h[0].Content) != string(msg.Content) {
+		t.Errorf("history after the migration: %+v, %v; want the message", h, err)
+	}
+	if rows, err := s.UsageOf(ctx, UsageFilter{ThreadKey: "C1:1.0"}); err != nil || len(rows) != 1 || rows[0].Usage != spent.Usage {
+		t.Errorf("model usage after the migration: %+v, %v; want the call's row", rows, err)
+	}
+	for _, col := range []string{"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"} {
+		var n int64
+		if err := s.DB().QueryRowContext(ctx, "SELECT "+col+" FROM sessions").Scan(&n); err == nil {
+			t.Errorf("sessions.%s is still there", col)
+		}
 	}
 }
