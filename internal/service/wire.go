@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 
 	if s.sessions, err = session.New(ctx, session.Options{Store: store.RetrySessions{Sessions: s.store.Sessions(s.fleet != nil), Retry: s.storeRetry()}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log,
-		OnIdle: closeAgentSession(chat, s.log)}); err != nil {
+		OnIdle: closeAgentSession(chat, s.ended, s.log)}); err != nil {
 		return nil, err
 	}
 
@@ -268,12 +268,21 @@ func (s *Service) toolObserver(f func(name, input, result, outcome string)) func
 const closeSessionTimeout = 10 * time.Second
 
 // closeAgentSession is the sessions' OnIdle: the thread's agent session
-// on the platform closes with it.
-func closeAgentSession(chat ChatAPI, log *slog.Logger) func(ctx context.Context, threadKey string) {
+// on the platform closes with it, once the thread's turn has ended (ended).
+func closeAgentSession(chat ChatAPI, ended func(threadKey string) <-chan struct{}, log *slog.Logger) func(ctx context.Context, threadKey string) {
 	return func(ctx context.Context, threadKey string) {
 		channel, root, ok := strings.Cut(threadKey, ":")
 		if !ok || root == "" {
 			return
+		}
+		// The thread's last turn says "active" after its reply, in the
+		// background: the close goes after it, never overtaken.
+		if done := ended(threadKey); done != nil {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return
+			}
 		}
 		// The thread's next message waits for this call (session.Options.OnIdle).
 		ctx, cancel := context.WithTimeout(ctx, closeSessionTimeout)
@@ -282,4 +291,12 @@ func closeAgentSession(chat ChatAPI, log *slog.Logger) func(ctx context.Context,
 			log.DebugContext(ctx, "close agent session", "thread", threadKey, "err", err)
 		}
 	}
+}
+
+// ended is the engine's Ended (nil before the engine is made).
+func (s *Service) ended(threadKey string) <-chan struct{} {
+	if s.engine == nil {
+		return nil
+	}
+	return s.engine.Ended(threadKey)
 }
