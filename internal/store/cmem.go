@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // pinOnce keeps one block of SQLite's page-sized allocations alive.
@@ -28,9 +29,27 @@ func pinCHeap() {
 		tls := libc.NewTLS()
 		defer tls.Close()
 		libc.Xmalloc(tls, pinnedClass)
+		noBulkPageCache(tls)
 	})
 }
 
 // pinnedClass is the size of the pinned block: a 4 KiB page plus
 // SQLite's header rounds up to the allocator's 8 KiB class.
 const pinnedClass = 8 << 10
+
+// noBulkPageCache tells SQLite, before its first connection opens, to
+// give a new page cache no bulk allocation of its first pages: by default
+// each cache starts with one block of 20 pages, which for the 4 KiB pages
+// of a statement's ephemeral b-tree is an 86 KiB block, above the
+// allocator's largest class, so mapped and unmapped around each such
+// statement. Without it each page is a block of its own class, from the
+// allocator's kept pages. (After SQLite's initialisation the call fails,
+// changing nothing.)
+func noBulkPageCache(tls *libc.TLS) {
+	va := libc.NewVaList(uintptr(0), int32(0), int32(0))
+	if va == 0 {
+		return
+	}
+	defer libc.Xfree(tls, va)
+	sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_PAGECACHE, va)
+}

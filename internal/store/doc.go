@@ -33,7 +33,10 @@
 // migrated by a newer binary is refused with [ErrSchemaNewer].
 //
 // [InMemory] opens a private in-memory database instead (the simulator's,
-// one per scenario), copied from a template migrated once per process.
+// one per scenario), copied from a template made once per process: the
+// pre-migrated image in template/ (made by `go generate ./internal/store`
+// after a migration is added; a test fails until then, and meanwhile the
+// template is migrated at start as before).
 // The statements of the event path are prepared once per connection.
 //
 // Timestamps are stored as Unix milliseconds and returned in UTC; "now" comes

@@ -15,7 +15,7 @@ import (
 )
 
 // template is an in-memory database with the embedded migrations applied,
-// made once per process: an InMemory store starts as a copy of its pages,
+// made once per process (from the pre-migrated image when it is current): an InMemory store starts as a copy of its pages,
 // which costs a fraction of running the migrations again (the simulator
 // opens one per scenario).
 var (
@@ -26,7 +26,11 @@ var (
 
 func template() (*Store, error) {
 	templateOnce.Do(func() {
-		s, err := open(context.Background(), InMemory, Options{}, embeddedMigrations())
+		ctx := context.Background()
+		s, err := templateFromImage(ctx)
+		if err != nil { // stale, or no temporary file: migrate
+			s, err = open(ctx, InMemory, Options{}, embeddedMigrations())
+		}
 		if err != nil {
 			templateErr = err
 			return

@@ -44,6 +44,9 @@ func dsn(path string) string {
 	return u.String()
 }
 
+// memPageSize is the page size of in-memory databases (see memDSN).
+const memPageSize = 1024
+
 // memDSN builds the URI of an in-memory database shared by the Store's
 // connections (the memdb VFS; a name starting with "/" is shared).
 func memDSN(name string) string {
@@ -55,7 +58,7 @@ func memDSN(name string) string {
 	// 39 KiB instead of 128, and every page cached, copied and written is
 	// a quarter of SQLite's default (BenchmarkSimScenarios: 5.9 → 4.6 ms
 	// a scenario).
-	q.Add("_pragma", "page_size(1024)")
+	q.Add("_pragma", "page_size("+strconv.Itoa(memPageSize)+")")
 	q.Add("_pragma", "cache_size(-64)") // KiB; the pages themselves are in memory already
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")
