@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -353,4 +354,29 @@ func TestInboxStateCheckMigration(t *testing.T) {
 	if err := s.DB().QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'inbox' AND sql IS NOT NULL").Scan(&indexes); err != nil || indexes != 2 {
 		t.Errorf("inbox indexes = %d, %v; want 2", indexes, err)
 	}
+}
+
+// migrationsBefore are the embedded migrations of both backends numbered
+// below first: a database as an older release left it.
+func migrationsBefore(t testing.TB, first string) fstest.MapFS {
+	t.Helper()
+	before := fstest.MapFS{}
+	all := embeddedMigrations()
+	for _, glob := range []string{"*.sql", "postgres/*.sql"} {
+		names, err := fs.Glob(all, glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			if path.Base(name) >= first {
+				continue
+			}
+			data, err := fs.ReadFile(all, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[name] = &fstest.MapFile{Data: data}
+		}
+	}
+	return before
 }

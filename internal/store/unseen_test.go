@@ -1,10 +1,7 @@
 package store
 
 import (
-	"io/fs"
-	"path"
 	"testing"
-	"testing/fstest"
 	"time"
 )
 
@@ -89,25 +86,7 @@ func TestThreadUnseen(t *testing.T) {
 func TestThreadUnseenMigration(t *testing.T) {
 	ctx := t.Context()
 	dbPath := testPath(t)
-	before := fstest.MapFS{}
-	all := embeddedMigrations()
-	names, err := fs.Glob(all, "*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg, err := fs.Glob(all, "postgres/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range append(names, pg...) {
-		if path.Base(name) < "0008" {
-			data, err := fs.ReadFile(all, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			before[name] = &fstest.MapFile{Data: data}
-		}
-	}
+	before := migrationsBefore(t, "0008")
 	c := newClock()
 	old, err := open(ctx, dbPath, Options{Clock: c}, before)
 	if err != nil {

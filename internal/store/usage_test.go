@@ -2,10 +2,7 @@ package store
 
 import (
 	"encoding/json"
-	"io/fs"
-	"path"
 	"testing"
-	"testing/fstest"
 	"time"
 )
 
@@ -134,25 +131,7 @@ func TestRecordUsageRefusesNegative(t *testing.T) {
 func TestSessionTokensMigration(t *testing.T) {
 	ctx := t.Context()
 	dbPath := testPath(t)
-	before := fstest.MapFS{}
-	all := embeddedMigrations()
-	names, err := fs.Glob(all, "*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg, err := fs.Glob(all, "postgres/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range append(names, pg...) {
-		if path.Base(name) < "0014" {
-			data, err := fs.ReadFile(all, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			before[name] = &fstest.MapFile{Data: data}
-		}
-	}
+	before := migrationsBefore(t, "0014")
 	c := newClock()
 	old, err := open(ctx, dbPath, Options{Clock: c}, before)
 	if err != nil {
