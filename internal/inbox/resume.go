@@ -121,9 +121,16 @@ func (r *Recorder) resumeOne(ctx context.Context, e store.InboxEntry, ev *pipeli
 	if e.Attempts >= poisonAttempts {
 		r.o.Log.ErrorContext(ctx, "inbox: event crashed the runtime twice; given up", "event_id", e.EventID,
 			"channel_id", e.ChannelID, "thread_ts", e.ThreadTS, "attempts", e.Attempts, "trace_id", e.TraceID)
-		thread.Text = MsgPoisoned
-		if _, err := r.o.Chat.Post(ctx, thread); err != nil {
-			r.o.Log.ErrorContext(ctx, "inbox: poison line not posted", "event_id", e.EventID, "err", err)
+		// The line is tagged with the event, and a start that finds it
+		// already in the thread (a stop between posting it and settling
+		// the event) does not say it twice.
+		if told, err := r.answerLanded(ctx, ev); err == nil && told {
+			r.o.Log.InfoContext(ctx, "inbox: the poison line had landed before the stop", "event_id", e.EventID)
+		} else {
+			thread.Text, thread.For = MsgPoisoned, ev.ID
+			if _, err := r.o.Chat.Post(ctx, thread); err != nil {
+				r.o.Log.ErrorContext(ctx, "inbox: poison line not posted", "event_id", e.EventID, "err", err)
+			}
 		}
 		r.finish(ctx, ev, store.InboxFailed, fmt.Errorf("the runtime crashed during %d runs (last trace %s)", e.Attempts, e.TraceID))
 		r.count("poisoned")

@@ -99,6 +99,28 @@ func TestResumeSettlesWhatAStopLeft(t *testing.T) {
 	}
 }
 
+// The poison line is tagged with its event: a stop between posting it and
+// settling the event leaves it unfinished, and the next start, finding
+// the line in the thread, settles it without saying it twice.
+func TestResumePoisonLineSaidOnce(t *testing.T) {
+	c := &readBackChat{landed: map[string]bool{}}
+	c.before = func(m pipeline.Message) {
+		if m.Text == MsgPoisoned && m.For != "EvPoison" {
+			t.Errorf("the poison line is not tagged with its event: %+v", m)
+		}
+	}
+	f := newFixture(t, c)
+	f.leave(t, message("EvPoison", "D1", "203.1", "poison"), 2, false)
+	c.landed["EvPoison"] = true // posted by the run that stopped before settling it
+	f.resume(t, f.now.Add(time.Millisecond))
+	if got := c.said(); len(got) != 0 {
+		t.Errorf("said %q, want nothing: the line is in the thread", got)
+	}
+	if got := f.row(t, "EvPoison").State; got != store.InboxFailed {
+		t.Errorf("EvPoison is %s, want %s", got, store.InboxFailed)
+	}
+}
+
 // Where the thread cannot be read back, an event stopped while posting
 // its answer is not run again (it could answer twice): its thread is told
 // to ask again, and it is answered.
