@@ -1,10 +1,7 @@
 package service
 
 import (
-	"time"
-
 	"github.com/persona-runtime/agent/internal/memory"
-	"github.com/persona-runtime/agent/pkg/clock"
 )
 
 // memories is the service's memory (internal/memory), made once the
@@ -20,17 +17,4 @@ func (s *Service) memories() *memory.Memories {
 		}
 	}
 	return s.memory
-}
-
-// simStoreNow is a scenario's database clock: the scenario's simulated
-// clock (which starts on 2026-01-05 09:00 UTC and moves with its advance
-// steps), plus the real time elapsed since the scenario began, so that
-// the dates recall and /memory show are the same at every run, rows
-// written after an advance are dated after it, and what measures
-// durations in the store still sees time pass.
-func simStoreNow(clk clock.Clock, start time.Time) func() time.Time {
-	if clk == nil {
-		return nil
-	}
-	return func() time.Time { return clk.Now().Add(time.Since(start)) }
 }
