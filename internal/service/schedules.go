@@ -19,13 +19,13 @@ import (
 // the gateway.
 
 // newScheduleBook is the persona's book of schedules, shared by the
-// /schedule commands and the agent_schedule tools. Its Notify is nil
-// until the scheduler is wired: newScheduler sets it (and Now, to its
-// clock) so that a change wakes its timer.
+// /schedule commands and the agent_schedule tools, on the service's clock.
+// Its Notify is nil until the scheduler is wired: newScheduler sets it so
+// that a change wakes its timer.
 func (s *Service) newScheduleBook(chat ChatAPI, newID func() string) (*schedule.Book, error) {
 	// A configuration built by hand (the simulator's) has no limit set:
 	// the book's default, not zero.
-	return &schedule.Book{Store: s.store, Now: time.Now, Zone: s.cfg.Zone, Max: s.cfg.MaxSchedules,
+	return &schedule.Book{Store: s.store, Now: s.now, Zone: s.cfg.Zone, Max: s.cfg.MaxSchedules,
 		Profile: chat.UserProfile, NewID: newID, Log: s.log}, nil
 }
 
@@ -113,9 +113,8 @@ func (s *Service) newScheduler(idle func(time.Time)) error {
 		return err
 	}
 	s.scheduler = sch
-	// The commands and tools wake it after every change, and count a new
-	// schedule's first run on its clock (the simulator's, in the sim).
-	s.schedBook.Notify, s.schedBook.Now = sch.Notify, s.clock.Now
+	// The commands and tools wake it after every change.
+	s.schedBook.Notify = sch.Notify
 	return nil
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/persona-runtime/agent/internal/soulx"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/internal/telemetry"
+	"github.com/persona-runtime/agent/pkg/clock"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/gateway/slackio"
 	"github.com/persona-runtime/agent/pkg/persona"
@@ -43,7 +44,7 @@ import (
 // platform is a parameter so that the simulator can swap it; `agent start`
 // passes socket mode and the Web API.
 func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error) {
-	s := &Service{cfg: cfg, started: time.Now(), clock: d.Clock, onScheduleRun: d.OnScheduleRun,
+	s := &Service{cfg: cfg, started: clock.Or(d.Clock).Now(), clock: d.Clock, onScheduleRun: d.OnScheduleRun,
 		memoryIDs: d.MemoryIDs, landlockABI: d.LandlockABI, deps: d}
 	defer func() {
 		if err != nil {
