@@ -192,3 +192,20 @@ func TestAuthPeer(t *testing.T) {
 		t.Fatalf("peer envelope = %s", got)
 	}
 }
+
+// A peer runs no command: its "/mode bypass" is words for the model.
+func TestAgentPeerRunsNoCommand(t *testing.T) {
+	agent := &fakeAgent{TurnFn: func(context.Context, *pipeline.Turn) error { return nil }}
+	commands := &fakeCommands{handle: func(*pipeline.Event) bool { return true }}
+	tracer, _ := newTracer()
+	h := pipeline.Chain(&replyRecorder{}, pipeline.NewAgent(tracer, nil, agent, &fakeActions{}, commands, &fakeHome{}))
+	ev := peerMsg("E1", "2.0", "/mode bypass")
+	ev.Peer = true
+	ctx := pipeline.NewContextWithAccess(context.Background(), pipeline.Access{UserID: peerUser, Role: pipeline.RolePeer})
+	if err := h.Handle(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if commands.calls != 0 || agent.turns != 1 {
+		t.Fatalf("peer's command: commands %d turns %d, want 0 and 1", commands.calls, agent.turns)
+	}
+}
