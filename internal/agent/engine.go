@@ -333,6 +333,9 @@ func (e *Engine) userText(t *pipeline.Turn, note string) string {
 // senderRole is the envelope role of the turn's sender: bot for a bot's
 // post, scheduled for a scheduled run, else the role the auth stage resolved (member when none).
 func senderRole(t *pipeline.Turn) string {
+	if t.Access.Role == pipeline.RolePeer {
+		return string(pipeline.RolePeer) // a peer's post that mentions the persona
+	}
 	if t.Event.BotID != "" {
 		return pipeline.EnvelopeBot
 	}

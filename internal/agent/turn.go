@@ -380,6 +380,12 @@ func (r *turn) answered(ctx context.Context, resp *anthropic.Message, assistant 
 	if r.state.replied() > 0 {
 		return true, nil
 	}
+	// Silence is an answer to a peer (interfaces.md): a peer-admitted
+	// turn that ends without a reply posts nothing and is not sent back.
+	if r.t.Access.Role == pipeline.RolePeer {
+		r.outcome = "silent"
+		return true, nil
+	}
 	if !r.guarded {
 		r.guarded = true
 		if r.e.o.Metrics.StopGuard != nil {

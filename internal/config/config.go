@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/schedule"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/secret"
 )
 
@@ -89,6 +90,9 @@ type Config struct {
 	// service was down runs at start when missed by at most this.
 	ScheduleCatchUp time.Duration
 	MaxSchedules    int // AGENT_MAX_SCHEDULES: schedules per persona
+	// PeerTurns (AGENT_PEER_TURNS) is how many turns the messages of peers
+	// (## Peers) take in a thread between two messages of people.
+	PeerTurns int
 }
 
 // Defaults.
@@ -167,6 +171,7 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_TZ", usage: "default time zone of schedules (IANA name, like Europe/Berlin) when the creator's profile has none (default UTC)", str: &c.TZ},
 		{env: "AGENT_SCHEDULE_CATCHUP", usage: "a scheduled run missed while the service was down runs at start when missed by at most this", dur: &c.ScheduleCatchUp, def: schedule.DefaultCatchUp.String()},
 		{env: "AGENT_MAX_SCHEDULES", usage: "schedules a persona may have", integer: &c.MaxSchedules, def: strconv.Itoa(schedule.DefaultMax)},
+		{env: "AGENT_PEER_TURNS", usage: "turns the messages of peers (## Peers) take in a thread between two messages of people", integer: &c.PeerTurns, def: strconv.Itoa(pipeline.DefaultPeerTurns)},
 	}
 }
 
@@ -403,6 +408,9 @@ func (c *Config) ValidateSettings() error {
 	}
 	if err := c.validateContext(); err != nil {
 		return err
+	}
+	if c.PeerTurns < 1 || c.PeerTurns > pipeline.PeerTurnsPerHour {
+		return fmt.Errorf("AGENT_PEER_TURNS: must be between 1 and %d (the turns of a thread in an hour), got %d", pipeline.PeerTurnsPerHour, c.PeerTurns)
 	}
 	if err := c.validateSchedules(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -121,6 +122,8 @@ type Slack struct {
 	faults     map[string][]string            // by method: one-time failures of the next calls (Fail)
 	socket     slackSocket
 	wg         sync.WaitGroup // socket goroutines
+	others     []*Slack       // the other apps of its workspace (Workspace)
+	tsSeq      *atomic.Int64  // the workspace's ts sequence; nil on its own
 }
 
 // Post is a chat.postMessage, chat.update or chat.postEphemeral call the fake
@@ -448,6 +451,9 @@ func (s *Slack) nextFault(method string) string {
 // must be held.
 func (s *Slack) nextTS() string {
 	s.seq++
+	if ts, ok := s.workspaceTS(); ok {
+		return ts
+	}
 	micros := int64(s.seq) * 100
 	return fmt.Sprintf("%d.%06d", 1700000000+micros/1e6, micros%1e6)
 }

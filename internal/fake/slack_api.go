@@ -256,11 +256,15 @@ func (s *Slack) postMessage(c *slackCall) (map[string]any, string, func()) {
 	if b := c.params.Get("blocks"); b != "" {
 		msg["blocks"] = json.RawMessage(b)
 	}
-	var after func()
+	after := s.deliverToOthers(c, channel, ts, thread, text)
 	if c.cfg.echo {
+		others := after
 		after = func() {
 			s.SendEvent(Message{TeamID: c.cfg.teamID, User: c.cfg.botUserID, BotID: c.cfg.botID,
 				Channel: channel, TS: ts, ThreadTS: thread, Text: text}.Payload())
+			if others != nil {
+				others()
+			}
 		}
 	}
 	return map[string]any{"channel": channel, "ts": ts, "message": msg}, "", after

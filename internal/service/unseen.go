@@ -12,7 +12,8 @@ import (
 // like every inbound message, and marks them seen in the store.
 func (s *Service) threadContext(chat ChatAPI) *pipeline.ThreadContext {
 	return &pipeline.ThreadContext{Reader: chat, People: s.persona, Marks: s.store, Redact: s.redactor.Redact,
-		Self: func() pipeline.Identity { return s.self }, Max: s.cfg.ContextMessages, Unheard: s.unheard}
+		Self: func() pipeline.Identity { return s.self }, Max: s.cfg.ContextMessages, Unheard: s.unheard,
+		Peer: s.persona.IsPeer}
 }
 
 // unheard reports whether a person's words never reach the model, as the

@@ -243,7 +243,7 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 	return pipeline.Chain(pipeline.NewDeliver(chat, split),
 		pipeline.Recover(),
 		pipeline.NewDrop(s.tracer, m, pipeline.DropDeps{Roster: s.persona, Seen: store.RetrySeen{SeenStore: s.store, Retry: s.storeRetry()}, Locks: threads,
-			Mutes: serviceMutes{s}, Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop}),
+			Mutes: serviceMutes{s}, Self: self, Drops: s.metrics, Log: s.log, OnDrop: s.onDrop, Peers: s.peers()}),
 		pipeline.NewEngage(s.tracer, m, threads, self, s.log),
 		pipeline.NewRedact(s.tracer, m, s.redactor),
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.ModeRules{Default: pipeline.Mode(s.cfg.DefaultMode), NoBypass: s.noBypass}),

@@ -45,6 +45,7 @@ type SoulOverride struct {
 	Allowed   *[]string
 	Blocked   *[]string
 	Redaction *[]string // "regex ; description"
+	Peers     *[]string // other personas' user ids (## Peers)
 	Mandate   *string
 }
 
@@ -74,6 +75,10 @@ type Step struct {
 	// in), true prefixes it to a reply (calling the bot into the thread).
 	Mention *bool
 	Bot     bool // send: another app posts it (a bot message: it carries a bot id)
+	// Peer is send's: a peer persona (soul peers) posts it, as the
+	// platform delivers another app's post: its bot user, a bot id, no
+	// subtype, one message event (no app_mention twin).
+	Peer bool
 
 	// Advance is advance's duration: the simulated clock moves it on; and
 	// restart's, the time the service is down (zero: it starts again at
@@ -122,7 +127,7 @@ var (
 
 // stepFields are the fields of each step kind, in the order messages list them.
 var stepFields = map[string][]string{
-	StepSend:          {"text", "as", "channel", "thread", "dm", "files", "mention", "bot"},
+	StepSend:          {"text", "as", "channel", "thread", "dm", "files", "mention", "bot", "peer"},
 	StepExpectReply:   {"contains"},
 	StepExpectCard:    {"kind", "contains"},
 	StepExpectPending: {},
@@ -283,6 +288,10 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 		case "bot":
 			if fv.Kind != yaml.ScalarNode || fv.Decode(&st.Bot) != nil {
 				err = p.fail(fv, "bot%s is true or false", where)
+			}
+		case "peer":
+			if fv.Kind != yaml.ScalarNode || fv.Decode(&st.Peer) != nil {
+				err = p.fail(fv, "peer%s is true or false", where)
 			}
 		case "contains":
 			st.Contains, err = p.str(fk, fv, where)

@@ -183,6 +183,8 @@ func TestParseScenarioErrorLines(t *testing.T) {
 		{"approver not an id", "soul:\n  approvers:\n    - U0X: Bash\n    - bob: Bash\nsteps: [{send: {text: hi}}]\n", f + `:4: approvers in soul: approver "bob" is not a user id`},
 		{"channel by name", "soul:\n  trusted: ['#general']\nsteps: [{send: {text: hi}}]\n", f + ":2: trusted in soul: channel #general has no id"},
 		{"blocked not an id", "soul:\n  blocked: [bob]\nsteps: [{send: {text: hi}}]\n", f + `:2: blocked in soul: blocked user "bob" is not a user id`},
+		{"peer not an id", "soul:\n  peers: [oncall]\nsteps: [{send: {text: hi}}]\n", f + `:2: peers in soul: ## Peers: "oncall" is not a user id`},
+		{"peer not a flag", "steps: [{send: {text: hi, peer: maybe}}]\n", f + `:1: peer in step 1 (send) is true or false`},
 		{"bad regex", "soul:\n  redaction: ['([a-z ; broken']\nsteps: [{send: {text: hi}}]\n", f + `:2: redaction in soul: invalid redaction regex "([a-z"`},
 		{"list item on two lines", "soul:\n  blocked: [\"U0X\\nU0Y\"]\nsteps: [{send: {text: hi}}]\n", f + ":2: blocked in soul: "},
 		{"list not a list", "soul:\n  trusted: C0TEAM\nsteps: [{send: {text: hi}}]\n", f + ":2: trusted in soul must be a list of strings"},

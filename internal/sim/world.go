@@ -37,6 +37,7 @@ type World struct {
 	Blocked   []string
 	Redaction []string // "regex ; description"
 	Mandate   string
+	Peers     []string // other personas' user ids (## Peers)
 }
 
 // DefaultWorld is the sim world of interfaces.md.
@@ -76,6 +77,7 @@ func (w World) Merge(o *SoulOverride) World {
 	setList(&w.Allowed, o.Allowed)
 	setList(&w.Blocked, o.Blocked)
 	setList(&w.Redaction, o.Redaction)
+	setList(&w.Peers, o.Peers)
 	return w
 }
 
@@ -103,6 +105,7 @@ func (w World) SoulMD() []byte {
 	list("Approvers", w.Approvers, approverLine)
 	list("Blocked", w.Blocked, userRef)
 	list("Redaction", w.Redaction, func(r string) string { return r })
+	list("Peers", w.Peers, userRef)
 	return []byte(b.String())
 }
 
@@ -287,8 +290,10 @@ func (p *parser) soul(n *yaml.Node) (*SoulOverride, error) {
 			o.Blocked, err = p.soulList(k, v, "Blocked", func(q *persona.Persona) int { return len(q.Blocked) })
 		case "redaction":
 			o.Redaction, err = p.soulList(k, v, "Redaction", func(q *persona.Persona) int { return len(q.Redactions) })
+		case "peers":
+			o.Peers, err = p.soulList(k, v, "Peers", func(q *persona.Persona) int { return len(q.Peers) })
 		default:
-			return p.fail(k, "unknown key %q%s (want manager, backup, approvers, trusted, allowed, blocked, redaction or mandate)", k.Value, where)
+			return p.fail(k, "unknown key %q%s (want manager, backup, approvers, trusted, allowed, blocked, redaction, mandate or peers)", k.Value, where)
 		}
 		return err
 	})
@@ -349,7 +354,7 @@ func (p *parser) soulList(k, v *yaml.Node, section string, count func(*persona.P
 		format = channelRef
 	case "Approvers":
 		format = approverLine
-	case "Blocked":
+	case "Blocked", "Peers":
 		format = userRef
 	default:
 		format = func(s string) string { return s }

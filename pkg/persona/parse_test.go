@@ -109,6 +109,12 @@ func TestParseCorpus(t *testing.T) {
 		{file: "bad_regex.md", line: 16, err: `bad_regex.md:16: invalid redaction regex "([a-z": missing closing ]`},
 		{file: "bad_mode.md", line: 15, err: `bad_mode.md:15: "## Channel <#C0TEAM>": unknown permission mode "yolo"`},
 		{file: "bad_timeout.md", line: 15, err: `bad_timeout.md:15: invalid approval timeout "soon"`},
+		{file: "bad_peer.md", line: 16, err: `bad_peer.md:16: ## Peers: "the docs bot" is not a user id (want "- <@U…>")`},
+		{file: "peers.md", check: func(t *testing.T, p *Persona) {
+			eq(t, "peers", p.Peers, []string{"U0ONCALL", "U0DOCS"})
+			eq(t, "is peer", p.IsPeer("U0DOCS"), true)
+			eq(t, "not peer", p.IsPeer("U0MGR"), false)
+		}},
 		{file: "handles.md", missing: []string{"manager.userId"}, warns: []string{
 			`handles.md:7: manager "@alice" is a handle, not a user id: DMs will not be answered`,
 			`handles.md:8: backup manager "bob" is a handle, not a user id: ignored`,

@@ -13,7 +13,7 @@ import (
 // ParserVersion identifies the shape and meaning of Parse's output. It is
 // part of the cache key of a parsed persona: bump it whenever the same
 // SOUL.md would parse to a different Persona.
-const ParserVersion = "4"
+const ParserVersion = "5"
 
 // DefaultApprovalTimeout is how long an approval card waits when SOUL.md has
 // no "## Approval timeout" (interfaces.md: 900 seconds).
@@ -79,6 +79,9 @@ type Persona struct {
 	Redactions []Redaction `json:"redactions,omitempty"`
 	// Blocked are user ids whose messages are dropped.
 	Blocked []string `json:"blocked,omitempty"`
+	// Peers are the user ids of the other personas (or apps) of "## Peers"
+	// whose messages are admitted when they mention this persona (peers.go).
+	Peers []string `json:"peers,omitempty"`
 	// ApprovalTimeoutSeconds is how long an approval card waits; 0 waits
 	// forever. Parse sets DefaultApprovalTimeout when the file has none.
 	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds"`

@@ -46,6 +46,15 @@ func (p *Persona) Summary() string {
 	}
 	line("redaction patterns: %d", len(p.Redactions))
 	line("blocked users: %d", len(p.Blocked))
+	if len(p.Peers) == 0 {
+		line("peers: none")
+	} else {
+		parts := make([]string, len(p.Peers))
+		for i, id := range p.Peers {
+			parts[i] = "<@" + id + ">"
+		}
+		line("peers (%d): %s", len(parts), strings.Join(parts, ", "))
+	}
 	if p.ApprovalTimeoutSeconds == 0 {
 		line("approval timeout: none (waits forever)")
 	} else {

@@ -126,8 +126,11 @@ func NewAgent(tracer trace.Tracer, m StageMetrics, agent Agent, actions Actions,
 	routes.route(KindMessage, func(ctx context.Context, ev *Event, next Handler) (string, string, error) {
 		a, _ := AccessFromContext(ctx)
 		out := newOutbox(ctx, ev, next)
-		if handled, err := commands.Command(ctx, ev, a, out); err != nil || handled {
-			return commandDone(ctx, out, err)
+		// A peer runs no command: its words go to the model as words.
+		if a.Role != RolePeer {
+			if handled, err := commands.Command(ctx, ev, a, out); err != nil || handled {
+				return commandDone(ctx, out, err)
+			}
 		}
 		return turn(ctx, ev, a, out)
 	})

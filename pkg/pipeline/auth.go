@@ -104,6 +104,16 @@ func resolveAccess(ctx context.Context, dir Directory, modes ThreadModes, rules 
 		return Access{}, err
 	}
 	channelMode, _ := dir.ChannelMode(ev.ChannelID)
+	if ev.Peer {
+		// A peer never gains a person's role, whatever its user id is to
+		// the persona otherwise, nor a mode that runs tools no person saw
+		// asked for: at most ask, as in a public channel.
+		m := rules.Resolve(layer, threadMode, channelMode)
+		if permissiveness[m] > permissiveness[ModeAsk] {
+			m = ModeAsk
+		}
+		return Access{UserID: ev.UserID, Role: RolePeer, Layer: layer, Mode: m, MostPublic: dir.MostPublicLayer()}, nil
+	}
 	return Access{
 		UserID:     ev.UserID,
 		Role:       dir.RoleOf(ev.UserID),

@@ -67,6 +67,9 @@ type DropDeps struct {
 	Log   *slog.Logger
 	// OnDrop, when set, is told of every drop (the simulator's expect_drop).
 	OnDrop func(ev *Event, reason string)
+	// Peers admits the messages of other personas that mention this one,
+	// within the stored bounds (peers.go); nil drops every bot's message.
+	Peers *Peers
 }
 
 // userSubtypes are the message subtypes that carry a person's words; every
@@ -83,7 +86,7 @@ const (
 )
 
 // MoreDropReasons are the drop reasons beyond the pinned DropReasons.
-var MoreDropReasons = []string{DropIgnored, DropNotSpeech}
+var MoreDropReasons = []string{DropIgnored, DropNotSpeech, DropPeerLimit}
 
 // NewDrop returns the drop filter, the first stage: it stops, before any
 // store write or model call, everything the persona must not see: the bot's
@@ -126,10 +129,14 @@ func NewDrop(tracer trace.Tracer, m StageMetrics, d DropDeps) Middleware {
 // come first, so that most drops cost nothing; the redelivery check reads the
 // store and only an event that passes is written down.
 func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (string, error) {
+	ev.Peer = false // the stage decides it again, for a resumed event too
 	if ev.Kind == KindMessage {
 		self := d.Self()
 		if ev.BotID != "" || ev.Subtype == "bot_message" || (self.UserID != "" && ev.UserID == self.UserID) {
-			return DropSelf, nil
+			if !d.Peers.admits(ev, self) {
+				return DropSelf, nil
+			}
+			ev.Peer = true
 		}
 		if !userSubtypes[ev.Subtype] {
 			return DropNotSpeech, nil
@@ -179,7 +186,17 @@ func dropReason(ctx context.Context, d DropDeps, dedupe *recent, ev *Event) (str
 			return DropIgnored, err
 		}
 	}
-	return checkDuplicate(ctx, d.Seen, dedupe, ev)
+	reason, err := checkDuplicate(ctx, d.Seen, dedupe, ev)
+	if reason != "" || err != nil {
+		return reason, err
+	}
+	if ev.Peer {
+		if ev.Resumed {
+			return "", nil // its first run counted it
+		}
+		return d.Peers.take(ctx, d.Log, ev)
+	}
+	return "", d.Peers.personSpoke(ctx, ev)
 }
 
 // mutedHere reports whether ev's words, not a manager's, are muted

@@ -49,7 +49,7 @@ func Envelope(userID, role, words string) string {
 // they are, anything else (an unknown or empty role) member.
 func EnvelopeRole(role string) string {
 	switch role {
-	case string(RoleManager), string(RoleBackup), string(RoleApprover), string(RoleMember), EnvelopeBot, EnvelopeScheduled:
+	case string(RoleManager), string(RoleBackup), string(RoleApprover), string(RoleMember), EnvelopeBot, EnvelopeScheduled, string(RolePeer):
 		return role
 	}
 	return string(RoleMember)

@@ -128,6 +128,9 @@ type Event struct {
 	// them (Engagements.Engage). The turn carries them before the message
 	// (ThreadContext). A resumed event gets it again from the engage stage.
 	Unseen string `json:"-"`
+	// Peer is set by the drop stage on a message of a peer (## Peers)
+	// that mentions the persona: the auth stage gives it RolePeer.
+	Peer bool `json:"-"`
 
 	Action   *Action   // KindAction only
 	Command  *Command  // KindCommand only

@@ -71,6 +71,9 @@ type ThreadContext struct {
 	// (blocked, or muted now: /ignore): theirs are left out like a
 	// blocked person's, and not counted. nil: People.IsBlocked alone.
 	Unheard func(ctx context.Context, userID string) (bool, error)
+	// Peer reports whether a bot's user id is a peer's (## Peers): its
+	// posts are carried with the envelope role peer. nil: none is.
+	Peer func(userID string) bool
 }
 
 // Paging of a thread's read: pages of contextPage messages, at most
@@ -120,7 +123,7 @@ func (c *ThreadContext) Unseen(ctx context.Context, ev *Event) (Unseen, error) {
 			if !ok {
 				continue
 			}
-			if e.Role != EnvelopeBot && !e.Own && c.Unheard != nil {
+			if e.Role != EnvelopeBot && e.Role != string(RolePeer) && !e.Own && c.Unheard != nil {
 				out, known := unheard[e.UserID]
 				if !known {
 					if out, err = c.Unheard(ctx, e.UserID); err != nil {
@@ -160,6 +163,8 @@ func (c *ThreadContext) earlier(m PostedMessage, self Identity) (Earlier, bool) 
 	switch {
 	case m.UserID != "" && m.UserID == self.UserID, m.BotID != "" && m.BotID == self.BotID:
 		e.Own, e.UserID = true, self.UserID
+	case (m.BotID != "" || m.Subtype == "bot_message") && m.UserID != "" && c.Peer != nil && c.Peer(m.UserID):
+		e.Role = string(RolePeer)
 	case m.BotID != "" || m.Subtype == "bot_message":
 		e.Role = EnvelopeBot
 		if e.UserID == "" {

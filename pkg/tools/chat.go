@@ -81,7 +81,7 @@ func (c *ChatServer) Tools() []Tool {
 	return append([]Tool{
 		{
 			Name:        ChatReply,
-			Description: "Post a reply in the current chat thread. This is the only way anyone sees what you say. Write markdown; it is converted to the chat's format. Returns the ts of the posted message.",
+			Description: "Post a reply in the current chat thread. This is the only way anyone sees what you say. Write markdown; it is converted to the chat's format. To hand work to another persona (a peer), mention it as <@U…> in the text; a peer's message needs no reply unless you add something. Returns the ts of the posted message.",
 			Schema:      json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"The reply, in markdown."}},"required":["text"],"additionalProperties":false}`),
 			Call:        c.reply,
 		},

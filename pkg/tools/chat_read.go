@@ -45,6 +45,13 @@ type ChatReader interface {
 	Unreact(ctx context.Context, channelID, ts, name string) error
 }
 
+// isPeer reports whether a bot's user id is one of the persona's peers
+// (## Peers), when r says (*persona.Persona does).
+func isPeer(r Roles, userID string) bool {
+	p, ok := r.(interface{ IsPeer(string) bool })
+	return ok && userID != "" && p.IsPeer(userID)
+}
+
 // Roles says what a person is to the persona (*persona.Persona).
 type Roles interface {
 	RoleOf(userID string) pipeline.Role
@@ -285,6 +292,8 @@ func (c *ChatServer) messageLine(m pipeline.PostedMessage, self pipeline.Identit
 	role := string(pipeline.RoleMember)
 	mine := self.UserID != "" && m.UserID == self.UserID || self.BotID != "" && m.BotID == self.BotID
 	switch {
+	case !mine && m.BotID != "" && isPeer(c.Roles, m.UserID):
+		role = string(pipeline.RolePeer)
 	case mine || m.BotID != "" || m.Subtype == "bot_message":
 		role = pipeline.EnvelopeBot
 	case c.Roles != nil:

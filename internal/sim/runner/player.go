@@ -84,7 +84,7 @@ func (p *Player) send(ctx context.Context, st sim.Step) error {
 	if at, ok := p.threads[st.Thread]; ok && st.Thread != "" {
 		channel, thread, _ = strings.Cut(at, "/")
 	}
-	in, err := p.s.SendWith(user, channel, thread, st.Text, SendOptions{Mention: st.Mention, Bot: st.Bot, Files: st.Files})
+	in, err := p.s.SendWith(user, channel, thread, st.Text, SendOptions{Mention: st.Mention, Bot: st.Bot, Peer: st.Peer, Files: st.Files})
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,9 @@ type SendOptions struct {
 	Mention *bool
 	// Bot posts the message as another app: it carries a bot id.
 	Bot bool
+	// Peer posts it as a peer persona's app: its bot user and a bot id,
+	// no subtype, one message event (another app's post on the platform).
+	Peer bool
 	// Files are attached by name, each made from its extension
 	// (sim.SampleFile).
 	Files []string
@@ -62,6 +65,9 @@ func (s *Sim) SendWith(user, channel, thread, text string, o SendOptions) (Injec
 	if o.Bot {
 		ev.BotID, ev.Subtype = "B"+strings.TrimPrefix(user, "U"), "bot_message"
 	}
+	if o.Peer {
+		ev.BotID = "B" + strings.TrimPrefix(user, "U")
+	}
 	mention := thread == "" && !isDM(channel)
 	if o.Mention != nil {
 		mention = *o.Mention
@@ -70,7 +76,7 @@ func (s *Sim) SendWith(user, channel, thread, text string, o SendOptions) (Injec
 		ev.Text = "<@" + bot.UserID + "> " + text
 	}
 	var err error
-	if mention && !isDM(channel) {
+	if mention && !isDM(channel) && !o.Peer {
 		twin := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, BotID: ev.BotID,
 			ChannelID: channel, ThreadTS: thread, Text: ev.Text, Files: attached}
 		err = s.injectMention(ev, twin)
