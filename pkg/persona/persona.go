@@ -13,7 +13,7 @@ import (
 // ParserVersion identifies the shape and meaning of Parse's output. It is
 // part of the cache key of a parsed persona: bump it whenever the same
 // SOUL.md would parse to a different Persona.
-const ParserVersion = "4"
+const ParserVersion = "5"
 
 // DefaultApprovalTimeout is how long an approval card waits when SOUL.md has
 // no "## Approval timeout" (interfaces.md: 900 seconds).
