@@ -15,8 +15,11 @@ import (
 // carries a credential (the model's own words, stored as they came) and
 // the operator's pattern. It returns the harness (stopped) and the
 // thread's channel and root.
-func recordThread(t *testing.T) (*harness, string, string) {
+func recordThread(t *testing.T, dbURL string) (*harness, string, string) {
 	h := newHarness(t, rulesSoul)
+	if dbURL != "" {
+		h.env["AGENT_DB_URL"] = dbURL
+	}
 	key := h.env["LLM_API_KEY"]
 	h.model.Respond = func(req fake.AnthropicRequest) fake.AnthropicResponse {
 		msgs := req.ParsedMessages()
@@ -55,8 +58,19 @@ func recordThread(t *testing.T) (*harness, string, string) {
 // thread in the file and the people by their own ids; the same scenario
 // fails when the service behaves otherwise (the approver is no longer
 // one), and when the recorded answer is not what the service posts.
-func TestSimRecordReplays(t *testing.T) {
-	h, ch, root := recordThread(t)
+func TestSimRecordReplays(t *testing.T) { testSimRecordReplays(t, "") }
+
+// The same on Postgres: the recording reads the store on either backend.
+func TestSimRecordReplaysPostgres(t *testing.T) {
+	base := os.Getenv("AGENT_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("needs AGENT_TEST_POSTGRES_URL: .ci/run starts a PostgreSQL for it")
+	}
+	testSimRecordReplays(t, freshDatabase(t, base))
+}
+
+func testSimRecordReplays(t *testing.T, dbURL string) {
+	h, ch, root := recordThread(t, dbURL)
 	out := filepath.Join(t.TempDir(), "recorded.yaml")
 	stdout, errs, code := h.runCLI("sim", "record", "--out", out, "--update", ch, root)
 	if code != 0 {
