@@ -191,7 +191,7 @@ func diffChannels(before, after *Persona) []Change {
 func diffDMs(before, after *Persona) []Change {
 	switch {
 	case !before.DMOpen() && after.DMOpen():
-		return []Change{{Gain: true, Text: "anyone can now DM the persona (both channel lists are empty)"}}
+		return []Change{{Gain: true, Text: "anyone can now DM the persona"}}
 	case before.DMOpen() && !after.DMOpen():
 		return []Change{{Text: "only the manager and the backup manager can DM the persona now"}}
 	}
