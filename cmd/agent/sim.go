@@ -21,10 +21,10 @@ import (
 func (c *cli) simCommand() *ffcli.Command {
 	return &ffcli.Command{
 		Name:        "sim",
-		ShortUsage:  "agent sim [--fixture] [--stub|--real] [--soul PATH] | agent sim run [--real] [--verbose] [--update] [--trace] [--soul PATH] [FILES...]",
+		ShortUsage:  "agent sim [--fixture] [--stub|--real] [--soul PATH] | agent sim run [--real] [--verbose] [--update] [--trace] [--soul PATH] [FILES...] | agent sim record [--out FILE] [--update] <channel> <thread_ts>",
 		ShortHelp:   "the offline simulator: the production gateway on an in-memory chat",
 		FlagSet:     c.simREPLFlags(),
-		Subcommands: []*ffcli.Command{c.simRunCommand()},
+		Subcommands: []*ffcli.Command{c.simRunCommand(), c.simRecordCommand()},
 		Exec:        c.simREPL,
 	}
 }

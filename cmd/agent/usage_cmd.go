@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -12,6 +13,7 @@ import (
 	"github.com/persona-runtime/agent/internal/budget"
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/persona"
 )
 
 // usageRecord is one channel, thread or person as `agent usage --json`
@@ -81,7 +83,44 @@ func usage(ctx context.Context, inv *invocation, by string) error {
 		total.add(r)
 	}
 	fmt.Fprintf(w, "total\t%d\t%d\t%d\t%d\t%d\t%.4f\n", total.Input, total.Output, total.CacheWrite, total.CacheRead, total.Tokens, total.CostUSD)
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return usageBudgets(ctx, inv, st, prices)
+}
+
+// usageBudgets prints today's spend against each daily budget of SOUL.md
+// (tokens or dollars); nothing when SOUL.md sets none or does not load:
+// the usage above stands without it.
+func usageBudgets(ctx context.Context, inv *invocation, st *store.Store, prices *budget.Prices) error {
+	src, err := os.ReadFile(inv.soulPath(""))
+	if err != nil {
+		return nil
+	}
+	p, err := persona.Parse(inv.soulPath(""), src)
+	if err != nil {
+		return nil
+	}
+	if inv.cfg.Zone == nil {
+		// The day ends at midnight in AGENT_TZ: its one parse.
+		if err := inv.cfg.ValidateSettings(); err != nil {
+			return err
+		}
+	}
+	g := &budget.Guard{Store: st, Prices: prices, Budgets: p.Budgets, Zone: inv.cfg.Zone}
+	lines, err := g.Today(ctx)
+	if err != nil || len(lines) == 0 {
+		return err
+	}
+	zone := "UTC"
+	if inv.cfg.Zone != nil {
+		zone = inv.cfg.Zone.String()
+	}
+	fmt.Fprintf(inv.stdout, "\nbudgets today (%s):\n", zone)
+	for _, l := range lines {
+		fmt.Fprintln(inv.stdout, "  "+l.String())
+	}
+	return nil
 }
 
 // usageRecords sums the rows (one per key and model) per key, the most

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +22,7 @@ import (
 type Store interface {
 	RecordUsage(ctx context.Context, r store.UsageRecord) error
 	UsageOf(ctx context.Context, f store.UsageFilter) ([]store.UsageRow, error)
+	UsageBy(ctx context.Context, since time.Time, by string) ([]store.UsageRow, error)
 	NoteBudgetNotice(ctx context.Context, threadKey, day string) (bool, error)
 	RaiseBudget(ctx context.Context, key, budget, day string, tokens int64, by string) error
 	BudgetRaised(ctx context.Context, key, budget, day string) (int64, error)
@@ -37,7 +40,15 @@ const (
 	Channel = "channel"
 	Person  = "person"
 	Persona = "persona"
+	// Schedule is the per-run cap of a scheduled run ("- Schedule:
+	// $N/run"); a schedule has only a dollar cap.
+	Schedule = "schedule"
 )
+
+// microUSD is how many of a dollar budget's units make a dollar: a dollar
+// budget counts in millionths of a dollar, so that it compares, stores
+// and raises as whole numbers as a token budget does.
+const microUSD = 1e6
 
 // Category is the approval category of the card that raises a thread's
 // budget: the manager, or an approver with this scope, decides it.
@@ -71,6 +82,18 @@ type Guard struct {
 	Exhausted *prometheus.CounterVec
 	Cost      *prometheus.CounterVec
 	Log       *slog.Logger
+
+	// runs is the estimated spend of each scheduled run in progress, by
+	// its event id, for the per-run cap (Budgets.ScheduleUSD).
+	runsMu sync.Mutex
+	runs   map[string]runSpend
+}
+
+// runSpend is a scheduled run's spend so far, in micro-dollars, and when
+// it last grew (runs older than a day are forgotten).
+type runSpend struct {
+	used int64
+	at   time.Time
 }
 
 // Spent counts one model call of the turn: its estimated cost in the
@@ -79,8 +102,12 @@ type Guard struct {
 // brought (store.Answer.Spent) or in a write of its own. Admit reads them
 // before the turn's next call: the answer's write has committed by then.
 func (g *Guard) Spent(t *pipeline.Turn, model string, u store.Usage) store.UsageRecord {
+	cost := max(g.Prices.Cost(model, u), 0)
 	if g.Cost != nil {
-		g.Cost.WithLabelValues(string(t.Access.Layer), model).Add(max(g.Prices.Cost(model, u), 0))
+		g.Cost.WithLabelValues(string(t.Access.Layer), model).Add(cost)
+	}
+	if g.Budgets.ScheduleUSD > 0 && t.Event.Kind == pipeline.KindSchedule {
+		g.runSpent(t.Event.ID, toMicro(cost))
 	}
 	return store.UsageRecord{At: g.now(), ThreadKey: t.Event.ThreadKey(), ChannelID: t.Event.ChannelID,
 		UserID: t.Event.UserID, Model: model, Usage: u}
@@ -103,6 +130,39 @@ type standing struct {
 	// holder is what the budget holds, as its raises are stored: the
 	// thread's key, the channel's, the person's id, "" for the persona.
 	holder string
+	// usd marks a budget in dollars: used, limit and base count
+	// micro-dollars of the price table's estimate.
+	usd bool
+}
+
+// id is the budget's name as its metric label, its raises and its card
+// name it: "channel", or "channel_usd" for the dollar budget beside it.
+func (s standing) id() string {
+	if s.usd {
+		return s.budget + "_usd"
+	}
+	return s.budget
+}
+
+// which is the budget as the refusal line names it: "channel", or
+// "channel $5.00/day" for a dollar budget.
+func (s standing) which() string {
+	if !s.usd {
+		return s.budget
+	}
+	per := "/day"
+	if s.budget == Schedule {
+		per = "/run"
+	}
+	return s.budget + " " + formatMicro(s.base) + per
+}
+
+// amount writes n in the budget's unit: tokens, or dollars.
+func (s standing) amount(n int64) string {
+	if s.usd {
+		return formatMicro(n)
+	}
+	return fmt.Sprintf("%d tokens", n)
 }
 
 // cardKey names the budget s and what it holds, for its one raise card
@@ -112,9 +172,57 @@ func (s standing) cardKey() string {
 	case Thread:
 		return Thread + ":" + s.holder
 	case Persona:
-		return Persona + ":" + s.day
+		return s.id() + ":" + s.day
 	}
-	return s.budget + ":" + s.holder + ":" + s.day
+	return s.id() + ":" + s.holder + ":" + s.day
+}
+
+// toMicro is an amount of dollars in micro-dollars.
+func toMicro(usd float64) int64 { return int64(math.Round(usd * microUSD)) }
+
+// formatMicro writes micro-dollars as dollars, to the cent ("$4.27").
+func formatMicro(n int64) string { return fmt.Sprintf("$%.2f", float64(n)/microUSD) }
+
+// runSpent adds a scheduled run's call to its spend, and forgets the runs
+// that have not spent for a day (a run is over long before).
+func (g *Guard) runSpent(id string, micro int64) {
+	now := g.now()
+	g.runsMu.Lock()
+	defer g.runsMu.Unlock()
+	if g.runs == nil {
+		g.runs = map[string]runSpend{}
+	}
+	for k, r := range g.runs {
+		if now.Sub(r.at) > 24*time.Hour {
+			delete(g.runs, k)
+		}
+	}
+	r := g.runs[id]
+	g.runs[id] = runSpend{used: r.used + micro, at: now}
+}
+
+// runUsed is a scheduled run's spend so far, in micro-dollars.
+func (g *Guard) runUsed(id string) int64 {
+	g.runsMu.Lock()
+	defer g.runsMu.Unlock()
+	return g.runs[id].used
+}
+
+// refuseRun stops a scheduled run at its per-run cap: the run's target
+// is told, and the next run starts afresh. There is no card: a run that
+// needs more is the schedule's creator's to change.
+func (g *Guard) refuseRun(ctx context.Context, t *pipeline.Turn, s standing, show func()) (bool, error) {
+	if g.Exhausted != nil {
+		g.Exhausted.WithLabelValues(s.id()).Inc()
+	}
+	g.Log.InfoContext(ctx, "budget reached: scheduled run stopped", "budget", s.id(), "run", t.Event.ID,
+		"thread", t.Event.ThreadKey(), "used_usd", float64(s.used)/microUSD, "limit_usd", float64(s.limit)/microUSD)
+	g.runsMu.Lock()
+	delete(g.runs, t.Event.ID)
+	g.runsMu.Unlock()
+	show()
+	_, err := t.Out.Post(ctx, RefusalText(s.which(), "at the next run")+": this run stopped at "+s.amount(s.used))
+	return false, err
 }
 
 // Admit decides whether the turn may call the model (before its first
@@ -148,6 +256,9 @@ func (g *Guard) Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool,
 	var near *standing
 	for i := range list {
 		s := &list[i]
+		if s.used >= s.limit && s.budget == Schedule {
+			return g.refuseRun(ctx, t, *s, show)
+		}
 		if s.used >= s.limit {
 			return g.refuse(ctx, t, *s, midnight, show)
 		}
@@ -162,7 +273,7 @@ func (g *Guard) Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool,
 		}
 		if first {
 			show()
-			if _, err := t.Out.Post(ctx, noticeText(*near)+g.weighedNote()); err != nil {
+			if _, err := t.Out.Post(ctx, noticeText(*near)+g.weighedNote(*near)); err != nil {
 				return false, err
 			}
 		}
@@ -176,36 +287,57 @@ func (g *Guard) Admit(ctx context.Context, t *pipeline.Turn, show func()) (bool,
 func (g *Guard) standings(ctx context.Context, t *pipeline.Turn, day string, midnight time.Time) ([]standing, error) {
 	key, user := t.Event.ThreadKey(), t.Event.UserID
 	var out []standing
+	if cap := toMicro(g.Budgets.ScheduleUSD); cap > 0 && t.Event.Kind == pipeline.KindSchedule {
+		out = append(out, standing{budget: Schedule, used: g.runUsed(t.Event.ID), limit: cap, base: cap, holder: t.Event.ID, usd: true})
+	}
+	channel := pipeline.ThreadKey(t.Event.ChannelID, "")
 	for _, b := range []struct {
 		name   string
 		limit  int64
 		f      store.UsageFilter
 		day    string
 		holder string
+		usd    bool
 	}{
-		{Thread, g.Budgets.Thread, store.UsageFilter{ThreadKey: key, Since: time.UnixMilli(0)}, "", key},
-		{Channel, g.Budgets.Channel, store.UsageFilter{ChannelID: t.Event.ChannelID, Since: midnight}, day, pipeline.ThreadKey(t.Event.ChannelID, "")},
-		{Person, g.Budgets.Person, store.UsageFilter{UserID: user, Since: midnight}, day, user},
-		{Persona, g.Budgets.Persona, store.UsageFilter{Since: midnight}, day, ""},
+		{Thread, g.Budgets.Thread, store.UsageFilter{ThreadKey: key, Since: time.UnixMilli(0)}, "", key, false},
+		{Channel, g.Budgets.Channel, store.UsageFilter{ChannelID: t.Event.ChannelID, Since: midnight}, day, channel, false},
+		{Channel, toMicro(g.Budgets.ChannelUSD), store.UsageFilter{ChannelID: t.Event.ChannelID, Since: midnight}, day, channel, true},
+		{Person, g.Budgets.Person, store.UsageFilter{UserID: user, Since: midnight}, day, user, false},
+		{Persona, g.Budgets.Persona, store.UsageFilter{Since: midnight}, day, "", false},
+		{Persona, toMicro(g.Budgets.PersonaUSD), store.UsageFilter{Since: midnight}, day, "", true},
 	} {
 		if b.limit <= 0 || (b.name == Person && user == "") {
 			continue
 		}
-		rows, err := g.Store.UsageOf(ctx, b.f)
+		s, err := g.standing(ctx, standing{budget: b.name, day: b.day, base: b.limit, holder: b.holder, usd: b.usd}, b.f)
 		if err != nil {
 			return nil, err
-		}
-		raised, err := g.Store.BudgetRaised(ctx, b.holder, b.name, b.day)
-		if err != nil {
-			return nil, err
-		}
-		s := standing{budget: b.name, day: b.day, limit: b.limit + raised, base: b.limit, holder: b.holder}
-		for _, r := range rows {
-			s.used += g.Prices.Tokens(r.Model, r.Usage)
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// standing fills in s's spend (the calls f selects) and its limit with
+// today's raises.
+func (g *Guard) standing(ctx context.Context, s standing, f store.UsageFilter) (standing, error) {
+	rows, err := g.Store.UsageOf(ctx, f)
+	if err != nil {
+		return s, err
+	}
+	raised, err := g.Store.BudgetRaised(ctx, s.holder, s.id(), s.day)
+	if err != nil {
+		return s, err
+	}
+	s.limit = s.base + raised
+	for _, r := range rows {
+		if s.usd {
+			s.used += toMicro(g.Prices.Cost(r.Model, r.Usage))
+		} else {
+			s.used += g.Prices.Tokens(r.Model, r.Usage)
+		}
+	}
+	return s, nil
 }
 
 // refuse tells the thread the budget s is reached and offers the card that
@@ -214,11 +346,11 @@ func (g *Guard) standings(ctx context.Context, t *pipeline.Turn, day string, mid
 // budget at a time, however many threads it stops.
 func (g *Guard) refuse(ctx context.Context, t *pipeline.Turn, s standing, midnight time.Time, show func()) (bool, error) {
 	if g.Exhausted != nil {
-		g.Exhausted.WithLabelValues(s.budget).Inc()
+		g.Exhausted.WithLabelValues(s.id()).Inc()
 	}
-	g.Log.InfoContext(ctx, "budget reached", "budget", s.budget, "thread", t.Event.ThreadKey(), "used", s.used, "limit", s.limit)
+	g.Log.InfoContext(ctx, "budget reached", "budget", s.id(), "thread", t.Event.ThreadKey(), "used", s.used, "limit", s.limit)
 	show()
-	line := RefusalText(s.budget, resets(s, midnight, g.zone())) + g.weighedNote()
+	line := RefusalText(s.which(), resets(s, midnight, g.zone())) + g.weighedNote(s)
 	if g.Gate == nil {
 		_, err := t.Out.Post(ctx, line)
 		return false, err
@@ -248,10 +380,10 @@ func (g *Guard) refuse(ctx context.Context, t *pipeline.Turn, s standing, midnig
 	if !out.Approved() {
 		return false, nil
 	}
-	if err := g.Store.RaiseBudget(ctx, s.holder, s.budget, s.day, s.base, out.By); err != nil {
+	if err := g.Store.RaiseBudget(ctx, s.holder, s.id(), s.day, s.base, out.By); err != nil {
 		return false, err
 	}
-	g.Log.InfoContext(ctx, "budget raised", "budget", s.budget, "thread", t.Event.ThreadKey(), "tokens", s.base, "by", out.By)
+	g.Log.InfoContext(ctx, "budget raised", "budget", s.id(), "thread", t.Event.ThreadKey(), "by_amount", s.amount(s.base), "by", out.By)
 	return true, nil
 }
 
@@ -260,6 +392,9 @@ func raiseSummary(s standing) string {
 	whose := map[string]string{Thread: "this thread's budget", Channel: "the budget of <#" + channelOf(s.holder) + ">",
 		Person: "the budget of <@" + s.holder + ">", Persona: "the persona's budget"}[s.budget]
 	summary := fmt.Sprintf("Raise %s by %d tokens? It has used %d of %d.", whose, s.base, s.used, s.limit)
+	if s.usd {
+		summary = fmt.Sprintf("Raise %s by %s? It has used %s of %s.", whose, formatMicro(s.base), formatMicro(s.used), formatMicro(s.limit))
+	}
 	if s.day != "" {
 		summary += " The raise is for today (" + s.day + ") only"
 		if s.budget != Thread {
@@ -304,9 +439,10 @@ func RefusalText(budget, when string) string {
 // read: the turn does not go on.
 const CheckFailedText = "budget check failed: I stopped before asking the model; try again shortly"
 
-// weighedNote follows a notice when the budgets weigh tokens by price.
-func (g *Guard) weighedNote() string {
-	if !g.Weighed {
+// weighedNote follows a token budget's notice when the budgets weigh
+// tokens by price.
+func (g *Guard) weighedNote(s standing) string {
+	if !g.Weighed || s.usd {
 		return ""
 	}
 	return "; tokens weighted by model price, in " + g.Prices.Default + " tokens"
@@ -340,12 +476,17 @@ func zoneName(z *time.Location) string {
 func noticeText(s standing) string {
 	what := "this thread's budget"
 	switch s.budget {
+	case Schedule:
+		what = "this run's budget"
 	case Channel:
 		what = "this channel's budget for today"
 	case Person:
 		what = "your budget for today"
 	case Persona:
 		what = "my budget for today"
+	}
+	if s.usd {
+		return fmt.Sprintf("budget: %d %% of %s is used (%s of %s)", int(100*ratio(s)), what, formatMicro(s.used), formatMicro(s.limit))
 	}
 	return fmt.Sprintf("budget: %d %% of %s is used (%d of %d tokens)", int(100*ratio(s)), what, s.used, s.limit)
 }

@@ -12,7 +12,8 @@ const module = "github.com/persona-runtime/agent/"
 // simTree are the simulator's packages, each with the packages of the tree
 // it may import: the REPL drives the runner; the runner plays scenarios on
 // the platform with the scripted model and renders golden transcripts; the
-// platform and the scripted model stand alone.
+// platform and the scripted model stand alone; the recorder writes
+// scenarios (and checks that they parse).
 var simTree = map[string][]string{
 	"internal/sim":          {"internal/sim/scripted"},
 	"internal/sim/platform": nil,
@@ -20,6 +21,7 @@ var simTree = map[string][]string{
 	"internal/sim/golden":   {"internal/sim", "internal/sim/platform"},
 	"internal/sim/runner":   {"internal/sim", "internal/sim/golden", "internal/sim/platform", "internal/sim/scripted"},
 	"internal/sim/repl":     {"internal/sim", "internal/sim/platform", "internal/sim/runner", "internal/sim/scripted"},
+	"internal/sim/record":   {"internal/sim", "internal/sim/scripted"},
 }
 
 // TestImports fails when a package outside cmd imports the simulator (it is

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,11 @@ type Scenario struct {
 	// without the agent view does, and turns show the assistant status line.
 	AgentView bool
 	Soul      *SoulOverride
-	Steps     []Step
+	// Model are a recorded thread's model answers, turn by turn (`model:`,
+	// written by `agent sim record`): the scripted model plays them
+	// (AgentBehavior is scripted.Recorded).
+	Model [][]scripted.Answer
+	Steps []Step
 }
 
 // SoulOverride are the sim world keys a scenario replaces. A nil field was
@@ -203,10 +208,12 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			}
 		case "soul":
 			sc.Soul, err = p.soul(v)
+		case "model":
+			sc.Model, err = p.model(v)
 		case "steps":
 			steps = v
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, soul or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, soul, model or steps)", k.Value)
 		}
 		return err
 	})
@@ -232,7 +239,86 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
+	if sc.Model != nil {
+		if sc.AgentBehavior != "reply" && sc.AgentBehavior != scripted.Recorded {
+			return nil, p.fail(nil, "model: the recorded answers are the agent's behaviour: leave agent_behavior out")
+		}
+		sc.AgentBehavior = scripted.Recorded
+	}
 	return sc, nil
+}
+
+// model reads `model:`: a list of turns, each a list of answers
+// `{text: …, tools: [{name: …, input: {…}}]}`.
+func (p *parser) model(n *yaml.Node) ([][]scripted.Answer, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.fail(n, "model is a list of turns, each a list of answers")
+	}
+	turns := make([][]scripted.Answer, 0, len(n.Content))
+	for i, tn := range n.Content {
+		tn = resolve(tn)
+		if tn.Kind != yaml.SequenceNode {
+			return nil, p.fail(tn, "model: turn %d is a list of answers", i+1)
+		}
+		turn := make([]scripted.Answer, 0, len(tn.Content))
+		for j, an := range tn.Content {
+			where := fmt.Sprintf(" in model turn %d answer %d", i+1, j+1)
+			var a scripted.Answer
+			err := p.mapping(resolve(an), where, "an answer", func(k, v *yaml.Node) error {
+				switch k.Value {
+				case "text":
+					var err error
+					a.Text, err = p.str(k, v, where)
+					return err
+				case "tools":
+					if v.Kind != yaml.SequenceNode {
+						return p.fail(v, "tools%s is a list of {name, input}", where)
+					}
+					for _, cn := range v.Content {
+						var c scripted.ToolCall
+						err := p.mapping(resolve(cn), where, "a tool call", func(ck, cv *yaml.Node) error {
+							switch ck.Value {
+							case "name":
+								var err error
+								c.Name, err = p.str(ck, cv, where)
+								return err
+							case "input":
+								var in any
+								if err := cv.Decode(&in); err != nil {
+									return p.fail(cv, "input%s: %v", where, err)
+								}
+								if _, isMap := in.(map[string]any); !isMap && in != nil {
+									return p.fail(cv, "input%s must be a mapping", where)
+								}
+								b, err := json.Marshal(in)
+								if err != nil {
+									return p.fail(cv, "input%s: %v", where, err)
+								}
+								c.Input = b
+								return nil
+							}
+							return p.fail(ck, "unknown key %q%s (want name or input)", ck.Value, where)
+						})
+						if err != nil {
+							return err
+						}
+						if c.Name == "" {
+							return p.fail(cn, "a tool call%s has no name", where)
+						}
+						a.Tools = append(a.Tools, c)
+					}
+					return nil
+				}
+				return p.fail(k, "unknown key %q%s (want text or tools)", k.Value, where)
+			})
+			if err != nil {
+				return nil, err
+			}
+			turn = append(turn, a)
+		}
+		turns = append(turns, turn)
+	}
+	return turns, nil
 }
 
 func (p *parser) step(n *yaml.Node, index int) (Step, error) {

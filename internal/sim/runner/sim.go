@@ -50,6 +50,9 @@ type Options struct {
 	Soul []byte
 	// Behaviour is the scripted model's behaviour ("": reply).
 	Behaviour string
+	// Recorded are the answers the scripted model plays when Behaviour is
+	// scripted.Recorded (a recorded thread's scenario).
+	Recorded [][]scripted.Answer
 	// Model replaces the scripted model (a live model).
 	Model agent.Model
 	// Config is the shared configuration for a live model; nil: the sim
@@ -197,8 +200,11 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 	s.chat = &platform.Chat{Bot: bot, Observer: o.Observer, AgentView: o.AgentView}
 	s.model = o.Model
 	if s.model == nil {
-		m, err := scripted.New(cmp.Or(o.Behaviour, "reply"))
-		if err != nil {
+		var m *scripted.Model
+		var err error
+		if o.Behaviour == scripted.Recorded {
+			m = scripted.NewRecorded(o.Recorded)
+		} else if m, err = scripted.New(cmp.Or(o.Behaviour, "reply")); err != nil {
 			s.cleanup()
 			return nil, err
 		}

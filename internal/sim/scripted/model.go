@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -43,6 +44,12 @@ const Markdown = "Here is the **status**:\n\n| service | state |\n|---|---|\n| a
 type Model struct {
 	behaviour atomic.Value // string
 	calls     atomic.Int64
+
+	// recorded are the turns the Recorded behaviour plays (NewRecorded);
+	// recTurn counts the turns begun.
+	recorded [][]Answer
+	recMu    sync.Mutex
+	recTurn  int
 }
 
 // New returns a scripted model playing a behaviour.
@@ -241,6 +248,9 @@ func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (msg *an
 		return nil, err
 	}
 	behaviour := m.Behaviour()
+	if behaviour == Recorded {
+		return m.recordedAnswer(p.Messages), nil
+	}
 	if behaviour == "boom" {
 		return nil, ErrBoom
 	}
