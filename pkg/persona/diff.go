@@ -42,6 +42,7 @@ var Aspects = []Aspect{
 	{"channel modes", diffModes},
 	{"blocked", diffBlocked},
 	{"budgets", diffBudgets},
+	{"peers", diffPeers},
 }
 
 // Diff is every change of who may do what between before and after: people
@@ -253,6 +254,19 @@ func diffBlocked(before, after *Persona) []Change {
 		if !slices.Contains(after.Blocked, id) {
 			out = append(out, Change{Gain: true, Text: mention(id) + " no longer blocked"})
 		}
+	}
+	return out
+}
+
+// diffPeers: a peer may start a turn by mentioning the persona, so a new
+// peer is access gained.
+func diffPeers(before, after *Persona) []Change {
+	var out []Change
+	for _, id := range missingFrom(after.Peers, before.Peers) {
+		out = append(out, Change{Gain: true, Text: mention(id) + " becomes a peer (its mentions start turns)"})
+	}
+	for _, id := range missingFrom(before.Peers, after.Peers) {
+		out = append(out, Change{Text: mention(id) + " no longer a peer"})
 	}
 	return out
 }
