@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -97,28 +99,15 @@ const maxCommon = 3
 // matches hold the best; ranking more costs as much again per row.
 const maxCommonCandidates = 200
 
-// qRecallSQLite ranks the newest ?5 matches of a MATCH (maxCandidates, or
-// maxCommonCandidates for common words alone) by relevance, memories
-// first, fading with age. The snippet is cut in Go (snippet): FTS5's
-// snippet() would make it for every candidate, and opening the MATCH
-// again for the best alone costs more than the ranking.
-var qRecallSQLite = recallSQLite("bm25(recall, 1.0, 0.0)")
+// qCandidatesSQLite is the newest ?3 rows of a MATCH (maxCandidates, or
+// maxCommonCandidates for common words alone), which rankCandidates
+// ranks: FTS5's own bm25() would weigh the words by the whole index.
+const qCandidatesSQLite = `SELECT rowid, kind, ref, chan, channel, thread_ts, ts, author, created_at, body
+	FROM recall WHERE recall MATCH ?1 AND NOT (kind = 'message' AND thread_ts = ?2)
+	ORDER BY rowid DESC LIMIT ?3`
 
-// qRecallSQLiteCommon is qRecallSQLite for common words alone: without
-// BM25, which reads every row holding each word to weigh it (a tenth of
-// the index or more), and which would weigh them about alike anyway; the
-// newest matches, memories first.
-var qRecallSQLiteCommon = recallSQLite("-1.0")
-
-func recallSQLite(rank string) string {
-	return `SELECT kind, ref, chan, channel, thread_ts, author, created_at, body FROM (
-		SELECT rowid AS id, ` + rank + ` AS rank, kind, ref, chan, channel, thread_ts, author, created_at, body
-		FROM recall WHERE recall MATCH ?1 AND NOT (kind = 'message' AND thread_ts = ?2)
-		ORDER BY rowid DESC LIMIT ?5
-	) ORDER BY rank * (CASE kind WHEN 'memory' THEN ` + "2.0" + ` ELSE 1.0 END)
-		/ (1.0 + max(0, ?3 - created_at) / ` + "2592000000.0" + `), id DESC
-	LIMIT ?4`
-}
+// qStats is a conversation's counts.
+const qStats = `SELECT docs, words FROM recall_stats WHERE channel_id = ?`
 
 // qCountSQLite counts the rows of a MATCH, up to a limit; qSpanSQLite is
 // the span of the index's row ids: about its number of rows, read from
@@ -143,34 +132,60 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q memory.Recal
 	if err != nil {
 		return nil, err
 	}
-	query, candidates := qRecallSQLite, maxCandidates
+	candidates := maxCandidates
 	if allCommon {
-		query, candidates = qRecallSQLiteCommon, maxCommonCandidates
+		candidates = maxCommonCandidates
 	}
 	match := where + ` AND body : ("` + strings.Join(terms, `" OR "`) + `")`
-	rows, err := s.query(ctx, query, match, q.Thread, now, limit, candidates)
+	rows, err := s.query(ctx, qCandidatesSQLite, match, q.Thread, candidates)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []memory.Recalled
+	var cs []candidate
 	for rows.Next() {
-		var r memory.Recalled
-		var key, body string
+		var c candidate
+		var key string
 		var at int64
-		if err := rows.Scan(&r.Kind, &r.ID, &key, &r.Channel, &r.ThreadTS, &r.Author, &at, &body); err != nil {
+		if err := rows.Scan(&c.id, &c.r.Kind, &c.r.ID, &key, &c.r.Channel, &c.r.ThreadTS, &c.r.TS, &c.r.Author, &at, &c.body); err != nil {
 			return nil, err
 		}
-		r.At = fromUnixMilli(at)
-		r.Snippet = snippet(body, terms)
-		r.Scope = memory.ScopeConversation
+		c.r.At = fromUnixMilli(at)
+		c.r.Scope = memory.ScopeConversation
 		if strings.HasPrefix(key, memory.ScopePersona) {
-			r.Scope = memory.ScopePersona
+			c.r.Scope = memory.ScopePersona
 		}
-		finish(&r, body)
-		out = append(out, r)
+		cs = append(cs, c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return s.best(ctx, cs, terms, q, now, limit)
+}
+
+// best ranks cs (rankCandidates, with q.Channel's statistics) and returns
+// the first limit, each message with its snippet and its adjacent turns.
+func (s *Store) best(ctx context.Context, cs []candidate, terms []string, q memory.RecallQuery, now int64, limit int) ([]memory.Recalled, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	var st convStats
+	if err := s.queryRow(ctx, qStats, q.Channel).Scan(&st.docs, &st.words); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	rankCandidates(cs, terms, st, now)
+	cs = cs[:min(len(cs), limit)]
+	out := make([]memory.Recalled, len(cs))
+	for i, c := range cs {
+		c.r.Snippet = snippet(c.body, terms)
+		finish(&c.r, c.body)
+		out[i] = c.r
+	}
+	if err := s.adjacent(ctx, cs, out, q); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // snippetWords is how many words a snippet keeps.
@@ -258,33 +273,20 @@ func longestFirst(terms []string) []string {
 	return out
 }
 
-// qRecallPG ranks the newest maxCandidates matches (relevance, memories
-// first, fading with age), as SQLite does: ts_rank_cd reads each row's
-// tsvector, and ranking every match of eight words each just short of
-// common would read every row holding any of them; qRecallPGNewest only the
-// newest maxCommonCandidates, for a query of common words alone.
+// qCandidatesPG are the newest matches (maxCandidates, or
+// maxCommonCandidates for common words alone), as SQLite's
+// (qCandidatesSQLite), for rankCandidates.
 var (
-	qRecallPG       = recallPG("ORDER BY r.id DESC LIMIT " + strconv.Itoa(maxCandidates))
-	qRecallPGNewest = recallPG("ORDER BY r.id DESC LIMIT " + strconv.Itoa(maxCommonCandidates))
+	qCandidatesPG       = candidatesPG(maxCandidates)
+	qCandidatesPGCommon = candidatesPG(maxCommonCandidates)
 )
 
-// recallPG is the recall query whose candidates are cut by the clause
-// candidates.
-func recallPG(candidates string) string {
-	return `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
-	ts_headline('english', body, q, 'MaxWords=24, MinWords=12, StartSel="", StopSel=""')
-	FROM (
-		SELECT id, kind, ref, scope, channel_id, thread_ts, author, created_at, body, q,
-			ts_rank_cd(tsv, q) * (CASE kind WHEN 'memory' THEN 2.0 ELSE 1.0 END)
-				/ (1.0 + greatest(0, ? - created_at) / 2592000000.0) AS score
-		FROM (
-			SELECT r.*, q FROM recall r, websearch_to_tsquery('english', ?) q
-			WHERE r.tsv @@ q AND (r.channel_id = ? OR r.scope = 'persona') AND (? = '' OR r.kind = ?)
-				AND NOT (r.kind = 'message' AND r.channel_id = ? AND r.thread_ts = ?)
-			` + candidates + `
-		) candidates
-		ORDER BY score DESC, id DESC LIMIT ?
-	) best ORDER BY score DESC, id DESC`
+func candidatesPG(limit int) string {
+	return `SELECT r.id, kind, ref, scope, channel_id, thread_ts, ts, author, created_at, body
+		FROM recall r, websearch_to_tsquery('english', ?) q
+		WHERE r.tsv @@ q AND (r.channel_id = ? OR r.scope = 'persona') AND (? = '' OR r.kind = ?)
+			AND NOT (r.kind = 'message' AND r.channel_id = ? AND r.thread_ts = ?)
+		ORDER BY r.id DESC LIMIT ` + strconv.Itoa(limit)
 }
 
 // qCommonPG returns which of the words (one string, space-separated) are
@@ -336,28 +338,97 @@ func (s *Store) recallPG(ctx context.Context, terms []string, q memory.RecallQue
 	if err != nil {
 		return nil, err
 	}
-	query := qRecallPG
+	query := qCandidatesPG
 	if allCommon {
-		query = qRecallPGNewest
+		query = qCandidatesPGCommon
 	}
-	rows, err := s.query(ctx, query, now, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, q.Channel, q.Thread, limit)
+	rows, err := s.query(ctx, query, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, q.Channel, q.Thread)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []memory.Recalled
+	var cs []candidate
 	for rows.Next() {
-		var r memory.Recalled
+		var c candidate
 		var at int64
-		var body string
-		if err := rows.Scan(&r.Kind, &r.ID, &r.Scope, &r.Channel, &r.ThreadTS, &r.Author, &at, &body, &r.Snippet); err != nil {
+		if err := rows.Scan(&c.id, &c.r.Kind, &c.r.ID, &c.r.Scope, &c.r.Channel, &c.r.ThreadTS, &c.r.TS, &c.r.Author, &at, &c.body); err != nil {
 			return nil, err
 		}
-		r.At = fromUnixMilli(at)
-		finish(&r, body)
-		out = append(out, r)
+		c.r.At = fromUnixMilli(at)
+		cs = append(cs, c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return s.best(ctx, cs, terms, q, now, limit)
+}
+
+// adjacentSpan is how far, in rows of the index, adjacent turns are
+// looked for on each side of a hit: the rows between are other threads'
+// (stored at the same time) or the runtime's.
+const adjacentSpan = 4
+
+// qAdjacent are the rows near a hit's (rowid between ?1 and ?2) of its
+// session (?3) and conversation (?4), messages only, outside the asking
+// thread (?5): the same conversation as the hit, so nothing it may not
+// see.
+var (
+	qAdjacentSQLite = `SELECT rowid, ts, author, created_at, body FROM recall
+		WHERE rowid BETWEEN ?1 AND ?2 AND ref = ?3 AND channel = ?4 AND kind = 'message' AND thread_ts != ?5
+		ORDER BY rowid`
+	qAdjacentPG = `SELECT id, ts, author, created_at, body FROM recall
+		WHERE id BETWEEN ? AND ? AND ref = ? AND channel_id = ? AND kind = 'message' AND thread_ts != ?
+		ORDER BY id`
+)
+
+// adjacent gives each message of out (cs's) its adjacent turns, at most
+// memory.AdjacentTurns each side, each cut as a snippet is.
+func (s *Store) adjacent(ctx context.Context, cs []candidate, out []memory.Recalled, q memory.RecallQuery) error {
+	query := qAdjacentSQLite
+	if s.pg {
+		query = qAdjacentPG
+	}
+	for i, c := range cs {
+		if c.r.Kind != memory.KindMessage || c.r.Channel != q.Channel {
+			continue
+		}
+		rows, err := s.query(ctx, query, c.id-adjacentSpan, c.id+adjacentSpan, c.r.ID, q.Channel, q.Thread)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id, at int64
+			var t memory.Turn
+			var body string
+			if err := rows.Scan(&id, &t.TS, &t.Author, &at, &body); err != nil {
+				rows.Close()
+				return err
+			}
+			t.At = fromUnixMilli(at)
+			t.Snippet = strings.TrimSpace(snippet(body, nil))
+			switch {
+			case id < c.id:
+				out[i].Before = append(out[i].Before, t) // oldest first
+			case id > c.id:
+				out[i].After = append(out[i].After, t)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if n := len(out[i].Before); n > memory.AdjacentTurns {
+			out[i].Before = out[i].Before[n-memory.AdjacentTurns:]
+		}
+		if len(out[i].After) > memory.AdjacentTurns {
+			out[i].After = out[i].After[:memory.AdjacentTurns]
+		}
+	}
+	return nil
 }
 
 // finish gives a memory its whole text (it is short), and a message its
@@ -417,11 +488,25 @@ func QueryTerms(text string) []string {
 // said, and are not indexed.
 const runtimeNote = "[runtime]"
 
-// messageText is what the index keeps of a stored message: the words of
-// its text blocks, out of their envelopes, and who wrote them (the last
-// envelope's author; "" for the persona's own). Tool calls and results,
-// and the runtime's notes, are left out.
-func messageText(role string, content []byte) (body, author string) {
+// part is one turn of a stored message as the index keeps it: one
+// envelope's words and author, or the persona's own words (author "").
+type part struct {
+	body, author string
+	envelope     bool
+}
+
+// messageParts is what the index keeps of a stored message: the words of
+// its text blocks, out of their envelopes, each envelope a turn of its own
+// (a message carries the thread's unseen messages before the person's),
+// the text blocks of no envelope joined as one. The persona's own words
+// are kept only when carried (carried: the thread's posts a turn's input
+// holds, stored with its event); its answers' texts (end-of-turn
+// acknowledgements: what it posts goes through the reply tool), tool calls
+// and results, and the runtime's notes are left out.
+func messageParts(role string, content []byte, carried bool) []part {
+	if role == RoleAssistant && !carried {
+		return nil
+	}
 	var blocks []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -429,63 +514,79 @@ func messageText(role string, content []byte) (body, author string) {
 	if err := json.Unmarshal(content, &blocks); err != nil {
 		var s string
 		if json.Unmarshal(content, &s) != nil {
-			return "", ""
+			return nil
 		}
 		blocks = append(blocks, struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{"text", s})
 	}
-	var b strings.Builder
+	var parts []part
+	var loose strings.Builder
 	remembered := false // the block is the words of the memory a memory.Note introduced
 	for _, bl := range blocks {
 		if remembered {
 			remembered = false
 			continue
 		}
-		if bl.Type != "text" || bl.Text == "" || strings.HasPrefix(bl.Text, runtimeNote) {
+		if bl.Type != "text" || strings.TrimSpace(bl.Text) == "" || strings.HasPrefix(bl.Text, runtimeNote) {
 			remembered = bl.Type == "text" && strings.HasPrefix(bl.Text, memory.Note)
 			continue
 		}
-		text := bl.Text
 		if role == RoleUser {
-			if who, _, words, ok := pipeline.ParseEnvelope(text); ok {
-				author, text = who, words
+			if who, _, words, ok := pipeline.ParseEnvelope(bl.Text); ok {
+				if strings.TrimSpace(words) != "" {
+					parts = append(parts, part{body: words, author: who, envelope: true})
+				}
+				continue
 			}
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+		if loose.Len() > 0 {
+			loose.WriteByte('\n')
 		}
-		b.WriteString(text)
+		loose.WriteString(bl.Text)
 	}
-	return b.String(), author
+	if loose.Len() > 0 {
+		parts = append(parts, part{body: loose.String()})
+	}
+	return parts
 }
 
 const qSessionThread = "SELECT thread_key FROM sessions WHERE session_id = ?"
 
-// indexMessages adds the words of rows (of one session) to the index, in
-// the transaction that stores them.
+// indexMessages adds the turns of rows (of one session) to the index, in
+// the transaction that stores them (messageParts); a row's last envelope
+// is its message (Message.TS).
 func (s *Store) indexMessages(ctx context.Context, tx bun.Tx, rows []messageRow) error {
 	var channel, threadTS string
 	looked := false
 	for _, r := range rows {
-		body, author := messageText(r.Role, []byte(r.Content))
-		if strings.TrimSpace(body) == "" {
-			continue
-		}
-		if !looked {
-			var key string
-			if err := s.txQueryRow(ctx, tx, qSessionThread, r.SessionID).Scan(&key); err != nil {
-				return fmt.Errorf("index messages: session %s: %w", r.SessionID, err)
+		parts := messageParts(r.Role, []byte(r.Content), r.EventID != "")
+		last := -1
+		for i, p := range parts {
+			if p.envelope {
+				last = i
 			}
-			channel, threadTS, _ = strings.Cut(key, ":")
-			looked = true
 		}
-		if _, err := s.indexDoc(ctx, tx, doc{
-			kind: memory.KindMessage, ref: r.SessionID, channel: channel, threadTS: threadTS,
-			author: author, scope: memory.ScopeConversation, body: body, at: r.CreatedAt,
-		}); err != nil {
-			return err
+		for i, p := range parts {
+			if !looked {
+				var key string
+				if err := s.txQueryRow(ctx, tx, qSessionThread, r.SessionID).Scan(&key); err != nil {
+					return fmt.Errorf("index messages: session %s: %w", r.SessionID, err)
+				}
+				channel, threadTS, _ = strings.Cut(key, ":")
+				looked = true
+			}
+			ts := ""
+			if i == last {
+				ts = r.TS
+			}
+			if _, err := s.indexDoc(ctx, tx, doc{
+				kind: memory.KindMessage, ref: r.SessionID, channel: channel, threadTS: threadTS, ts: ts,
+				author: p.author, scope: memory.ScopeConversation, body: p.body, at: r.CreatedAt,
+			}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

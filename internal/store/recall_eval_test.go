@@ -153,22 +153,22 @@ const (
 )
 
 var fillerLines = []string{
-	"How was your weekend, %[1]s?", "Pretty quiet, I mostly stayed home and cleaned the flat.",
-	"I went to the market on %[2]s and bought way too many vegetables.", "Work was busy this week, lots of meetings.",
-	"Did you watch the match on %[2]s?", "No, I was too tired, I went to bed at ten.",
+	"How was your weekend, {name}?", "Pretty quiet, I mostly stayed home and cleaned the flat.",
+	"I went to the market on {day} and bought way too many vegetables.", "Work was busy this week, lots of meetings.",
+	"Did you watch the match on {day}?", "No, I was too tired, I went to bed at ten.",
 	"What are your plans for the holidays?", "Nothing yet, maybe visit family.", "haha", "ok", "yes", "same here",
-	"The weather has been terrible, rain every day.", "I finally finished that book you recommended, %[1]s.",
-	"We should have dinner together sometime in %[3]s.", "Sounds good, let me know when you're free.",
+	"The weather has been terrible, rain every day.", "I finally finished that book you recommended, {name}.",
+	"We should have dinner together sometime in {month}.", "Sounds good, let me know when you're free.",
 	"My phone broke again, I need a new one.", "I made pasta for dinner, nothing fancy.",
-	"Traffic was awful this morning, it took me %[4]d minutes.", "Did you hear about the new cafe near the station?",
-	"I'm trying to go to bed earlier, it's not working.", "Let's talk %[2]s, I have to run now.",
-	"Thanks for asking, %[1]s, everything is fine.", "I cleaned the balcony and the kitchen today.",
-	"My neighbour's name is hard to pronounce, I keep getting it wrong.", "I bought new shoes, %[4]d euros, on sale.",
-	"The train was late again, %[4]d minutes.", "What time is it there? It's %[4]d past here.",
-	"I need a holiday, maybe in %[3]s.", "Remember when we met at the old school? So long ago.",
-	"%[4]d", "%[4]d:30?", "on %[2]s", "see you", "good night", "lol", "true",
+	"Traffic was awful this morning, it took me {n} minutes.", "Did you hear about the new cafe near the station?",
+	"I'm trying to go to bed earlier, it's not working.", "Let's talk {day}, I have to run now.",
+	"Thanks for asking, {name}, everything is fine.", "I cleaned the balcony and the kitchen today.",
+	"My neighbour's name is hard to pronounce, I keep getting it wrong.", "I bought new shoes, {n} euros, on sale.",
+	"The train was late again, {n} minutes.", "What time is it there? It's {n} past here.",
+	"I need a holiday, maybe in {month}.", "Remember when we met at the old school? So long ago.",
+	"{n}", "{n}:30?", "on {day}", "see you", "good night", "lol", "true",
 	"I've been watching a series about a detective in the mountains.", "My mum called, she says hi.",
-	"The kitchen sink is leaking again, I called the landlord.", "I'm so tired today, %[1]s.",
+	"The kitchen sink is leaking again, I called the landlord.", "I'm so tired today, {name}.",
 }
 
 var (
@@ -186,8 +186,9 @@ func withFiller(c *evalConversation, seed uint64) (sessions [][]evalTurn) {
 		turns := []evalTurn{{author: people[f%2], text: at.Format("3:04 pm on 2 January, 2006"), at: at}}
 		for i := 1; i < fillerTurns; i++ {
 			who := people[(f+i)%2]
-			line := fmt.Sprintf(fillerLines[r.IntN(len(fillerLines))], c.names[people[(f+i+1)%2]],
-				fillerDays[r.IntN(len(fillerDays))], fillerMonths[r.IntN(len(fillerMonths))], 5+r.IntN(50))
+			line := strings.NewReplacer("{name}", c.names[people[(f+i+1)%2]], "{day}", fillerDays[r.IntN(len(fillerDays))],
+				"{month}", fillerMonths[r.IntN(len(fillerMonths))], "{n}", strconv.Itoa(5+r.IntN(50))).
+				Replace(fillerLines[r.IntN(len(fillerLines))])
 			turns = append(turns, evalTurn{author: who, text: line, at: at.Add(time.Duration(i) * time.Minute)})
 		}
 		for i := range turns {
