@@ -120,6 +120,11 @@ func rankCandidates(cs []candidate, terms []string, st convStats, now int64) {
 		age := max(0, float64(now-cs[i].r.At.UnixMilli())) / (24 * 3600 * 1000)
 		cs[i].score = score / (1 + age/recencyDays)
 	}
+	sortCandidates(cs)
+}
+
+// sortCandidates orders cs best first, newest first among equals.
+func sortCandidates(cs []candidate) {
 	slices.SortStableFunc(cs, func(a, b candidate) int {
 		if a.score != b.score {
 			if a.score > b.score {
@@ -213,4 +218,45 @@ func stem(w string) string {
 		w = w[:n-1]
 	}
 	return w
+}
+
+// An answer is often the turn after the one that matches (a question and
+// its reply: "when is the deadline?" "the first of July"), or the one
+// before: the spreadFrom best candidates pass spreadShare of their score
+// to each adjacent turn, and questionShare to the turn after a question.
+const (
+	spreadFrom    = 20
+	spreadShare   = 0.2
+	questionShare = 0.8
+)
+
+// spread adds to cs (ranked) the shares of their score the first
+// spreadFrom pass to their adjacent turns (near, by row id), adjacent
+// turns that are not candidates joining them, and ranks them again.
+func spread(cs []candidate, near map[int64][]candidate) []candidate {
+	at := make(map[int64]int, len(cs))
+	for i, c := range cs {
+		at[c.id] = i
+	}
+	gain := map[int64]float64{}
+	for _, c := range cs[:min(len(cs), spreadFrom)] {
+		question := strings.HasSuffix(strings.TrimSpace(c.body), "?")
+		for _, n := range near[c.id] {
+			share := spreadShare
+			if question && n.id > c.id {
+				share = questionShare
+			}
+			gain[n.id] += share * c.score
+			if _, ok := at[n.id]; !ok {
+				n.score = 0
+				at[n.id] = len(cs)
+				cs = append(cs, n)
+			}
+		}
+	}
+	for id, g := range gain {
+		cs[at[id]].score += g
+	}
+	sortCandidates(cs)
+	return cs
 }

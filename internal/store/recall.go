@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,8 +165,10 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q memory.Recal
 	return s.best(ctx, cs, terms, q, now, limit)
 }
 
-// best ranks cs (rankCandidates, with q.Channel's statistics) and returns
-// the first limit, each message with its snippet and its adjacent turns.
+// best ranks cs (rankCandidates, with q.Channel's statistics), lets the
+// best pass some of their score to their adjacent turns (spread), and
+// returns the first limit, each message with its snippet and its adjacent
+// turns.
 func (s *Store) best(ctx context.Context, cs []candidate, terms []string, q memory.RecallQuery, now int64, limit int) ([]memory.Recalled, error) {
 	if len(cs) == 0 {
 		return nil, nil
@@ -175,15 +178,37 @@ func (s *Store) best(ctx context.Context, cs []candidate, terms []string, q memo
 		return nil, err
 	}
 	rankCandidates(cs, terms, st, now)
+	near, err := s.neighbours(ctx, cs[:min(len(cs), spreadFrom)], q)
+	if err != nil {
+		return nil, err
+	}
+	cs = spread(cs, near)
 	cs = cs[:min(len(cs), limit)]
+	// The turns next to the hits spread did not look at.
+	var more []candidate
+	for _, c := range cs {
+		if _, ok := near[c.id]; !ok {
+			more = append(more, c)
+		}
+	}
+	moreNear, err := s.neighbours(ctx, more, q)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(near, moreNear)
 	out := make([]memory.Recalled, len(cs))
 	for i, c := range cs {
 		c.r.Snippet = snippet(c.body, terms)
 		finish(&c.r, c.body)
+		for _, n := range near[c.id] {
+			t := memory.Turn{TS: n.r.TS, Author: n.r.Author, At: n.r.At, Snippet: strings.TrimSpace(snippet(n.body, nil))}
+			if n.id < c.id {
+				c.r.Before = append(c.r.Before, t)
+			} else {
+				c.r.After = append(c.r.After, t)
+			}
+		}
 		out[i] = c.r
-	}
-	if err := s.adjacent(ctx, cs, out, q); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
@@ -366,69 +391,102 @@ func (s *Store) recallPG(ctx context.Context, terms []string, q memory.RecallQue
 
 // adjacentSpan is how far, in rows of the index, adjacent turns are
 // looked for on each side of a hit: the rows between are other threads'
-// (stored at the same time) or the runtime's.
+// (stored at the same time).
 const adjacentSpan = 4
 
-// qAdjacent are the rows near a hit's (rowid between ?1 and ?2) of its
-// session (?3) and conversation (?4), messages only, outside the asking
-// thread (?5): the same conversation as the hit, so nothing it may not
-// see.
-var (
-	qAdjacentSQLite = `SELECT rowid, ts, author, created_at, body FROM recall
-		WHERE rowid BETWEEN ?1 AND ?2 AND ref = ?3 AND channel = ?4 AND kind = 'message' AND thread_ts != ?5
-		ORDER BY rowid`
-	qAdjacentPG = `SELECT id, ts, author, created_at, body FROM recall
-		WHERE id BETWEEN ? AND ? AND ref = ? AND channel_id = ? AND kind = 'message' AND thread_ts != ?
-		ORDER BY id`
-)
+// qNeighbours are the rows between rowids ?1 and ?2 of session ?3 in
+// conversation ?4, messages only, outside the asking thread (?5): the
+// same conversation as the hit, so nothing it may not see.
+const qNeighbours = `SELECT rowid, ts, author, created_at, body FROM recall
+	WHERE rowid BETWEEN ?1 AND ?2 AND ref = ?3 AND channel = ?4 AND kind = 'message' AND thread_ts != ?5
+	ORDER BY rowid`
 
-// adjacent gives each message of out (cs's) its adjacent turns, at most
-// memory.AdjacentTurns each side, each cut as a snippet is.
-func (s *Store) adjacent(ctx context.Context, cs []candidate, out []memory.Recalled, q memory.RecallQuery) error {
-	query := qAdjacentSQLite
-	if s.pg {
-		query = qAdjacentPG
+// qNeighboursPG is qNeighbours for many hits at once (their rows' ids
+// spliced in: numbers the index gave), and the session of each row.
+const qNeighboursPG = `SELECT id, ts, author, created_at, body, ref FROM recall
+	WHERE id IN (%s) AND channel_id = ? AND kind = 'message' AND thread_ts != ?
+	ORDER BY id`
+
+// neighbours returns, by row id of each message of cs in q.Channel, its
+// adjacent turns in its thread: at most memory.AdjacentTurns on each
+// side, oldest first, within adjacentSpan rows.
+func (s *Store) neighbours(ctx context.Context, cs []candidate, q memory.RecallQuery) (map[int64][]candidate, error) {
+	out := map[int64][]candidate{}
+	var hits []candidate
+	for _, c := range cs {
+		if c.r.Kind == memory.KindMessage && c.r.Channel == q.Channel {
+			hits = append(hits, c)
+		}
 	}
-	for i, c := range cs {
-		if c.r.Kind != memory.KindMessage || c.r.Channel != q.Channel {
-			continue
-		}
-		rows, err := s.query(ctx, query, c.id-adjacentSpan, c.id+adjacentSpan, c.r.ID, q.Channel, q.Thread)
-		if err != nil {
-			return err
-		}
+	if len(hits) == 0 {
+		return out, nil
+	}
+	read := func(rows *sql.Rows, withRef bool) ([]candidate, error) {
+		defer rows.Close()
+		var found []candidate
 		for rows.Next() {
-			var id, at int64
-			var t memory.Turn
-			var body string
-			if err := rows.Scan(&id, &t.TS, &t.Author, &at, &body); err != nil {
-				rows.Close()
-				return err
+			var n candidate
+			var at int64
+			dest := []any{&n.id, &n.r.TS, &n.r.Author, &at, &n.body}
+			if withRef {
+				dest = append(dest, &n.r.ID)
 			}
-			t.At = fromUnixMilli(at)
-			t.Snippet = strings.TrimSpace(snippet(body, nil))
-			switch {
-			case id < c.id:
-				out[i].Before = append(out[i].Before, t) // oldest first
-			case id > c.id:
-				out[i].After = append(out[i].After, t)
+			if err := rows.Scan(dest...); err != nil {
+				return nil, err
+			}
+			n.r.At = fromUnixMilli(at)
+			found = append(found, n)
+		}
+		return found, rows.Err()
+	}
+	var all []candidate
+	if s.pg {
+		ids := make([]string, 0, len(hits)*(2*adjacentSpan+1))
+		for _, c := range hits {
+			for id := c.id - adjacentSpan; id <= c.id+adjacentSpan; id++ {
+				ids = append(ids, strconv.FormatInt(id, 10))
 			}
 		}
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return err
+		rows, err := s.query(ctx, fmt.Sprintf(qNeighboursPG, strings.Join(ids, ",")), q.Channel, q.Thread)
+		if err != nil {
+			return nil, err
 		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if n := len(out[i].Before); n > memory.AdjacentTurns {
-			out[i].Before = out[i].Before[n-memory.AdjacentTurns:]
-		}
-		if len(out[i].After) > memory.AdjacentTurns {
-			out[i].After = out[i].After[:memory.AdjacentTurns]
+		if all, err = read(rows, true); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	for _, c := range hits {
+		var near []candidate
+		if s.pg {
+			for _, n := range all {
+				if n.r.ID == c.r.ID && n.id >= c.id-adjacentSpan && n.id <= c.id+adjacentSpan {
+					near = append(near, n)
+				}
+			}
+		} else {
+			rows, err := s.query(ctx, qNeighbours, c.id-adjacentSpan, c.id+adjacentSpan, c.r.ID, q.Channel, q.Thread)
+			if err != nil {
+				return nil, err
+			}
+			if near, err = read(rows, false); err != nil {
+				return nil, err
+			}
+		}
+		at := slices.IndexFunc(near, func(n candidate) bool { return n.id >= c.id })
+		if at < 0 {
+			at = len(near)
+		}
+		before := near[max(0, at-memory.AdjacentTurns):at]
+		after := slices.DeleteFunc(slices.Clone(near[at:]), func(n candidate) bool { return n.id == c.id })
+		after = after[:min(len(after), memory.AdjacentTurns)]
+		var turns []candidate
+		for _, n := range slices.Concat(before, after) {
+			n.r.Kind, n.r.ID, n.r.Scope, n.r.Channel, n.r.ThreadTS = memory.KindMessage, c.r.ID, memory.ScopeConversation, c.r.Channel, c.r.ThreadTS
+			turns = append(turns, n)
+		}
+		out[c.id] = turns
+	}
+	return out, nil
 }
 
 // finish gives a memory its whole text (it is short), and a message its
