@@ -230,8 +230,9 @@ const (
 	questionShare = 0.8
 )
 
-// spread adds to cs (ranked) the shares of their score the first
-// spreadFrom pass to their adjacent turns (near, by row id), adjacent
+// spread adds to cs (ranked) the largest share of a score the first
+// spreadFrom pass to each of their adjacent turns (the largest, not the
+// sum: a turn between two matches is not worth more than the matches) (near, by row id), adjacent
 // turns that are not candidates joining them, and ranks them again.
 func spread(cs []candidate, near map[int64][]candidate) []candidate {
 	at := make(map[int64]int, len(cs))
@@ -246,7 +247,7 @@ func spread(cs []candidate, near map[int64][]candidate) []candidate {
 			if question && n.id > c.id {
 				share = questionShare
 			}
-			gain[n.id] += share * c.score
+			gain[n.id] = max(gain[n.id], share*c.score)
 			if _, ok := at[n.id]; !ok {
 				n.score = 0
 				at[n.id] = len(cs)
