@@ -19,10 +19,13 @@ import (
 // candidate cap. The whole index's statistics (every channel, every DM)
 // say nothing of how telling a word is here.
 
-// BM25's constants, as FTS5 and most engines set them.
+// BM25's constants: k1 as FTS5 and most engines set it; b, how much a
+// long message is discounted, lower than their 0.75: a chat turn that
+// says more is more often the one that answers (the evaluation: r@10
+// 0.756 at 0.75, 0.772 at 0.5 and at 0.25, MRR 0.581, 0.618, 0.640).
 const (
 	bm25K1 = 1.2
-	bm25B  = 0.75
+	bm25B  = 0.25
 )
 
 // candidate is one row the index found, before ranking.
