@@ -119,7 +119,7 @@ func (s *Store) ForgetMemory(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := s.countDoc(ctx, tx, channel, -1, wordCount(text)); err != nil {
+		if err := s.countDocs(ctx, tx, channel, -1, -wordCount(text)); err != nil {
 			return err
 		}
 		if _, err := s.txExec(ctx, tx, "DELETE FROM recall WHERE "+s.docKey()+" = ?", doc); err != nil {
@@ -158,26 +158,33 @@ const (
 	qIndexSQLite = `INSERT INTO recall (body, chan, kind, ref, channel, thread_ts, ts, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qIndexPG     = `INSERT INTO recall (kind, ref, channel_id, thread_ts, ts, author, scope, body, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
-	// qCountDoc adds a row of ?4 words (?3 rows: 1, or -1 for one
-	// removed) to conversation ?1's counts.
+	// qCountDoc adds rows (?2: -1 for one removed) of ?3 words between
+	// them to conversation ?1's counts.
 	qCountDoc = `INSERT INTO recall_stats (channel_id, docs, words) VALUES (?, ?, ?)
 		ON CONFLICT (channel_id) DO UPDATE SET docs = recall_stats.docs + excluded.docs, words = recall_stats.words + excluded.words`
 )
 
-// countDoc adds n rows of words words to channel's counts in tx.
-func (s *Store) countDoc(ctx context.Context, tx bun.Tx, channel string, n, words int) error {
-	if _, err := s.txExec(ctx, tx, qCountDoc, channel, n, n*words); err != nil {
+// countDocs adds n rows of words words between them to channel's counts
+// in tx (negative: removed).
+func (s *Store) countDocs(ctx context.Context, tx bun.Tx, channel string, n, words int) error {
+	if _, err := s.txExec(ctx, tx, qCountDoc, channel, n, words); err != nil {
 		return fmt.Errorf("index: counts: %w", err)
 	}
 	return nil
 }
 
-// indexDoc adds d to the index in tx, and to its conversation's counts,
-// and returns its row id.
+// indexDoc adds d to the index in tx, and to its conversation's counts
+// (countDocs), and returns its row id.
 func (s *Store) indexDoc(ctx context.Context, tx bun.Tx, d doc) (int64, error) {
-	if err := s.countDoc(ctx, tx, d.channel, 1, wordCount(d.body)); err != nil {
+	if err := s.countDocs(ctx, tx, d.channel, 1, wordCount(d.body)); err != nil {
 		return 0, err
 	}
+	return s.indexRow(ctx, tx, d)
+}
+
+// indexRow adds d to the index in tx, without counting it, and returns
+// its row id.
+func (s *Store) indexRow(ctx context.Context, tx bun.Tx, d doc) (int64, error) {
 	if s.pg {
 		var id int64
 		err := s.txQueryRow(ctx, tx, qIndexPG, d.kind, d.ref, d.channel, d.threadTS, d.ts, d.author, d.scope, d.body, d.at).Scan(&id)

@@ -618,6 +618,7 @@ const qSessionThread = "SELECT thread_key FROM sessions WHERE session_id = ?"
 func (s *Store) indexMessages(ctx context.Context, tx bun.Tx, rows []messageRow) error {
 	var channel, threadTS string
 	looked := false
+	docs, words := 0, 0
 	for _, r := range rows {
 		parts := messageParts(r.Role, []byte(r.Content), r.EventID != "")
 		last := -1
@@ -639,13 +640,18 @@ func (s *Store) indexMessages(ctx context.Context, tx bun.Tx, rows []messageRow)
 			if i == last {
 				ts = r.TS
 			}
-			if _, err := s.indexDoc(ctx, tx, doc{
+			if _, err := s.indexRow(ctx, tx, doc{
 				kind: memory.KindMessage, ref: r.SessionID, channel: channel, threadTS: threadTS, ts: ts,
 				author: p.author, scope: memory.ScopeConversation, body: p.body, at: r.CreatedAt,
 			}); err != nil {
 				return err
 			}
+			docs++
+			words += wordCount(p.body)
 		}
 	}
-	return nil
+	if docs == 0 {
+		return nil
+	}
+	return s.countDocs(ctx, tx, channel, docs, words)
 }
