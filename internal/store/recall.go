@@ -19,10 +19,6 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// recencyMs is how fast relevance fades with age: a match a month old
-// counts half as much as the same match today.
-const recencyMs = 30 * 24 * 3600 * 1000.0
-
 // memoryBoost is how much more a memory counts than a message matching as
 // well: someone asked for it to be kept.
 const memoryBoost = 2.0
@@ -42,9 +38,9 @@ const maxTerms = 8
 
 // Recall searches the memories and the stored messages visible in
 // q.Channel (its own, and the persona-wide memories) for any of the words
-// of q.Text (at most maxTerms of them, QueryTerms), best first: relevance (BM25 on SQLite, ts_rank_cd on
-// Postgres), memories before messages of the same relevance, fading with
-// age. The visibility rule is part of the search itself, not a filter on
+// of q.Text (at most maxTerms of them, QueryTerms), best first: ranked
+// within the conversation (rankCandidates, spread; the same on both
+// backends), each message with its ts and its adjacent turns. The visibility rule is part of the search itself, not a filter on
 // its results. A query without searchable words finds nothing. A word in
 // more than a tenth of the index is left out when the query has others
 // (commonWords, commonWordsPG), and of a query of such words alone only
