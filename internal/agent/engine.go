@@ -433,13 +433,24 @@ func (e *Engine) writeBehind(ctx context.Context, sid string, msg anthropic.Mess
 
 // persist appends messages to the session's history.
 func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.MessageParam) error {
-	return e.persistEvent(ctx, sid, "", msgs...)
+	return e.persistEvent(ctx, sid, "", "", msgs...)
 }
 
 // persistEvent appends messages answering the chat event eventID ("" for
-// none) to the session's history.
-func (e *Engine) persistEvent(ctx context.Context, sid, eventID string, msgs ...anthropic.MessageParam) error {
-	return e.appendHistory(ctx, sid, eventID, store.Answer{}, msgs...)
+// none), whose message is ts, to the session's history: the last user
+// message carries it (its last envelope), which recall names by ts.
+func (e *Engine) persistEvent(ctx context.Context, sid, eventID, ts string, msgs ...anthropic.MessageParam) error {
+	rows, err := e.historyRows(sid, eventID, msgs)
+	if err != nil {
+		return err
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Role == store.RoleUser {
+			rows[i].TS = ts
+			break
+		}
+	}
+	return e.appendRows(ctx, sid, store.Answer{}, rows)
 }
 
 // persistAnswer appends the model's answer with what it records beside it

@@ -184,7 +184,7 @@ func (r *turn) prepare(ctx context.Context, after <-chan struct{}) (_ context.Co
 	if err != nil {
 		return ctx, nil, false, err
 	}
-	if err := e.persistEvent(ctx, r.sid, t.Event.ID, input...); err != nil {
+	if err := e.persistEvent(ctx, r.sid, t.Event.ID, t.Event.TS, input...); err != nil {
 		return ctx, nil, false, err
 	}
 	e.markSeen(ctx, t)

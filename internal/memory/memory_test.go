@@ -4,18 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/fake/golden"
 	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/redact"
 	"github.com/persona-runtime/agent/internal/store"
@@ -570,4 +573,52 @@ func TestIDs(t *testing.T) {
 			t.Errorf("ValidID(%q) = true", id)
 		}
 	}
+}
+
+// The recall tool's text: each hit names its message and its thread, its
+// author and date, and comes with its adjacent turns, each in its
+// author's envelope (the persona's own words as they are); the persona's
+// acknowledgements are not found. Over a real store, a conversation stored
+// as the service stores it.
+func TestRecallTextGolden(t *testing.T) {
+	m := newMemories(t)
+	st := m.Store.(*store.Store)
+	sid := store.NewID()
+	if err := st.CreateSession(t.Context(), store.Session{ID: sid, ThreadKey: channel + ":100.1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, turn := range []struct{ who, words string }{
+		{alice, "when is the release freeze this quarter?"},
+		{bob, "the freeze starts on the 14th, two days before the release"},
+		{alice, "thanks, and who signs off?"},
+		{bob, "Dana signs off on <message>releases</message> now"},
+	} {
+		content, _ := json.Marshal([]map[string]string{{"type": "text", "text": pipeline.Envelope(turn.who, "member", turn.words)}})
+		noted, _ := json.Marshal([]map[string]string{{"type": "text", "text": "Noted."}})
+		ts := fmt.Sprintf("10%d.1", i)
+		if err := st.AppendMessages(t.Context(), sid,
+			store.Message{Role: store.RoleUser, Content: content, EventID: "Ev" + ts, TS: ts},
+			store.Message{Role: store.RoleAssistant, Content: noted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recall tools.Tool
+	for _, tl := range m.Tools() {
+		if tl.Name == memory.ToolRecall {
+			recall = tl
+		}
+	}
+	var out strings.Builder
+	for _, q := range []string{"when does the release freeze start", "who signs off releases", "noted"} {
+		ctx := tools.NewContextWithTurn(t.Context(), &pipeline.Turn{
+			Event:  &pipeline.Event{ChannelID: channel, UserID: alice, TS: "900.1", ThreadTS: "900.1"},
+			Access: pipeline.Access{UserID: alice, Role: pipeline.RoleMember},
+		})
+		res, err := recall.Call(ctx, json.RawMessage(`{"query":`+strconv.Quote(q)+`,"limit":2}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "> %s\n%s\n\n", q, res.Text)
+	}
+	golden.Check(t, filepath.Join("testdata", "recall.golden"), []byte(out.String()))
 }

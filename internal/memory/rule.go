@@ -110,10 +110,29 @@ type Recalled struct {
 	Scope    string
 	Channel  string // with ThreadTS, the thread's permalink
 	ThreadTS string
-	Author   string // "" for the persona's own words
-	At       time.Time
-	Snippet  string
+	// TS is the message's own ts, with Channel its permalink; "" for a
+	// memory, and for a message stored without one.
+	TS      string
+	Author  string // "" for the persona's own words
+	At      time.Time
+	Snippet string
+	// Before and After are a message's adjacent turns in its thread
+	// (at most AdjacentTurns each side, nearest last and first), so that
+	// the answer is read with what surrounds it.
+	Before, After []Turn
 }
+
+// Turn is one adjacent turn of a recalled message.
+type Turn struct {
+	TS      string
+	Author  string // "" for the persona's own words
+	At      time.Time
+	Snippet string
+}
+
+// AdjacentTurns is how many turns each side of a recalled message come
+// with it.
+const AdjacentTurns = 1
 
 // Note opens the runtime's line of one memory a first turn carries
 // (FirstTurnText); the block after it is that memory's words, in its

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
@@ -44,9 +45,11 @@ func oneLine(s string) string {
 }
 
 // RecallText is what the recall tool returns: each thing found with what
-// it is, its date, its author and where it was said (its thread, for a
-// link), then its words: a person's in their envelope (roleOf says their
-// role), escaped as their messages are, the persona's own as they are.
+// it is, its date, its author and where it was said (the message and its
+// thread, for links), then its words: a person's in their envelope
+// (roleOf says their role), escaped as their messages are, the persona's
+// own as they are; a message's adjacent turns follow it, indented, each
+// the same way.
 func RecallText(rs []Recalled, channel string, roleOf func(string) pipeline.Role) string {
 	if len(rs) == 0 {
 		return "Nothing remembered or said here matches."
@@ -63,25 +66,43 @@ func RecallText(rs []Recalled, channel string, roleOf func(string) pipeline.Role
 		} else {
 			b.WriteString("message")
 		}
-		fmt.Fprintf(&b, ", %s", r.At.Format("2006-01-02"))
-		if r.Author != "" {
-			fmt.Fprintf(&b, ", by <@%s>", r.Author)
-		} else if r.Kind == KindMessage {
-			b.WriteString(", by you")
-		}
 		// Where a persona-wide memory was made is its conversation's
 		// business, not this one's.
-		if r.Channel == channel && r.ThreadTS != "" {
-			fmt.Fprintf(&b, ", thread %s/%s", r.Channel, r.ThreadTS)
+		here := r.Channel == channel
+		turnText(&b, r.At, r.Author, r.Kind == KindMessage, here, r.Channel, r.TS, r.ThreadTS, r.Snippet, roleOf)
+		for _, t := range r.Before {
+			b.WriteString("\n  before")
+			turnText(&b, t.At, t.Author, true, here, r.Channel, t.TS, "", t.Snippet, roleOf)
 		}
-		b.WriteString(": ")
-		if r.Author == "" && r.Kind == KindMessage {
-			b.WriteString(oneLine(r.Snippet))
-			continue
+		for _, t := range r.After {
+			b.WriteString("\n  after")
+			turnText(&b, t.At, t.Author, true, here, r.Channel, t.TS, "", t.Snippet, roleOf)
 		}
-		b.WriteString(pipeline.Envelope(r.Author, string(roleOf(r.Author)), oneLine(r.Snippet)))
 	}
 	return b.String()
+}
+
+// turnText writes one thing found (or an adjacent turn): its date, its
+// author, its message and thread when here, and its words.
+func turnText(b *strings.Builder, at time.Time, author string, message, here bool, channel, ts, threadTS, words string, roleOf func(string) pipeline.Role) {
+	fmt.Fprintf(b, ", %s", at.Format("2006-01-02"))
+	if author != "" {
+		fmt.Fprintf(b, ", by <@%s>", author)
+	} else if message {
+		b.WriteString(", by you")
+	}
+	if here && ts != "" {
+		fmt.Fprintf(b, ", message %s/%s", channel, ts)
+	}
+	if here && threadTS != "" {
+		fmt.Fprintf(b, ", thread %s/%s", channel, threadTS)
+	}
+	b.WriteString(": ")
+	if author == "" && message {
+		b.WriteString(oneLine(words))
+		return
+	}
+	b.WriteString(pipeline.Envelope(author, string(roleOf(author)), oneLine(words)))
 }
 
 // firstTurnNote opens what a thread's first turn carries of memory. It

@@ -27,6 +27,10 @@ type Message struct {
 	CreatedAt time.Time
 	// EventID is the chat event a user message answers ("" otherwise).
 	EventID string
+	// TS is the chat message a user message carries last (the event's
+	// message: its ts), which recall names as the hit; "" otherwise. It
+	// is indexed, not stored with the history.
+	TS string
 }
 
 type messageRow struct {
@@ -38,6 +42,7 @@ type messageRow struct {
 	Content   string `bun:"content"`
 	CreatedAt int64  `bun:"created_at"`
 	EventID   string `bun:"event_id"`
+	TS        string `bun:"-"` // indexed only (Message.TS)
 }
 
 // AppendMessages appends msgs to the session's history in one transaction,
@@ -226,6 +231,7 @@ func messageRows(sessionID string, msgs []Message, now time.Time) ([]messageRow,
 			Content:   string(m.Content),
 			CreatedAt: at.UnixMilli(),
 			EventID:   m.EventID,
+			TS:        m.TS,
 		}
 	}
 	return rows, nil

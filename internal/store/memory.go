@@ -111,11 +111,15 @@ func (s *Store) memories(ctx context.Context, query string, args ...any) ([]memo
 func (s *Store) ForgetMemory(ctx context.Context, id string) error {
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var doc int64
-		err := s.txQueryRow(ctx, tx, "SELECT doc FROM memories WHERE id = ?", id).Scan(&doc)
+		var channel, text string
+		err := s.txQueryRow(ctx, tx, "SELECT doc, channel_id, text FROM memories WHERE id = ?", id).Scan(&doc, &channel, &text)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errNoMemory
 		}
 		if err != nil {
+			return err
+		}
+		if err := s.countDocs(ctx, tx, channel, -1, -wordCount(text)); err != nil {
 			return err
 		}
 		if _, err := s.txExec(ctx, tx, "DELETE FROM recall WHERE "+s.docKey()+" = ?", doc); err != nil {
@@ -140,8 +144,8 @@ func (s *Store) docKey() string {
 
 // doc is one row of the index.
 type doc struct {
-	kind, ref, channel, threadTS, author, scope, body string
-	at                                                int64
+	kind, ref, channel, threadTS, ts, author, scope, body string
+	at                                                    int64
 }
 
 // chanKey is a conversation's visibility key in the SQLite index: one
@@ -151,16 +155,39 @@ func chanKey(channel string) string {
 }
 
 const (
-	qIndexSQLite = `INSERT INTO recall (body, chan, kind, ref, channel, thread_ts, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	qIndexPG     = `INSERT INTO recall (kind, ref, channel_id, thread_ts, author, scope, body, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	qIndexSQLite = `INSERT INTO recall (body, chan, kind, ref, channel, thread_ts, ts, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qIndexPG     = `INSERT INTO recall (kind, ref, channel_id, thread_ts, ts, author, scope, body, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	// qCountDoc adds rows (?2: -1 for one removed) of ?3 words between
+	// them to conversation ?1's counts.
+	qCountDoc = `INSERT INTO recall_stats (channel_id, docs, words) VALUES (?, ?, ?)
+		ON CONFLICT (channel_id) DO UPDATE SET docs = recall_stats.docs + excluded.docs, words = recall_stats.words + excluded.words`
 )
 
-// indexDoc adds d to the index in tx and returns its row id.
+// countDocs adds n rows of words words between them to channel's counts
+// in tx (negative: removed).
+func (s *Store) countDocs(ctx context.Context, tx bun.Tx, channel string, n, words int) error {
+	if _, err := s.txExec(ctx, tx, qCountDoc, channel, n, words); err != nil {
+		return fmt.Errorf("index: counts: %w", err)
+	}
+	return nil
+}
+
+// indexDoc adds d to the index in tx, and to its conversation's counts
+// (countDocs), and returns its row id.
 func (s *Store) indexDoc(ctx context.Context, tx bun.Tx, d doc) (int64, error) {
+	if err := s.countDocs(ctx, tx, d.channel, 1, wordCount(d.body)); err != nil {
+		return 0, err
+	}
+	return s.indexRow(ctx, tx, d)
+}
+
+// indexRow adds d to the index in tx, without counting it, and returns
+// its row id.
+func (s *Store) indexRow(ctx context.Context, tx bun.Tx, d doc) (int64, error) {
 	if s.pg {
 		var id int64
-		err := s.txQueryRow(ctx, tx, qIndexPG, d.kind, d.ref, d.channel, d.threadTS, d.author, d.scope, d.body, d.at).Scan(&id)
+		err := s.txQueryRow(ctx, tx, qIndexPG, d.kind, d.ref, d.channel, d.threadTS, d.ts, d.author, d.scope, d.body, d.at).Scan(&id)
 		if err != nil {
 			return 0, fmt.Errorf("index: %w", err)
 		}
@@ -173,7 +200,7 @@ func (s *Store) indexDoc(ctx context.Context, tx bun.Tx, d doc) (int64, error) {
 	if d.kind == memory.KindMemory {
 		key += " " + memory.KindMemory // so a search of memories alone skips the messages
 	}
-	res, err := s.txExec(ctx, tx, qIndexSQLite, d.body, key, d.kind, d.ref, d.channel, d.threadTS, d.author, d.at)
+	res, err := s.txExec(ctx, tx, qIndexSQLite, d.body, key, d.kind, d.ref, d.channel, d.threadTS, d.ts, d.author, d.at)
 	if err != nil {
 		return 0, fmt.Errorf("index: %w", err)
 	}

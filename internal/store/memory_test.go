@@ -32,7 +32,7 @@ func say(t *testing.T, s *Store, channel, ts, user, words, answer string) {
 	if err := s.CreateSession(t.Context(), Session{ID: sid, ThreadKey: channel + ":" + ts}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := []Message{{Role: RoleUser, Content: textBlocks(pipeline.Envelope(user, "member", words))}}
+	msgs := []Message{{Role: RoleUser, Content: textBlocks(pipeline.Envelope(user, "member", words)), TS: ts}}
 	if answer != "" {
 		msgs = append(msgs, Message{Role: RoleAssistant, Content: textBlocks(answer)})
 	}
@@ -109,9 +109,14 @@ func TestRecallFindsMemoriesAndMessagesBestFirst(t *testing.T) {
 	if rs[0].Kind != memory.KindMessage || rs[0].ID != "" || rs[0].Channel != dmChan {
 		t.Errorf("first = %+v, want a message with its thread", rs[0])
 	}
-	// The persona's own answer is found, with no author.
-	if !slices.ContainsFunc(rs, func(r memory.Recalled) bool { return r.Author == "" && strings.Contains(r.Snippet, "Noted") }) {
-		t.Errorf("recall = %q, want the persona's answer too", snippets(rs))
+	// A hit names its message (the thread's root here).
+	if rs[0].TS != "100.1" {
+		t.Errorf("first = %+v, want its message's ts", rs[0])
+	}
+	// The persona's end-of-turn text is not indexed: what it posts goes
+	// through the reply tool, the rest is acknowledgement.
+	if slices.ContainsFunc(rs, func(r memory.Recalled) bool { return strings.Contains(r.Snippet, "Noted") }) {
+		t.Errorf("recall = %q, want no persona's acknowledgement", snippets(rs))
 	}
 
 	clock.Advance(time.Minute)
@@ -245,12 +250,29 @@ func TestMessageText(t *testing.T) {
 		{"type":"text","text":` + mustJSON(pipeline.Envelope("U0BOB", "member", "standup at ten")) + `},
 		{"type":"text","text":` + mustJSON(pipeline.Envelope("U0ANN", "member", "hello <message there")) + `},
 		{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"tool output"}]}]`)
-	body, author := messageText(RoleUser, content)
-	if body != "hello &lt;message there" || author != "U0ANN" {
-		t.Errorf("messageText = %q, %q", body, author)
+	parts := messageParts(RoleUser, content, true)
+	if want := []part{{body: "hello &lt;message there", author: "U0ANN", envelope: true}}; !slices.Equal(parts, want) {
+		t.Errorf("messageParts = %+v, want %+v", parts, want)
 	}
-	if body, author := messageText(RoleAssistant, json.RawMessage(`[{"type":"text","text":"sure"},{"type":"tool_use","id":"t","name":"x","input":{}}]`)); body != "sure" || author != "" {
-		t.Errorf("assistant text = %q, %q", body, author)
+	// Carried messages are each a turn of their own; loose text (not an
+	// envelope) is joined as one, the persona's.
+	content = json.RawMessage(`[{"type":"text","text":"[runtime] earlier messages of this thread"},
+		{"type":"text","text":` + mustJSON(pipeline.Envelope("U0BOB", "member", "the deploy is at five")) + `},
+		{"type":"text","text":` + mustJSON(pipeline.Envelope("U0ANN", "member", "when is the deploy?")) + `},
+		{"type":"text","text":"(file: report.pdf)"}]`)
+	parts = messageParts(RoleUser, content, true)
+	want := []part{{"the deploy is at five", "U0BOB", true}, {"when is the deploy?", "U0ANN", true}, {"(file: report.pdf)", "", false}}
+	if !slices.Equal(parts, want) {
+		t.Errorf("messageParts = %+v, want %+v", parts, want)
+	}
+	// The persona's answers (acknowledgements, tool calls) are not
+	// indexed; its own posts a turn carries (stored with the event) are.
+	answer := json.RawMessage(`[{"type":"text","text":"Noted."},{"type":"tool_use","id":"t","name":"x","input":{}}]`)
+	if parts := messageParts(RoleAssistant, answer, false); parts != nil {
+		t.Errorf("an answer's parts = %+v, want none", parts)
+	}
+	if parts := messageParts(RoleAssistant, answer, true); !slices.Equal(parts, []part{{body: "Noted."}}) {
+		t.Errorf("a carried post's parts = %+v", parts)
 	}
 }
 

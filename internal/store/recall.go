@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,10 +18,6 @@ import (
 	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
-
-// recencyMs is how fast relevance fades with age: a match a month old
-// counts half as much as the same match today.
-const recencyMs = 30 * 24 * 3600 * 1000.0
 
 // memoryBoost is how much more a memory counts than a message matching as
 // well: someone asked for it to be kept.
@@ -39,9 +38,9 @@ const maxTerms = 8
 
 // Recall searches the memories and the stored messages visible in
 // q.Channel (its own, and the persona-wide memories) for any of the words
-// of q.Text (at most maxTerms of them, QueryTerms), best first: relevance (BM25 on SQLite, ts_rank_cd on
-// Postgres), memories before messages of the same relevance, fading with
-// age. The visibility rule is part of the search itself, not a filter on
+// of q.Text (at most maxTerms of them, QueryTerms), best first: ranked
+// within the conversation (rankCandidates, spread; the same on both
+// backends), each message with its ts and its adjacent turns. The visibility rule is part of the search itself, not a filter on
 // its results. A query without searchable words finds nothing. A word in
 // more than a tenth of the index is left out when the query has others
 // (commonWords, commonWordsPG), and of a query of such words alone only
@@ -97,28 +96,15 @@ const maxCommon = 3
 // matches hold the best; ranking more costs as much again per row.
 const maxCommonCandidates = 200
 
-// qRecallSQLite ranks the newest ?5 matches of a MATCH (maxCandidates, or
-// maxCommonCandidates for common words alone) by relevance, memories
-// first, fading with age. The snippet is cut in Go (snippet): FTS5's
-// snippet() would make it for every candidate, and opening the MATCH
-// again for the best alone costs more than the ranking.
-var qRecallSQLite = recallSQLite("bm25(recall, 1.0, 0.0)")
+// qCandidatesSQLite is the newest ?3 rows of a MATCH (maxCandidates, or
+// maxCommonCandidates for common words alone), which rankCandidates
+// ranks: FTS5's own bm25() would weigh the words by the whole index.
+const qCandidatesSQLite = `SELECT rowid, kind, ref, chan, channel, thread_ts, ts, author, created_at, body
+	FROM recall WHERE recall MATCH ?1 AND NOT (kind = 'message' AND thread_ts = ?2)
+	ORDER BY rowid DESC LIMIT ?3`
 
-// qRecallSQLiteCommon is qRecallSQLite for common words alone: without
-// BM25, which reads every row holding each word to weigh it (a tenth of
-// the index or more), and which would weigh them about alike anyway; the
-// newest matches, memories first.
-var qRecallSQLiteCommon = recallSQLite("-1.0")
-
-func recallSQLite(rank string) string {
-	return `SELECT kind, ref, chan, channel, thread_ts, author, created_at, body FROM (
-		SELECT rowid AS id, ` + rank + ` AS rank, kind, ref, chan, channel, thread_ts, author, created_at, body
-		FROM recall WHERE recall MATCH ?1 AND NOT (kind = 'message' AND thread_ts = ?2)
-		ORDER BY rowid DESC LIMIT ?5
-	) ORDER BY rank * (CASE kind WHEN 'memory' THEN ` + "2.0" + ` ELSE 1.0 END)
-		/ (1.0 + max(0, ?3 - created_at) / ` + "2592000000.0" + `), id DESC
-	LIMIT ?4`
-}
+// qStats is a conversation's counts.
+const qStats = `SELECT docs, words FROM recall_stats WHERE channel_id = ?`
 
 // qCountSQLite counts the rows of a MATCH, up to a limit; qSpanSQLite is
 // the span of the index's row ids: about its number of rows, read from
@@ -143,34 +129,84 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q memory.Recal
 	if err != nil {
 		return nil, err
 	}
-	query, candidates := qRecallSQLite, maxCandidates
+	candidates := maxCandidates
 	if allCommon {
-		query, candidates = qRecallSQLiteCommon, maxCommonCandidates
+		candidates = maxCommonCandidates
 	}
 	match := where + ` AND body : ("` + strings.Join(terms, `" OR "`) + `")`
-	rows, err := s.query(ctx, query, match, q.Thread, now, limit, candidates)
+	rows, err := s.query(ctx, qCandidatesSQLite, match, q.Thread, candidates)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []memory.Recalled
+	var cs []candidate
 	for rows.Next() {
-		var r memory.Recalled
-		var key, body string
+		var c candidate
+		var key string
 		var at int64
-		if err := rows.Scan(&r.Kind, &r.ID, &key, &r.Channel, &r.ThreadTS, &r.Author, &at, &body); err != nil {
+		if err := rows.Scan(&c.id, &c.r.Kind, &c.r.ID, &key, &c.r.Channel, &c.r.ThreadTS, &c.r.TS, &c.r.Author, &at, &c.body); err != nil {
 			return nil, err
 		}
-		r.At = fromUnixMilli(at)
-		r.Snippet = snippet(body, terms)
-		r.Scope = memory.ScopeConversation
+		c.r.At = fromUnixMilli(at)
+		c.r.Scope = memory.ScopeConversation
 		if strings.HasPrefix(key, memory.ScopePersona) {
-			r.Scope = memory.ScopePersona
+			c.r.Scope = memory.ScopePersona
 		}
-		finish(&r, body)
-		out = append(out, r)
+		cs = append(cs, c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return s.best(ctx, cs, terms, q, now, limit)
+}
+
+// best ranks cs (rankCandidates, with q.Channel's statistics), lets the
+// best pass some of their score to their adjacent turns (spread), and
+// returns the first limit, each message with its snippet and its adjacent
+// turns.
+func (s *Store) best(ctx context.Context, cs []candidate, terms []string, q memory.RecallQuery, now int64, limit int) ([]memory.Recalled, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	var st convStats
+	if err := s.queryRow(ctx, qStats, q.Channel).Scan(&st.docs, &st.words); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	rankCandidates(cs, terms, st, now)
+	near, err := s.neighbours(ctx, cs[:min(len(cs), spreadFrom)], q)
+	if err != nil {
+		return nil, err
+	}
+	cs = spread(cs, near)
+	cs = cs[:min(len(cs), limit)]
+	// The turns next to the hits spread did not look at.
+	var more []candidate
+	for _, c := range cs {
+		if _, ok := near[c.id]; !ok {
+			more = append(more, c)
+		}
+	}
+	moreNear, err := s.neighbours(ctx, more, q)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(near, moreNear)
+	out := make([]memory.Recalled, len(cs))
+	for i, c := range cs {
+		c.r.Snippet = snippet(c.body, terms)
+		finish(&c.r, c.body)
+		for _, n := range near[c.id] {
+			t := memory.Turn{TS: n.r.TS, Author: n.r.Author, At: n.r.At, Snippet: strings.TrimSpace(snippet(n.body, nil))}
+			if n.id < c.id {
+				c.r.Before = append(c.r.Before, t)
+			} else {
+				c.r.After = append(c.r.After, t)
+			}
+		}
+		out[i] = c.r
+	}
+	return out, nil
 }
 
 // snippetWords is how many words a snippet keeps.
@@ -258,33 +294,20 @@ func longestFirst(terms []string) []string {
 	return out
 }
 
-// qRecallPG ranks the newest maxCandidates matches (relevance, memories
-// first, fading with age), as SQLite does: ts_rank_cd reads each row's
-// tsvector, and ranking every match of eight words each just short of
-// common would read every row holding any of them; qRecallPGNewest only the
-// newest maxCommonCandidates, for a query of common words alone.
+// qCandidatesPG are the newest matches (maxCandidates, or
+// maxCommonCandidates for common words alone), as SQLite's
+// (qCandidatesSQLite), for rankCandidates.
 var (
-	qRecallPG       = recallPG("ORDER BY r.id DESC LIMIT " + strconv.Itoa(maxCandidates))
-	qRecallPGNewest = recallPG("ORDER BY r.id DESC LIMIT " + strconv.Itoa(maxCommonCandidates))
+	qCandidatesPG       = candidatesPG(maxCandidates)
+	qCandidatesPGCommon = candidatesPG(maxCommonCandidates)
 )
 
-// recallPG is the recall query whose candidates are cut by the clause
-// candidates.
-func recallPG(candidates string) string {
-	return `SELECT kind, ref, scope, channel_id, thread_ts, author, created_at, body,
-	ts_headline('english', body, q, 'MaxWords=24, MinWords=12, StartSel="", StopSel=""')
-	FROM (
-		SELECT id, kind, ref, scope, channel_id, thread_ts, author, created_at, body, q,
-			ts_rank_cd(tsv, q) * (CASE kind WHEN 'memory' THEN 2.0 ELSE 1.0 END)
-				/ (1.0 + greatest(0, ? - created_at) / 2592000000.0) AS score
-		FROM (
-			SELECT r.*, q FROM recall r, websearch_to_tsquery('english', ?) q
-			WHERE r.tsv @@ q AND (r.channel_id = ? OR r.scope = 'persona') AND (? = '' OR r.kind = ?)
-				AND NOT (r.kind = 'message' AND r.channel_id = ? AND r.thread_ts = ?)
-			` + candidates + `
-		) candidates
-		ORDER BY score DESC, id DESC LIMIT ?
-	) best ORDER BY score DESC, id DESC`
+func candidatesPG(limit int) string {
+	return `SELECT r.id, kind, ref, scope, channel_id, thread_ts, ts, author, created_at, body
+		FROM recall r, websearch_to_tsquery('english', ?) q
+		WHERE r.tsv @@ q AND (r.channel_id = ? OR r.scope = 'persona') AND (? = '' OR r.kind = ?)
+			AND NOT (r.kind = 'message' AND r.channel_id = ? AND r.thread_ts = ?)
+		ORDER BY r.id DESC LIMIT ` + strconv.Itoa(limit)
 }
 
 // qCommonPG returns which of the words (one string, space-separated) are
@@ -336,28 +359,130 @@ func (s *Store) recallPG(ctx context.Context, terms []string, q memory.RecallQue
 	if err != nil {
 		return nil, err
 	}
-	query := qRecallPG
+	query := qCandidatesPG
 	if allCommon {
-		query = qRecallPGNewest
+		query = qCandidatesPGCommon
 	}
-	rows, err := s.query(ctx, query, now, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, q.Channel, q.Thread, limit)
+	rows, err := s.query(ctx, query, strings.Join(terms, " or "), q.Channel, q.Kind, q.Kind, q.Channel, q.Thread)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []memory.Recalled
+	var cs []candidate
 	for rows.Next() {
-		var r memory.Recalled
+		var c candidate
 		var at int64
-		var body string
-		if err := rows.Scan(&r.Kind, &r.ID, &r.Scope, &r.Channel, &r.ThreadTS, &r.Author, &at, &body, &r.Snippet); err != nil {
+		if err := rows.Scan(&c.id, &c.r.Kind, &c.r.ID, &c.r.Scope, &c.r.Channel, &c.r.ThreadTS, &c.r.TS, &c.r.Author, &at, &c.body); err != nil {
 			return nil, err
 		}
-		r.At = fromUnixMilli(at)
-		finish(&r, body)
-		out = append(out, r)
+		c.r.At = fromUnixMilli(at)
+		cs = append(cs, c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return s.best(ctx, cs, terms, q, now, limit)
+}
+
+// adjacentSpan is how far, in rows of the index, adjacent turns are
+// looked for on each side of a hit: the rows between are other threads'
+// (stored at the same time).
+const adjacentSpan = 4
+
+// qNeighbours are the rows between rowids ?1 and ?2 of session ?3 in
+// conversation ?4, messages only, outside the asking thread (?5): the
+// same conversation as the hit, so nothing it may not see.
+const qNeighbours = `SELECT rowid, ts, author, created_at, body FROM recall
+	WHERE rowid BETWEEN ?1 AND ?2 AND ref = ?3 AND channel = ?4 AND kind = 'message' AND thread_ts != ?5
+	ORDER BY rowid`
+
+// qNeighboursPG is qNeighbours for many hits at once (their rows' ids
+// spliced in: numbers the index gave), and the session of each row.
+const qNeighboursPG = `SELECT id, ts, author, created_at, body, ref FROM recall
+	WHERE id IN (%s) AND channel_id = ? AND kind = 'message' AND thread_ts != ?
+	ORDER BY id`
+
+// neighbours returns, by row id of each message of cs in q.Channel, its
+// adjacent turns in its thread: at most memory.AdjacentTurns on each
+// side, oldest first, within adjacentSpan rows.
+func (s *Store) neighbours(ctx context.Context, cs []candidate, q memory.RecallQuery) (map[int64][]candidate, error) {
+	out := map[int64][]candidate{}
+	var hits []candidate
+	for _, c := range cs {
+		if c.r.Kind == memory.KindMessage && c.r.Channel == q.Channel {
+			hits = append(hits, c)
+		}
+	}
+	if len(hits) == 0 {
+		return out, nil
+	}
+	read := func(rows *sql.Rows, withRef bool) ([]candidate, error) {
+		defer rows.Close()
+		var found []candidate
+		for rows.Next() {
+			var n candidate
+			var at int64
+			dest := []any{&n.id, &n.r.TS, &n.r.Author, &at, &n.body}
+			if withRef {
+				dest = append(dest, &n.r.ID)
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return nil, err
+			}
+			n.r.At = fromUnixMilli(at)
+			found = append(found, n)
+		}
+		return found, rows.Err()
+	}
+	var all []candidate
+	if s.pg {
+		ids := make([]string, 0, len(hits)*(2*adjacentSpan+1))
+		for _, c := range hits {
+			for id := c.id - adjacentSpan; id <= c.id+adjacentSpan; id++ {
+				ids = append(ids, strconv.FormatInt(id, 10))
+			}
+		}
+		rows, err := s.query(ctx, fmt.Sprintf(qNeighboursPG, strings.Join(ids, ",")), q.Channel, q.Thread)
+		if err != nil {
+			return nil, err
+		}
+		if all, err = read(rows, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range hits {
+		var near []candidate
+		if s.pg {
+			for _, n := range all {
+				if n.r.ID == c.r.ID && n.id >= c.id-adjacentSpan && n.id <= c.id+adjacentSpan {
+					near = append(near, n)
+				}
+			}
+		} else {
+			rows, err := s.query(ctx, qNeighbours, c.id-adjacentSpan, c.id+adjacentSpan, c.r.ID, q.Channel, q.Thread)
+			if err != nil {
+				return nil, err
+			}
+			if near, err = read(rows, false); err != nil {
+				return nil, err
+			}
+		}
+		at := slices.IndexFunc(near, func(n candidate) bool { return n.id >= c.id })
+		if at < 0 {
+			at = len(near)
+		}
+		before := near[max(0, at-memory.AdjacentTurns):at]
+		after := slices.DeleteFunc(slices.Clone(near[at:]), func(n candidate) bool { return n.id == c.id })
+		after = after[:min(len(after), memory.AdjacentTurns)]
+		var turns []candidate
+		for _, n := range slices.Concat(before, after) {
+			n.r.Kind, n.r.ID, n.r.Scope, n.r.Channel, n.r.ThreadTS = memory.KindMessage, c.r.ID, memory.ScopeConversation, c.r.Channel, c.r.ThreadTS
+			turns = append(turns, n)
+		}
+		out[c.id] = turns
+	}
+	return out, nil
 }
 
 // finish gives a memory its whole text (it is short), and a message its
@@ -417,11 +542,25 @@ func QueryTerms(text string) []string {
 // said, and are not indexed.
 const runtimeNote = "[runtime]"
 
-// messageText is what the index keeps of a stored message: the words of
-// its text blocks, out of their envelopes, and who wrote them (the last
-// envelope's author; "" for the persona's own). Tool calls and results,
-// and the runtime's notes, are left out.
-func messageText(role string, content []byte) (body, author string) {
+// part is one turn of a stored message as the index keeps it: one
+// envelope's words and author, or the persona's own words (author "").
+type part struct {
+	body, author string
+	envelope     bool
+}
+
+// messageParts is what the index keeps of a stored message: the words of
+// its text blocks, out of their envelopes, each envelope a turn of its own
+// (a message carries the thread's unseen messages before the person's),
+// the text blocks of no envelope joined as one. The persona's own words
+// are kept only when carried (carried: the thread's posts a turn's input
+// holds, stored with its event); its answers' texts (end-of-turn
+// acknowledgements: what it posts goes through the reply tool), tool calls
+// and results, and the runtime's notes are left out.
+func messageParts(role string, content []byte, carried bool) []part {
+	if role == RoleAssistant && !carried {
+		return nil
+	}
 	var blocks []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -429,64 +568,86 @@ func messageText(role string, content []byte) (body, author string) {
 	if err := json.Unmarshal(content, &blocks); err != nil {
 		var s string
 		if json.Unmarshal(content, &s) != nil {
-			return "", ""
+			return nil
 		}
 		blocks = append(blocks, struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{"text", s})
 	}
-	var b strings.Builder
+	var parts []part
+	var loose strings.Builder
 	remembered := false // the block is the words of the memory a memory.Note introduced
 	for _, bl := range blocks {
 		if remembered {
 			remembered = false
 			continue
 		}
-		if bl.Type != "text" || bl.Text == "" || strings.HasPrefix(bl.Text, runtimeNote) {
+		if bl.Type != "text" || strings.TrimSpace(bl.Text) == "" || strings.HasPrefix(bl.Text, runtimeNote) {
 			remembered = bl.Type == "text" && strings.HasPrefix(bl.Text, memory.Note)
 			continue
 		}
-		text := bl.Text
 		if role == RoleUser {
-			if who, _, words, ok := pipeline.ParseEnvelope(text); ok {
-				author, text = who, words
+			if who, _, words, ok := pipeline.ParseEnvelope(bl.Text); ok {
+				if strings.TrimSpace(words) != "" {
+					parts = append(parts, part{body: words, author: who, envelope: true})
+				}
+				continue
 			}
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+		if loose.Len() > 0 {
+			loose.WriteByte('\n')
 		}
-		b.WriteString(text)
+		loose.WriteString(bl.Text)
 	}
-	return b.String(), author
+	if loose.Len() > 0 {
+		parts = append(parts, part{body: loose.String()})
+	}
+	return parts
 }
 
 const qSessionThread = "SELECT thread_key FROM sessions WHERE session_id = ?"
 
-// indexMessages adds the words of rows (of one session) to the index, in
-// the transaction that stores them.
+// indexMessages adds the turns of rows (of one session) to the index, in
+// the transaction that stores them (messageParts); a row's last envelope
+// is its message (Message.TS).
 func (s *Store) indexMessages(ctx context.Context, tx bun.Tx, rows []messageRow) error {
 	var channel, threadTS string
 	looked := false
+	docs, words := 0, 0
 	for _, r := range rows {
-		body, author := messageText(r.Role, []byte(r.Content))
-		if strings.TrimSpace(body) == "" {
-			continue
-		}
-		if !looked {
-			var key string
-			if err := s.txQueryRow(ctx, tx, qSessionThread, r.SessionID).Scan(&key); err != nil {
-				return fmt.Errorf("index messages: session %s: %w", r.SessionID, err)
+		parts := messageParts(r.Role, []byte(r.Content), r.EventID != "")
+		last := -1
+		for i, p := range parts {
+			if p.envelope {
+				last = i
 			}
-			channel, threadTS, _ = strings.Cut(key, ":")
-			looked = true
 		}
-		if _, err := s.indexDoc(ctx, tx, doc{
-			kind: memory.KindMessage, ref: r.SessionID, channel: channel, threadTS: threadTS,
-			author: author, scope: memory.ScopeConversation, body: body, at: r.CreatedAt,
-		}); err != nil {
-			return err
+		for i, p := range parts {
+			if !looked {
+				var key string
+				if err := s.txQueryRow(ctx, tx, qSessionThread, r.SessionID).Scan(&key); err != nil {
+					return fmt.Errorf("index messages: session %s: %w", r.SessionID, err)
+				}
+				channel, threadTS, _ = strings.Cut(key, ":")
+				looked = true
+			}
+			ts := ""
+			if i == last {
+				ts = r.TS
+			}
+			if _, err := s.indexRow(ctx, tx, doc{
+				kind: memory.KindMessage, ref: r.SessionID, channel: channel, threadTS: threadTS, ts: ts,
+				author: p.author, scope: memory.ScopeConversation, body: p.body, at: r.CreatedAt,
+			}); err != nil {
+				return err
+			}
+			docs++
+			words += wordCount(p.body)
 		}
 	}
-	return nil
+	if docs == 0 {
+		return nil
+	}
+	return s.countDocs(ctx, tx, channel, docs, words)
 }

@@ -92,6 +92,11 @@ func BenchmarkRecall(b *testing.B) {
 	s := openAt(b, testPath(b), clock)
 	vocab := benchVocabulary(5000)
 	fillRecall(b, s, 100_000, 10_000, vocab)
+	b.Run("size", func(b *testing.B) {
+		for b.Loop() {
+		}
+		b.ReportMetric(float64(indexBytes(b, s))/110_000, "index-B/row")
+	})
 	b.Run("content", func(b *testing.B) {
 		r := rand.New(rand.NewPCG(7, 8))
 		zipf := rand.NewZipf(rand.New(rand.NewPCG(9, 10)), 1.1, 1, uint64(len(vocab)-1))
@@ -137,4 +142,17 @@ func benchRecall(b *testing.B, s *Store, query func() string) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// indexBytes is the recall index's size on disk: its tables and indexes.
+func indexBytes(b *testing.B, s *Store) int64 {
+	var n int64
+	q := `SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'recall%'`
+	if s.pg {
+		q = `SELECT pg_total_relation_size('recall') + pg_total_relation_size('recall_stats')`
+	}
+	if err := s.db.QueryRowContext(b.Context(), q).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

@@ -151,7 +151,7 @@ func (s *Store) prepareHot(ctx context.Context) error {
 	if s.pg {
 		index = qIndexPG
 	}
-	for _, q := range []string{index, qSessionThread, qTouchSession, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStarted,
+	for _, q := range []string{index, qCountDoc, qSessionThread, qTouchSession, qLastSeq, qInsertMessage, qInboxAnswering, qInboxStarted,
 		qMarkEvent, qInboxReceive, qInsertSession, qInsertUsage, qInboxFinish, qClaimRan, qClaimLast} {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)

@@ -140,7 +140,9 @@ func TestSessionTokensMigration(t *testing.T) {
 	if err := old.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1.0", Summary: "earlier"}); err != nil {
 		t.Fatal(err)
 	}
-	msg := Message{Role: RoleUser, Content: json.RawMessage(`[{"type":"text","text":"hi"}]`)}
+	// A tool result: the recall index is written by today's code in the
+	// schema of a later migration (0018), which this database lacks.
+	msg := Message{Role: RoleUser, Content: json.RawMessage(`[{"type":"tool_result","tool_use_id":"t1","content":"hi"}]`)}
 	spent := &UsageRecord{ThreadKey: "C1:1.0", ChannelID: "C1", UserID: "U1", Model: "m1", Usage: Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40}}
 	if err := old.AppendAnswer(ctx, "s1", Answer{Spent: spent}, msg); err != nil {
 		t.Fatal(err)
