@@ -45,6 +45,8 @@ type ChatAPI interface {
 	// suggested prompts.
 	SetSessionStatus(ctx context.Context, u pipeline.SessionUpdate) error
 	agentview.Chat
+	// A turn's work shown as tasks in a streamed message.
+	pipeline.TaskPoster
 }
 
 // Service is the running runtime: everything `agent start` builds.

@@ -196,7 +196,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.OnToolCall),
 		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
-		FirstTurn: s.memories().FirstTurn, Now: s.now,
+		FirstTurn: s.memories().FirstTurn, Now: s.now, Tasks: chat,
 	})
 	if err != nil {
 		return nil, err

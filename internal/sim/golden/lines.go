@@ -108,6 +108,8 @@ func outboundLine(n *renamer, m platform.Entry) string {
 			quoted[i] = fmt.Sprintf("%q", p)
 		}
 		return fmt.Sprintf("< %s suggested prompts: %s", m.ChannelID, strings.Join(quoted, ", "))
+	case platform.OpTasks:
+		return tasksLine(fmt.Sprintf("< %s %s tasks %s", thread, n.msg(m.TS), m.Text), m.Tasks)
 	case platform.OpUpload:
 		line := fmt.Sprintf("< %s %s upload", thread, n.msg(m.TS))
 		for _, f := range m.Files {
@@ -125,4 +127,21 @@ func outboundLine(n *renamer, m platform.Entry) string {
 // own lines, marked "  | ".
 func indentText(s string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  | ")
+}
+
+// tasksLine is a task message's update: a line per task, its status, its
+// title, then its detail and output.
+func tasksLine(head string, tasks []pipeline.Task) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for _, t := range tasks {
+		fmt.Fprintf(&b, "\n  %s [%s] %s", t.ID, t.Status, t.Title)
+		if t.Details != "" {
+			b.WriteString(" — " + indentText(t.Details))
+		}
+		if t.Output != "" {
+			b.WriteString(" → " + indentText(t.Output))
+		}
+	}
+	return b.String()
 }

@@ -631,3 +631,58 @@ func cloneEvent(ev *pipeline.Event) *pipeline.Event {
 	}
 	return &cp
 }
+
+var _ pipeline.TaskPoster = (*Chat)(nil)
+
+// StartTasks starts a streamed message of tasks in m's thread. Like a
+// workspace without the agent view, the platform refuses tasks without
+// AgentView (pipeline.ErrNoTasks): the service shows the status line.
+func (m *Chat) StartTasks(ctx context.Context, msg pipeline.Message, tasks []pipeline.Task) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("chat.startStream: %w", err)
+	}
+	if !m.AgentView {
+		return "", fmt.Errorf("chat.startStream: invalid_chunks: %w", pipeline.ErrNoTasks)
+	}
+	if msg.ChannelID == "" || msg.ThreadTS == "" {
+		return "", errors.New("chat.startStream: invalid_thread_ts")
+	}
+	m.mu.Lock()
+	m.init()
+	e := Entry{Op: OpTasks, ChannelID: msg.ChannelID, ThreadTS: msg.ThreadTS, TS: m.nextTSLocked(),
+		UserID: m.bot().UserID, Text: "start", Tasks: slices.Clone(tasks)}
+	m.keepLocked(e)
+	m.commitAndUnlock(e)
+	return e.TS, nil
+}
+
+// AppendTasks records task updates of the message at ts.
+func (m *Chat) AppendTasks(ctx context.Context, channelID, ts string, tasks []pipeline.Task) error {
+	return m.taskCall(ctx, "append", channelID, ts, tasks)
+}
+
+// StopTasks records the end of the task message at ts.
+func (m *Chat) StopTasks(ctx context.Context, channelID, ts string, tasks []pipeline.Task) error {
+	return m.taskCall(ctx, "stop", channelID, ts, tasks)
+}
+
+func (m *Chat) taskCall(ctx context.Context, op, channelID, ts string, tasks []pipeline.Task) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("chat.%sStream: %w", op, err)
+	}
+	m.mu.Lock()
+	m.init()
+	cur, ok := m.state[ts]
+	if !ok || cur.ChannelID != channelID || cur.Op != OpTasks {
+		m.mu.Unlock()
+		return fmt.Errorf("chat.%sStream: message_not_found", op)
+	}
+	if cur.Text == "stop" {
+		m.mu.Unlock()
+		return fmt.Errorf("chat.%sStream: message_not_in_streaming_state", op)
+	}
+	cur.Text = op
+	m.commitAndUnlock(Entry{Op: OpTasks, ChannelID: channelID, ThreadTS: cur.ThreadTS, TS: ts,
+		UserID: m.bot().UserID, Text: op, Tasks: slices.Clone(tasks)})
+	return nil
+}

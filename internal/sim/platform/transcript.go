@@ -21,6 +21,7 @@ const (
 	OpReaction  Op = "reaction"  // reactions.add ("+name") or .remove ("-name")
 	OpSession   Op = "session"   // agents.sessions.setStatus (Text: the status)
 	OpPrompts   Op = "prompts"   // assistant.threads.setSuggestedPrompts
+	OpTasks     Op = "tasks"     // a streamed message's task updates (Text: start, append or stop)
 )
 
 // Entry is one transcript entry.
@@ -57,6 +58,8 @@ type Entry struct {
 	Title string
 	// Prompts are the suggested prompts offered.
 	Prompts []string
+	// Tasks are the task updates of a task message (OpTasks).
+	Tasks []pipeline.Task
 }
 
 // File is a file in the transcript.
