@@ -249,7 +249,7 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.ModeRules{Default: pipeline.Mode(s.cfg.DefaultMode), NoBypass: s.noBypass}),
 		pipeline.NewSession(s.tracer, m, s.sessions),
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands, home, pipeline.WithSchedules(s.schedules)),
-		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
+		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert, mrkdwn.NativeTable),
 	)
 }
 

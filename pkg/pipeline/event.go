@@ -249,6 +249,10 @@ type Reply struct {
 	// the platform's dialect) of the last message posted or edited: the
 	// last part of a split post.
 	LastTS, LastText string
+	// Table is the reply's table shown natively (set by the markup
+	// stage on a post or final edit; Message.Table); LastTable, after
+	// delivery, the one the last message shows.
+	Table, LastTable *Table
 }
 
 // RootTS is the ts of the thread's root message: ThreadTS, or TS for a

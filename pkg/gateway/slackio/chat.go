@@ -121,6 +121,8 @@ func messageOptions(m pipeline.Message) []slack.MsgOption {
 			text = cardFallbackText(m.Card)
 		}
 		opts = append(opts, slack.MsgOptionBlocks(cardBlocks(m.Card)...))
+	} else if m.Table != nil {
+		opts = append(opts, slack.MsgOptionBlocks(tableBlocks(m.Table, m.Feedback)...))
 	} else if m.Feedback && strings.TrimSpace(text) != "" {
 		opts = append(opts, slack.MsgOptionBlocks(feedbackBlocks(text)...))
 	}
