@@ -41,6 +41,7 @@ var slackMethods = map[string]slackMethod{
 	"assistant.threads.setStatus": (*Slack).setStatus,
 	// The agent surface: slack_agentview.go.
 	"agents.sessions.setStatus":             (*Slack).setSessionStatus,
+	"agents.sessions.rename":                (*Slack).renameSession,
 	"assistant.threads.setSuggestedPrompts": (*Slack).setSuggestedPrompts,
 	"files.getUploadURLExternal":            (*Slack).getUploadURL,
 	"files.completeUploadExternal":          (*Slack).completeUpload,
@@ -351,7 +352,12 @@ func (s *Slack) setStatus(c *slackCall) (map[string]any, string, func()) {
 		return nil, "invalid_arguments", nil
 	}
 	st := Status{Channel: channel, ThreadTS: thread, Status: c.params.Get("status")}
-	if lm := c.params.Get("loading_messages"); lm != "" {
+	if lm := c.params.Get("loading_messages"); strings.HasPrefix(lm, "[") {
+		// A JSON body's array.
+		if err := json.Unmarshal([]byte(lm), &st.LoadingMessages); err != nil {
+			return nil, "invalid_arguments", nil
+		}
+	} else if lm != "" {
 		st.LoadingMessages = strings.Split(lm, ",")
 	}
 	s.mu.Lock()

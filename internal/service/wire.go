@@ -169,6 +169,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		return nil, err
 	}
 	s.chat = chat
+	if l, ok := chat.(interface{ SetLoadingMessages([]string) }); ok {
+		l.SetLoadingMessages(s.persona.LoadingMessages)
+	}
 	if o, ok := chat.(interface {
 		OnDeliveryFailure(func(slackio.DeliveryFailure))
 	}); ok {

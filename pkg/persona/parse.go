@@ -153,6 +153,7 @@ const (
 	kindBudgets   = "budgets"
 	kindChannel   = "channel"
 	kindExtra     = ""
+	kindLoading   = "loading messages"
 )
 
 // sectionKinds maps normalised section names, with the spellings tolerated,
@@ -180,6 +181,8 @@ var sectionKinds = map[string]string{
 	"suggested prompt":           kindPrompts,
 	"budgets":                    kindBudgets,
 	"budget":                     kindBudgets,
+	"loading messages":           kindLoading,
+	"loading message":            kindLoading,
 }
 
 // sectionKind classifies a heading; arg is the channel reference of a
@@ -250,6 +253,8 @@ func (ps *parser) section(s section) error {
 		ps.prompts(s)
 	case kindBudgets:
 		ps.budgets(s)
+	case kindLoading:
+		ps.loading(s)
 	}
 	return nil
 }
