@@ -24,6 +24,8 @@ type Store interface {
 	RaiseBudget(ctx context.Context, key, budget, day string, tokens int64, by string) error
 	BudgetRaised(ctx context.Context, key, budget, day string) (int64, error)
 	ClaimBudgetCard(ctx context.Context, key, id string) (store.Approval, bool, error)
+	// UsageBy is today's spend per channel or person (today.go).
+	UsageBy(ctx context.Context, since time.Time, by string) ([]store.UsageRow, error)
 }
 
 // Asker posts an approval card and waits for its decision (*approval.Gate).

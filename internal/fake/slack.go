@@ -109,6 +109,7 @@ type Slack struct {
 	halted     map[string]bool                // channel+"/"+ts of streams the stop button stopped
 	sessions   []SessionStatus                // agents.sessions.setStatus calls, in order
 	renames    []SessionStatus                // agents.sessions.rename calls, in order
+	views      []View                         // views.publish calls, in order
 	session    map[string]*SessionStatus      // channel+"/"+thread → the session as it stands
 	prompts    []SuggestedPrompts             // assistant.threads.setSuggestedPrompts calls, in order
 	pending    map[string]*slackPendingUpload // by file id

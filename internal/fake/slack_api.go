@@ -42,6 +42,7 @@ var slackMethods = map[string]slackMethod{
 	// The agent surface: slack_agentview.go.
 	"agents.sessions.setStatus":             (*Slack).setSessionStatus,
 	"agents.sessions.rename":                (*Slack).renameSession,
+	"views.publish":                         (*Slack).publishView,
 	"assistant.threads.setSuggestedPrompts": (*Slack).setSuggestedPrompts,
 	"files.getUploadURLExternal":            (*Slack).getUploadURL,
 	"files.completeUploadExternal":          (*Slack).completeUpload,

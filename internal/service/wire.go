@@ -222,6 +222,8 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	clicks := feedback.Clicks{Next: gate, Store: s.store, Chat: chat, Votes: s.metrics.Feedback, Log: s.log}
 	s.wireSchedules(chat)
 	s.handler = s.chain(engine, clicks, commands, prompts, chat)
+	s.home = s.newHome(chat, budgets)
+	s.handler = homeTab{home: s.home, next: s.handler}
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
 		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})
 	gwConfig := gateway.Config{OnHandled: s.onHandled(d.OnHandled), Inbox: s.inbox, OnStart: s.startThenResume,

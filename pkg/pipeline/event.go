@@ -134,6 +134,9 @@ type Event struct {
 	Reply    *Reply    // KindReply only
 	Stop     *Stop     // KindStop only
 	Schedule *Schedule // KindSchedule only
+	// HomeTab marks a person opening the app's Home tab, or clicking in
+	// it (Action set), as opposed to opening its DM (KindHome).
+	HomeTab bool
 }
 
 // Schedule is the scheduled part of a KindSchedule event: the event's

@@ -686,3 +686,30 @@ func (m *Chat) taskCall(ctx context.Context, op, channelID, ts string, tasks []p
 		UserID: m.bot().UserID, Text: op, Tasks: slices.Clone(tasks)})
 	return nil
 }
+
+var _ pipeline.HomePublisher = (*Chat)(nil)
+
+// PublishHome records the Home view published for userID.
+func (m *Chat) PublishHome(ctx context.Context, userID string, v pipeline.HomeView) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("views.publish: %w", err)
+	}
+	if userID == "" {
+		return errors.New("views.publish: user_not_found")
+	}
+	m.mu.Lock()
+	m.init()
+	m.commitAndUnlock(Entry{Op: OpHome, UserID: m.bot().UserID, To: userID, Home: &v})
+	return nil
+}
+
+// OpenHome injects userID's opening of the app's Home tab.
+func (m *Chat) OpenHome(userID string) error {
+	return m.Inject(&pipeline.Event{Kind: pipeline.KindHome, Type: "app_home_opened", UserID: userID, HomeTab: true})
+}
+
+// ClickHome injects userID's click on a button of their Home tab.
+func (m *Chat) ClickHome(userID, actionID, value string) error {
+	return m.Inject(&pipeline.Event{Kind: pipeline.KindHome, Type: "block_actions", UserID: userID, HomeTab: true,
+		Action: &pipeline.Action{ActionID: actionID, Value: value}})
+}

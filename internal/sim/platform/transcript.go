@@ -22,6 +22,7 @@ const (
 	OpSession   Op = "session"   // agents.sessions.setStatus (Text: the status)
 	OpPrompts   Op = "prompts"   // assistant.threads.setSuggestedPrompts
 	OpTasks     Op = "tasks"     // a streamed message's task updates (Text: start, append or stop)
+	OpHome      Op = "home"      // views.publish: a person's Home tab (To: the person)
 )
 
 // Entry is one transcript entry.
@@ -60,6 +61,8 @@ type Entry struct {
 	Prompts []string
 	// Tasks are the task updates of a task message (OpTasks).
 	Tasks []pipeline.Task
+	// Home is the view published (OpHome).
+	Home *pipeline.HomeView
 }
 
 // File is a file in the transcript.

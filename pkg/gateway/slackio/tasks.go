@@ -114,3 +114,5 @@ func (r *refusals) remember(method string, err error) {
 	}
 	r.codes[method] = se.Err
 }
+
+func asSlackError(err error, target *slack.SlackErrorResponse) bool { return errors.As(err, target) }
