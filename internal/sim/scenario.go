@@ -83,6 +83,9 @@ type Step struct {
 	// the thread labelled Thread (in Channel, or the scenario's place),
 	// written to the store as the schedule commands would.
 	When, Prompt, Target string
+	// Button and Value are home's: the button clicked in As's Home tab
+	// and what it acts on (none: As opens the tab).
+	Button, Value string
 }
 
 // The step kinds.
@@ -104,7 +107,14 @@ const (
 	// StepSchedule makes a schedule (sim only, until the scenario can say
 	// /schedule): `schedule: {when: "in 1m", prompt: ..., target: channel}`.
 	StepSchedule = "schedule"
+	// StepHome opens As's App Home tab (`home: {as: member}`), or clicks
+	// a button of it (`home: {as: member, button: home_remove_schedule,
+	// value: saaaaaaab}`).
+	StepHome = "home"
 )
+
+// HomeButtons are the buttons of the Home tab (internal/home's action ids).
+var HomeButtons = []string{"home_remove_schedule", "home_forget_memory", "home_disconnect", "home_lift_mute"}
 
 // ActionStop is click's action on the platform's stop button of the agent
 // session of the newest thread whose turn is at work (running, or waiting
@@ -129,9 +139,10 @@ var stepFields = map[string][]string{
 	StepExpectDrop:    {"reason"},
 	StepClick:         {"action", "as"},
 	StepSchedule:      {"when", "prompt", "target", "as", "channel", "thread"},
+	StepHome:          {"as", "button", "value"},
 }
 
-var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick, StepAdvance, StepRestart, StepSchedule}
+var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick, StepAdvance, StepRestart, StepSchedule, StepHome}
 
 // dropReasons are what expect_drop may name: the drop stage's reasons.
 var dropReasons = append(slices.Clone(pipeline.DropReasons), pipeline.MoreDropReasons...)
@@ -300,6 +311,10 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 			st.Prompt, err = p.str(fk, fv, where)
 		case "target":
 			st.Target, err = p.oneOf(fk, fv, where, "target", []string{"thread", "channel"})
+		case "button":
+			st.Button, err = p.oneOf(fk, fv, where, "button", HomeButtons)
+		case "value":
+			st.Value, err = p.str(fk, fv, where)
 		}
 		return err
 	})
