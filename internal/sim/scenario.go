@@ -30,8 +30,12 @@ type Scenario struct {
 	// the stop button); without it the platform refuses them, as a workspace
 	// without the agent view does, and turns show the assistant status line.
 	AgentView bool
-	Soul      *SoulOverride
-	Steps     []Step
+	// Tasks: the platform shows a turn's tool calls as tasks of a
+	// streamed message (AgentView does too); without either it refuses
+	// them and turns show the status line.
+	Tasks bool
+	Soul  *SoulOverride
+	Steps []Step
 }
 
 // SoulOverride are the sim world keys a scenario replaces. A nil field was
@@ -203,6 +207,10 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			sc.As, err = p.actor(k, v, "")
 		case "agent_behavior":
 			sc.AgentBehavior, err = p.oneOf(k, v, "", "agent_behavior", Behaviors)
+		case "tasks":
+			if v.Kind != yaml.ScalarNode || v.Decode(&sc.Tasks) != nil {
+				err = p.fail(v, "tasks is true or false")
+			}
 		case "agent_view":
 			if v.Kind != yaml.ScalarNode || v.Decode(&sc.AgentView) != nil {
 				err = p.fail(v, "agent_view is true or false")
@@ -212,7 +220,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 		case "steps":
 			steps = v
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, soul or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, soul or steps)", k.Value)
 		}
 		return err
 	})

@@ -47,6 +47,9 @@ type Chat struct {
 	// assistant status line: the sim's default, the transcripts of most
 	// scenarios being about something else.
 	AgentView bool
+	// Tasks: the platform shows tasks (StartTasks) without the agent
+	// view's sessions.
+	Tasks bool
 
 	mu        sync.Mutex
 	clock     int64 // ts counter
@@ -641,7 +644,7 @@ func (m *Chat) StartTasks(ctx context.Context, msg pipeline.Message, tasks []pip
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("chat.startStream: %w", err)
 	}
-	if !m.AgentView {
+	if !m.AgentView && !m.Tasks {
 		return "", fmt.Errorf("chat.startStream: invalid_chunks: %w", pipeline.ErrNoTasks)
 	}
 	if msg.ChannelID == "" || msg.ThreadTS == "" {
