@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/persona-runtime/agent/internal/memory"
@@ -53,24 +54,23 @@ type ChannelMode struct {
 	ChannelID, Mode string
 }
 
-// ChannelModes returns the channels with a mode of their own, by id.
+// ChannelModes returns the channels with a mode of their own (the row of
+// the channel's key, "<channel>:"), by id.
 func (s *Store) ChannelModes(ctx context.Context) ([]ChannelMode, error) {
-	rows, err := s.query(ctx, `SELECT channel_id, thread_key, mode FROM threads WHERE mode <> '' AND root_ts = '' ORDER BY thread_key`)
+	rows, err := s.query(ctx, `SELECT thread_key, mode FROM threads WHERE mode <> '' ORDER BY thread_key`)
 	if err != nil {
 		return nil, fmt.Errorf("channel modes: %w", err)
 	}
 	defer rows.Close()
 	var out []ChannelMode
 	for rows.Next() {
-		var m ChannelMode
-		var key string
-		if err := rows.Scan(&m.ChannelID, &key, &m.Mode); err != nil {
+		var key, mode string
+		if err := rows.Scan(&key, &mode); err != nil {
 			return nil, fmt.Errorf("channel modes: %w", err)
 		}
-		if m.ChannelID == "" && len(key) > 0 && key[len(key)-1] == ':' {
-			m.ChannelID = key[:len(key)-1]
+		if channel, ok := strings.CutSuffix(key, ":"); ok && channel != "" {
+			out = append(out, ChannelMode{ChannelID: channel, Mode: mode})
 		}
-		out = append(out, m)
 	}
 	return out, rows.Err()
 }
