@@ -67,6 +67,10 @@ func TestHomeTab(t *testing.T) {
 	if _, err := h.slack.WaitForPost(h.ctx(), func(p fake.Post) bool { return strings.Contains(p.Text, "cron job created") }); err != nil {
 		t.Fatal(err)
 	}
+	h.send(fake.Message{User: "U0MGR", Channel: "D0MGR", TS: "100.2", ThreadTS: "100.1", Text: "/ignore <@U0EVE> 2h"})
+	if _, err := h.slack.WaitForPost(h.ctx(), func(p fake.Post) bool { return strings.Contains(p.Text, "U0EVE") }); err != nil {
+		t.Fatal(err)
+	}
 	h.send(fake.Message{User: "U0ALICE", Channel: "D0ALICE", TS: "200.1", Text: "remember my tea"})
 	h.expectReply("D0ALICE", "200.1", "remembered as m")
 
@@ -120,5 +124,18 @@ func TestHomeTab(t *testing.T) {
 	forgot := string(h.clickHome("U0ALICE", "home_forget_memory", mem[1]).Blocks)
 	if strings.Contains(forgot, "tea green") {
 		t.Errorf("the memory was not forgotten:\n%s", forgot)
+	}
+
+	// The mutes: shown to the manager with a Lift button; a member's
+	// forged Lift is refused by the mute commands' rule, the manager's
+	// lifts it.
+	if !strings.Contains(manager, `"value":"user U0EVE"`) {
+		t.Fatalf("no mute in the manager's view:\n%s", manager)
+	}
+	if v := string(h.clickHome("U0ALICE", "home_lift_mute", "user U0EVE").Blocks); !strings.Contains(v, "only manager or approver can ignore") {
+		t.Errorf("the member's lift was not refused:\n%s", v)
+	}
+	if v := string(h.clickHome("U0MGR", "home_lift_mute", "user U0EVE").Blocks); !strings.Contains(v, "mute lifted") || strings.Contains(v, `"value":"user U0EVE"`) {
+		t.Errorf("the manager's lift:\n%s", v)
 	}
 }
