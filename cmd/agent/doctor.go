@@ -86,6 +86,9 @@ func diagnoseChat(ctx context.Context, cfg *config.Config) []finding {
 		} else {
 			out = append(out, finding{ok: true, text: fmt.Sprintf("CHAT_BOT_TOKEN: bot %s in workspace %s", bot.UserID, bot.TeamID)})
 		}
+		if err := client.HomeTab(ctx, bot.UserID); err != nil && slackio.ErrorCode(err) == "not_enabled" {
+			out = append(out, finding{degraded: true, text: "the Home tab is off: turn it on in the app's settings (App Home → Home Tab; `agent manifest` has features.app_home.home_tab_enabled)"})
+		}
 	}
 	if cfg.HTTPIngress() {
 		// Nothing to ask: the platform signs what it sends with the secret.

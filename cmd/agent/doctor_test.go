@@ -46,6 +46,9 @@ func TestDoctorNamesWhatIsWrong(t *testing.T) {
 		{"the read tools' scopes", func(_ map[string]string, slack *fake.Slack, _ *fake.Anthropic) {
 			slack.Scopes = without(botScopes, "channels:read", "reactions:write")
 		}, "FAIL  CHAT_BOT_TOKEN lacks the scopes channels:read, reactions:write: add them to the app (`agent manifest` prints its manifest) and reinstall it to the workspace"},
+		{"home tab off", func(_ map[string]string, slack *fake.Slack, _ *fake.Anthropic) {
+			slack.Errors = map[string]string{"views.publish": "not_enabled"}
+		}, "FAIL  the Home tab is off: turn it on in the app's settings (App Home → Home Tab; `agent manifest` has features.app_home.home_tab_enabled)"},
 		{"bot token refused", func(_ map[string]string, slack *fake.Slack, _ *fake.Anthropic) {
 			slack.BotToken = "xoxb-another-token"
 		}, "FAIL  CHAT_BOT_TOKEN is not accepted by the platform (auth.test: invalid_auth): copy the Bot User OAuth Token (xoxb-…) of OAuth & Permissions again, or reinstall the app"},

@@ -38,7 +38,7 @@ var botScopes = []string{
 
 var botEvents = []string{"app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im",
 	"agent_session_stopped", // the agent session's stop button (without it setStatus warns)
-	"app_home_opened",       // a person opens the DM: the persona's suggested prompts
+	"app_home_opened",       // a person opens the DM (the persona's suggested prompts) or the Home tab (internal/home)
 }
 
 type slashCommand struct {
@@ -92,7 +92,7 @@ func appManifest(name, httpBase string) map[string]any {
 		},
 		"features": map[string]any{
 			"app_home": map[string]any{
-				"home_tab_enabled":               false,
+				"home_tab_enabled":               true, // the App Home tab (internal/home)
 				"messages_tab_enabled":           true,
 				"messages_tab_read_only_enabled": false,
 			},

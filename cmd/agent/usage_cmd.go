@@ -108,10 +108,11 @@ func usageBudgets(ctx context.Context, inv *invocation, st *store.Store, prices 
 		}
 	}
 	g := &budget.Guard{Store: st, Prices: prices, Budgets: p.Budgets, Zone: inv.cfg.Zone}
-	lines, err := g.Today(ctx)
-	if err != nil || len(lines) == 0 {
+	today, err := g.Today(ctx, 20)
+	if err != nil || len(today.Lines) == 0 {
 		return err
 	}
+	lines := today.Lines
 	zone := "UTC"
 	if inv.cfg.Zone != nil {
 		zone = inv.cfg.Zone.String()

@@ -55,6 +55,7 @@ func (e *Engine) assistantMessage(ctx context.Context, resp *anthropic.Message) 
 // the run.
 func (e *Engine) runTools(ctx context.Context, t *pipeline.Turn, uses []toolUse, save func(anthropic.MessageParam) error) (anthropic.MessageParam, error) {
 	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(uses))
+	tasksOf(ctx).batch(ctx, uses)
 	for _, u := range uses {
 		res := e.callTool(ctx, t, u)
 		text := e.o.Redact(res.Text)
@@ -139,6 +140,7 @@ func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res
 		}
 		span.SetAttributes(attribute.String("outcome", outcome))
 		span.End()
+		tasksOf(ctx).end(ctx, u.ID, res, outcome)
 		if e.o.OnToolCall != nil {
 			e.o.OnToolCall(u.Name, u.Input, res, outcome)
 		}
@@ -177,7 +179,9 @@ func (e *Engine) callTool(ctx context.Context, t *pipeline.Turn, u toolUse) (res
 			return refusal
 		}
 	}
-	if a := activity(u.Name); a != "" {
+	if tasks := tasksOf(ctx); tasks.shows() {
+		tasks.begin(ctx, u.ID)
+	} else if a := activity(u.Name); a != "" {
 		e.status(ctx, t, a)
 	}
 	callCtx := ctx

@@ -158,6 +158,11 @@ type Options struct {
 	Stream         bool
 	StreamSettled  func(text string) string
 	StreamHoldback int
+	// Tasks, when set, shows the turn's work as it happens: each tool
+	// call a task of a streamed message in the thread, a card's wait a
+	// task of its own (tasks.go). Where it fails with pipeline.ErrNoTasks,
+	// the turn shows the status line instead, as before tasks.
+	Tasks pipeline.TaskPoster
 }
 
 type streamsKey struct{}
@@ -266,6 +271,8 @@ type turnState struct {
 	status bool
 	// view is the turn's agent session.
 	view *sessionView
+	// tasks shows the turn's work as tasks (tasks.go).
+	tasks *taskView
 	// admitted is set when the budgets admitted the turn before its
 	// message's files were saved: its first model call is not asked again.
 	admitted bool
@@ -278,6 +285,14 @@ func (s *turnState) replied() int {
 }
 
 type stateKey struct{}
+
+// tasksOf returns the task view of the turn running in ctx, or nil.
+func tasksOf(ctx context.Context) *taskView {
+	if s, ok := ctx.Value(stateKey{}).(*turnState); ok {
+		return s.tasks
+	}
+	return nil
+}
 
 // MarkReplied records that the agent posted a reply in the current turn; the
 // chat tool server calls it.

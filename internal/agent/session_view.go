@@ -33,6 +33,8 @@ type sessionView struct {
 
 	// on: the platform takes the session's updates (read after first).
 	on bool
+	// tasks shows a card's wait as a task (tasks.go).
+	tasks *taskView
 
 	mu        sync.Mutex // orders the updates after the first
 	waits     int        // cards the turn waits for
@@ -121,6 +123,7 @@ func (v *sessionView) setLocked(ctx context.Context, s pipeline.SessionStatus) {
 // the first wait to the end of the last.
 func (v *sessionView) Suspend(ctx context.Context) (resume func(ctx context.Context)) {
 	v.shown()
+	done := v.tasks.wait(ctx)
 	v.mu.Lock()
 	v.waits++
 	if v.waits == 1 {
@@ -130,6 +133,7 @@ func (v *sessionView) Suspend(ctx context.Context) (resume func(ctx context.Cont
 	var once sync.Once
 	return func(ctx context.Context) {
 		once.Do(func() {
+			done(ctx)
 			v.mu.Lock()
 			defer v.mu.Unlock()
 			v.waits--

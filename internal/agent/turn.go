@@ -154,6 +154,8 @@ func (r *turn) prepare(ctx context.Context, after <-chan struct{}) (_ context.Co
 	r.state = &turnState{}
 	ctx = context.WithValue(ctx, stateKey{}, r.state)
 	r.state.view = e.startView(ctx, t, created, after)
+	r.state.tasks = e.newTaskView(t)
+	r.state.view.tasks = r.state.tasks
 	ctx = pipeline.NewContextWithSuspender(ctx, r.state.view)
 
 	var stored []store.Message
@@ -479,6 +481,7 @@ func (r *turn) wrapUp(ctx context.Context, err error) error {
 	default: // the turn failed anyway: the write's error is not lost
 		r.e.o.Log.ErrorContext(ctx, "tool result not stored", "session_id", r.sid, "err", werr)
 	}
+	r.state.tasks.finish(context.WithoutCancel(ctx))
 	r.state.view.finish(ctx)
 	if err == nil && r.promptTokens > r.e.o.CompactAt {
 		if _, cerr := r.e.compact(context.WithoutCancel(ctx), r.sid, r.t, false); cerr != nil {

@@ -60,12 +60,12 @@ func TestGuardChannelDollarsReachedAndReset(t *testing.T) {
 	if n := testutil.ToFloat64(r.g.Exhausted.WithLabelValues(Channel)); n != 0 {
 		t.Errorf("exhausted{channel} = %v: the token budget counted the refusal", n)
 	}
-	lines, err := r.g.Today(t.Context())
+	today, err := r.g.Today(t.Context(), 20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var said []string
-	for _, l := range lines {
+	for _, l := range today.Lines {
 		said = append(said, l.String())
 	}
 	if want := "channel <#C1>: 1700000 of 100000000 tokens today|channel <#C1>: $5.10 of $5.00 today"; strings.Join(said, "|") != want {

@@ -10,12 +10,13 @@ import (
 	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
-// Line is one daily budget's standing today, as `agent usage` and the App
-// Home show it: what it has spent against its limit (with today's
-// raises), in tokens or, for a dollar budget, in dollars.
+// Line is one budget's standing today, as `agent usage` and the App Home
+// show it: what it has spent against its limit (with today's raises), in
+// tokens or, for a dollar budget, in dollars.
 type Line struct {
-	// Budget is Channel or Persona; Holder the channel's id ("" for the
-	// persona).
+	// Budget is Persona, Channel, Person or Thread; Holder the channel's
+	// or the person's id ("" for the persona, and for a thread's budget,
+	// which counts a thread's whole life: its Limit only).
 	Budget, Holder string
 	// Used and Limit are tokens, or micro-dollars when USD is set (see
 	// UsedUSD and LimitUSD).
@@ -33,8 +34,13 @@ func (l Line) LimitUSD() float64 { return float64(l.Limit) / microUSD }
 // today", "persona: 12000 of 100000 tokens today".
 func (l Line) String() string {
 	who := l.Budget
-	if l.Budget == Channel && l.Holder != "" {
+	switch {
+	case l.Budget == Thread:
+		return fmt.Sprintf("thread: %d tokens a thread", l.Limit)
+	case l.Budget == Channel && l.Holder != "":
 		who += " <#" + l.Holder + ">"
+	case l.Holder != "":
+		who += " <@" + l.Holder + ">"
 	}
 	if l.USD {
 		return fmt.Sprintf("%s: %s of %s today", who, formatMicro(l.Used), formatMicro(l.Limit))
@@ -42,11 +48,11 @@ func (l Line) String() string {
 	return fmt.Sprintf("%s: %d of %d tokens today", who, l.Used, l.Limit)
 }
 
-// Today is the standing of the persona's daily budgets today (the day of
-// the zone, on the guard's clock): the persona's, then each channel's
-// that has spent today, tokens before dollars; none when SOUL.md sets
-// none.
-func (g *Guard) Today(ctx context.Context) ([]Line, error) {
+// daily are the persona's and the channels' daily budgets today (the
+// day of the zone, on the guard's clock), computed as the guard enforces
+// them: the persona's, then each channel's that has spent today, tokens
+// before dollars; none when SOUL.md sets none.
+func (g *Guard) daily(ctx context.Context) ([]Line, error) {
 	now := g.now().In(g.zone())
 	day, midnight := now.Format(time.DateOnly), startOfDay(now)
 	var channels []string

@@ -109,6 +109,8 @@ type Slack struct {
 	streams    []Post                         // chat.startStream, appendStream, stopStream calls, in order
 	halted     map[string]bool                // channel+"/"+ts of streams the stop button stopped
 	sessions   []SessionStatus                // agents.sessions.setStatus calls, in order
+	renames    []SessionStatus                // agents.sessions.rename calls, in order
+	views      []View                         // views.publish calls, in order
 	session    map[string]*SessionStatus      // channel+"/"+thread → the session as it stands
 	prompts    []SuggestedPrompts             // assistant.threads.setSuggestedPrompts calls, in order
 	pending    map[string]*slackPendingUpload // by file id
@@ -135,6 +137,7 @@ type Post struct {
 	ThreadTS string
 	Text     string
 	Blocks   json.RawMessage // nil when the call carried none
+	Chunks   json.RawMessage // a stream call's chunks; nil when it carried none
 	User     string          // the recipient of an ephemeral message
 	Params   url.Values      // every parameter of the call but the token
 	At       time.Time       // when the fake received it
@@ -526,4 +529,37 @@ func slackWriteRateLimited(w http.ResponseWriter, retryAfter string) {
 
 func slackWriteError(w http.ResponseWriter, code string) {
 	slackWriteJSON(w, map[string]any{"ok": false, "error": code})
+}
+
+// TaskUpdate is one task_update chunk of a stream call.
+type TaskUpdate struct {
+	Method  string // chat.startStream, chat.appendStream or chat.stopStream
+	TS      string // the streamed message
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Status  string `json:"status"`
+	Details string `json:"details"`
+	Output  string `json:"output"`
+}
+
+// TaskUpdates returns the task_update chunks of the stream calls so far,
+// in order.
+func (s *Slack) TaskUpdates() []TaskUpdate {
+	var out []TaskUpdate
+	for _, p := range s.Streams() {
+		var chunks []json.RawMessage
+		_ = json.Unmarshal(p.Chunks, &chunks)
+		for _, raw := range chunks {
+			var u TaskUpdate
+			var kind struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(raw, &kind) != nil || kind.Type != "task_update" || json.Unmarshal(raw, &u) != nil {
+				continue
+			}
+			u.Method, u.TS = p.Method, p.TS
+			out = append(out, u)
+		}
+	}
+	return out
 }

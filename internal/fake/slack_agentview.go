@@ -161,3 +161,40 @@ func (s *Slack) ClickStop(user, channel, thread string) (envelopeID string, stop
 	s.mu.Unlock()
 	return s.SendEvent(AgentSessionStopped{User: user, Channel: channel, ThreadTS: thread, Streams: stopped}.Payload()), stopped
 }
+
+// renameSession changes a thread's session title (agents.sessions.rename):
+// 1–200 characters, the thread's session must exist.
+func (s *Slack) renameSession(c *slackCall) (map[string]any, string, func()) {
+	channel, thread, title := c.params.Get("channel_id"), c.params.Get("thread_ts"), c.params.Get("title")
+	switch n := utf8.RuneCountInString(title); {
+	case n == 0 || n > slackMaxSessionTitle:
+		return nil, "invalid_name", nil
+	case thread == "":
+		return nil, "thread_ts_required", nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.session[channel+"/"+thread]
+	if cur == nil {
+		return nil, "session_not_found", nil
+	}
+	cur.Title = title
+	s.renames = append(s.renames, SessionStatus{Channel: channel, ThreadTS: thread, Status: cur.Status, Title: title})
+	s.notify()
+	return map[string]any{"title": title}, "", nil
+}
+
+// OpenSession makes the session of a thread as the platform does when a
+// person opens a DM thread: active, untitled; a later setStatus keeps it
+// untitled (its title applies only when it creates the session).
+func (s *Slack) OpenSession(channel, thread string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session == nil {
+		s.session = map[string]*SessionStatus{}
+	}
+	s.session[channel+"/"+thread] = &SessionStatus{Channel: channel, ThreadTS: thread, Status: "active"}
+}
+
+// Renames returns the agents.sessions.rename calls that succeeded, in order.
+func (s *Slack) Renames() []SessionStatus { return slackCopy(s, &s.renames) }

@@ -41,6 +41,8 @@ var slackMethods = map[string]slackMethod{
 	"assistant.threads.setStatus": (*Slack).setStatus,
 	// The agent surface: slack_agentview.go.
 	"agents.sessions.setStatus":             (*Slack).setSessionStatus,
+	"agents.sessions.rename":                (*Slack).renameSession,
+	"views.publish":                         (*Slack).publishView,
 	"assistant.threads.setSuggestedPrompts": (*Slack).setSuggestedPrompts,
 	"files.getUploadURLExternal":            (*Slack).getUploadURL,
 	"files.completeUploadExternal":          (*Slack).completeUpload,
@@ -355,7 +357,12 @@ func (s *Slack) setStatus(c *slackCall) (map[string]any, string, func()) {
 		return nil, "invalid_arguments", nil
 	}
 	st := Status{Channel: channel, ThreadTS: thread, Status: c.params.Get("status")}
-	if lm := c.params.Get("loading_messages"); lm != "" {
+	if lm := c.params.Get("loading_messages"); strings.HasPrefix(lm, "[") {
+		// A JSON body's array.
+		if err := json.Unmarshal([]byte(lm), &st.LoadingMessages); err != nil {
+			return nil, "invalid_arguments", nil
+		}
+	} else if lm != "" {
 		st.LoadingMessages = strings.Split(lm, ",")
 	}
 	s.mu.Lock()
@@ -537,6 +544,13 @@ func (s *Slack) startStream(c *slackCall) (map[string]any, string, func()) {
 	case thread == "":
 		return nil, "invalid_arguments", nil
 	}
+	chunks, code := streamChunks(c, false)
+	if code != "" {
+		return nil, code, nil
+	}
+	if mode := c.params.Get("task_display_mode"); mode != "" && mode != "timeline" && mode != "plan" && mode != "dense" {
+		return nil, "invalid_arguments", nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.nextTS()
@@ -545,7 +559,7 @@ func (s *Slack) startStream(c *slackCall) (map[string]any, string, func()) {
 	}
 	s.messages[channel+"/"+ts] = true
 	p := slackPost(c, ts, "")
-	p.Text = c.params.Get("markdown_text")
+	p.Text, p.Chunks = c.params.Get("markdown_text"), chunks
 	s.streams = append(s.streams, p)
 	s.notify()
 	return map[string]any{"channel": channel, "ts": ts}, "", nil
@@ -564,24 +578,79 @@ func (s *Slack) streamCall(c *slackCall, appending bool) (map[string]any, string
 	channel, ts := c.params.Get("channel"), c.params.Get("ts")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	started, stopped := false, false
+	started, stopped, chunked := false, false, false
 	for _, p := range s.streams {
 		if p.Channel == channel && p.TS == ts {
-			started = started || p.Method == "chat.startStream"
+			if p.Method == "chat.startStream" {
+				started, chunked = true, p.Chunks != nil
+			}
 			stopped = stopped || p.Method == "chat.stopStream"
 		}
 	}
+	chunks, code := streamChunks(c, appending)
 	switch {
 	case !started:
 		return nil, "message_not_found", nil
 	case stopped || s.halted[channel+"/"+ts]:
 		return nil, "message_not_in_streaming_state", nil
-	case appending && c.params.Get("markdown_text") == "":
+	case code != "":
+		return nil, code, nil
+	case chunked && c.params.Get("markdown_text") != "", !chunked && chunks != nil:
+		// The mode is fixed by the start (platform-notes).
+		return nil, "streaming_mode_mismatch", nil
+	case appending && !chunked && c.params.Get("markdown_text") == "":
 		return nil, "no_text", nil
 	}
 	p := slackPost(c, ts, "")
-	p.Text = c.params.Get("markdown_text")
+	p.Text, p.Chunks = c.params.Get("markdown_text"), chunks
 	s.streams = append(s.streams, p)
 	s.notify()
 	return map[string]any{"channel": channel, "ts": ts}, "", nil
+}
+
+// streamChunks reads and checks a stream call's chunks, as the platform
+// does: an array of known chunk types, a task_update with an id, a title
+// and a known status; not beside markdown_text; required on an append
+// without markdown_text (required: the call must carry one or the other).
+func streamChunks(c *slackCall, required bool) (json.RawMessage, string) {
+	raw := c.params.Get("chunks")
+	if raw == "" {
+		if required && c.params.Get("markdown_text") == "" {
+			return nil, "markdown_text_or_chunks_required"
+		}
+		return nil, ""
+	}
+	if c.params.Get("markdown_text") != "" {
+		return nil, "cannot_provide_both_markdown_text_and_chunks"
+	}
+	var chunks []map[string]any
+	if err := json.Unmarshal([]byte(raw), &chunks); err != nil || len(chunks) == 0 {
+		return nil, "invalid_chunks"
+	}
+	for _, ch := range chunks {
+		switch ch["type"] {
+		case "markdown_text":
+			if _, ok := ch["text"].(string); !ok {
+				return nil, "invalid_chunks"
+			}
+		case "task_update":
+			id, _ := ch["id"].(string)
+			title, _ := ch["title"].(string)
+			status, _ := ch["status"].(string)
+			if id == "" || title == "" || !slices.Contains([]string{"pending", "in_progress", "complete", "error"}, status) {
+				return nil, "invalid_chunks"
+			}
+		case "plan_update":
+			if _, ok := ch["title"].(string); !ok {
+				return nil, "invalid_chunks"
+			}
+		case "blocks":
+			if b, ok := ch["blocks"].([]any); !ok || len(b) > 50 {
+				return nil, "invalid_chunks"
+			}
+		default:
+			return nil, "invalid_chunks"
+		}
+	}
+	return json.RawMessage(raw), ""
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/fleet"
+	"github.com/persona-runtime/agent/internal/home"
 	"github.com/persona-runtime/agent/internal/inbox"
 	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/internal/metrics"
@@ -45,6 +46,10 @@ type ChatAPI interface {
 	// suggested prompts.
 	SetSessionStatus(ctx context.Context, u pipeline.SessionUpdate) error
 	agentview.Chat
+	// A turn's work shown as tasks in a streamed message.
+	pipeline.TaskPoster
+	// A person's App Home tab (internal/home).
+	pipeline.HomePublisher
 }
 
 // Service is the running runtime: everything `agent start` builds.
@@ -63,6 +68,7 @@ type Service struct {
 	gate     *approval.Gate
 	builtins *tools.Builtins
 	chat     ChatAPI
+	home     *home.Home // the App Home tab (home.go)
 	onDrop   func(ev *pipeline.Event, reason string)
 	skills   *tools.Skills
 	inbox    *inbox.Recorder

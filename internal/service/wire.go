@@ -169,6 +169,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		return nil, err
 	}
 	s.chat = chat
+	if l, ok := chat.(interface{ SetLoadingMessages([]string) }); ok {
+		l.SetLoadingMessages(s.persona.LoadingMessages)
+	}
 	if o, ok := chat.(interface {
 		OnDeliveryFailure(func(slackio.DeliveryFailure))
 	}); ok {
@@ -196,7 +199,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 			ToolCalls: s.metrics.ToolCalls, ToolDuration: s.metrics.ToolDuration},
 		OnToolCall: s.toolObserver(d.OnToolCall),
 		Stream:     cfg.Stream != "off", StreamSettled: s.redactor.Settled,
-		FirstTurn: s.memories().FirstTurn, Now: s.now,
+		FirstTurn: s.memories().FirstTurn, Now: s.now, Tasks: chat,
 	})
 	if err != nil {
 		return nil, err
@@ -219,6 +222,8 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	clicks := feedback.Clicks{Next: gate, Store: s.store, Chat: chat, Votes: s.metrics.Feedback, Log: s.log}
 	s.wireSchedules(chat)
 	s.handler = s.chain(engine, clicks, commands, prompts, chat)
+	s.home = s.newHome(chat, budgets)
+	s.handler = homeTab{home: s.home, next: s.handler}
 	s.inbox = inbox.New(inbox.Options{Store: s.store, Chat: chat, Self: func() pipeline.Identity { return s.self },
 		Redact: s.redactor.Redact, Outcomes: s.metrics.InboxEvents, Log: s.log})
 	gwConfig := gateway.Config{OnHandled: s.onHandled(d.OnHandled), Inbox: s.inbox, OnStart: s.startThenResume,
@@ -249,7 +254,7 @@ func (s *Service) chain(engine pipeline.Agent, actions pipeline.Actions, command
 		pipeline.NewAuth(s.tracer, m, s.persona, threads, pipeline.ModeRules{Default: pipeline.Mode(s.cfg.DefaultMode), NoBypass: s.noBypass}),
 		pipeline.NewSession(s.tracer, m, s.sessions),
 		pipeline.NewAgent(s.tracer, m, engine, actions, commands, home, pipeline.WithSchedules(s.schedules)),
-		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert),
+		pipeline.NewMarkup(s.tracer, m, mrkdwn.Convert, mrkdwn.NativeTable),
 	)
 }
 

@@ -36,6 +36,10 @@ type Scenario struct {
 	// written by `agent sim record`): the scripted model plays them
 	// (AgentBehavior is scripted.Recorded).
 	Model [][]scripted.Answer
+	// Tasks: the platform shows a turn's tool calls as tasks of a
+	// streamed message (AgentView does too); without either it refuses
+	// them and turns show the status line.
+	Tasks bool
 	Steps []Step
 }
 
@@ -93,6 +97,9 @@ type Step struct {
 	// the thread labelled Thread (in Channel, or the scenario's place),
 	// written to the store as the schedule commands would.
 	When, Prompt, Target string
+	// Button and Value are home's: the button clicked in As's Home tab
+	// and what it acts on (none: As opens the tab).
+	Button, Value string
 }
 
 // The step kinds.
@@ -114,7 +121,14 @@ const (
 	// StepSchedule makes a schedule (sim only, until the scenario can say
 	// /schedule): `schedule: {when: "in 1m", prompt: ..., target: channel}`.
 	StepSchedule = "schedule"
+	// StepHome opens As's App Home tab (`home: {as: member}`), or clicks
+	// a button of it (`home: {as: member, button: home_remove_schedule,
+	// value: saaaaaaab}`).
+	StepHome = "home"
 )
+
+// HomeButtons are the buttons of the Home tab (internal/home's action ids).
+var HomeButtons = []string{"home_remove_schedule", "home_forget_memory", "home_disconnect", "home_lift_mute"}
 
 // ActionStop is click's action on the platform's stop button of the agent
 // session of the newest thread whose turn is at work (running, or waiting
@@ -139,9 +153,10 @@ var stepFields = map[string][]string{
 	StepExpectDrop:    {"reason"},
 	StepClick:         {"action", "as"},
 	StepSchedule:      {"when", "prompt", "target", "as", "channel", "thread"},
+	StepHome:          {"as", "button", "value"},
 }
 
-var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick, StepAdvance, StepRestart, StepSchedule}
+var stepKinds = []string{StepSend, StepExpectReply, StepExpectCard, StepExpectPending, StepExpectDrop, StepClick, StepAdvance, StepRestart, StepSchedule, StepHome}
 
 // dropReasons are what expect_drop may name: the drop stage's reasons.
 var dropReasons = append(slices.Clone(pipeline.DropReasons), pipeline.MoreDropReasons...)
@@ -202,6 +217,10 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			sc.As, err = p.actor(k, v, "")
 		case "agent_behavior":
 			sc.AgentBehavior, err = p.oneOf(k, v, "", "agent_behavior", Behaviors)
+		case "tasks":
+			if v.Kind != yaml.ScalarNode || v.Decode(&sc.Tasks) != nil {
+				err = p.fail(v, "tasks is true or false")
+			}
 		case "agent_view":
 			if v.Kind != yaml.ScalarNode || v.Decode(&sc.AgentView) != nil {
 				err = p.fail(v, "agent_view is true or false")
@@ -213,7 +232,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 		case "steps":
 			steps = v
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, soul, model or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, soul, model or steps)", k.Value)
 		}
 		return err
 	})
@@ -395,6 +414,10 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 			st.Prompt, err = p.str(fk, fv, where)
 		case "target":
 			st.Target, err = p.oneOf(fk, fv, where, "target", []string{"thread", "channel"})
+		case "button":
+			st.Button, err = p.oneOf(fk, fv, where, "button", HomeButtons)
+		case "value":
+			st.Value, err = p.str(fk, fv, where)
 		}
 		return err
 	})

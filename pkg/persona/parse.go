@@ -154,6 +154,7 @@ const (
 	kindChannel   = "channel"
 	kindExtra     = ""
 	kindPeers     = "peers"
+	kindLoading   = "loading messages"
 )
 
 // sectionKinds maps normalised section names, with the spellings tolerated,
@@ -183,6 +184,8 @@ var sectionKinds = map[string]string{
 	"budget":                     kindBudgets,
 	"peers":                      kindPeers,
 	"peer":                       kindPeers,
+	"loading messages":           kindLoading,
+	"loading message":            kindLoading,
 }
 
 // sectionKind classifies a heading; arg is the channel reference of a
@@ -255,6 +258,8 @@ func (ps *parser) section(s section) error {
 		ps.budgets(s)
 	case kindPeers:
 		return ps.peers(s)
+	case kindLoading:
+		ps.loading(s)
 	}
 	return nil
 }

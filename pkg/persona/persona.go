@@ -93,6 +93,11 @@ type Persona struct {
 	Extra    []Section `json:"extra,omitempty"`
 	Warnings []Warning `json:"warnings,omitempty"`
 
+	// LoadingMessages are the lines the platform rotates while a turn
+	// works ("## Loading messages", one per bullet, at most
+	// MaxLoadingMessages), sent with the status line.
+	LoadingMessages []string `json:"loadingMessages,omitempty"`
+
 	idx index
 }
 

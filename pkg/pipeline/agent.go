@@ -184,6 +184,7 @@ type outbox struct {
 	// The last message the agent posted or edited (its own words, not a
 	// runtime notice): the turn's final reply gets the feedback buttons.
 	lastTS, lastText string
+	lastTable        *Table // the native table of the last message
 }
 
 // askFeedback puts the feedback buttons under the turn's final reply, when
@@ -193,7 +194,7 @@ func (o *outbox) askFeedback(ctx context.Context) {
 		return
 	}
 	ev := &Event{Kind: KindReply, ChannelID: o.channel, ThreadTS: o.thread, Text: o.lastText,
-		Reply: &Reply{Op: ReplyUpdate, TS: o.lastTS, Feedback: true, For: o.event}}
+		Reply: &Reply{Op: ReplyUpdate, TS: o.lastTS, Feedback: true, For: o.event, Table: o.lastTable}}
 	_ = o.next.Handle(ctx, ev)
 }
 
@@ -219,7 +220,7 @@ func (o *outbox) send(ctx context.Context, op ReplyOp, ts, text string, markdown
 		o.progress.Answer()
 	}
 	if markdown && ev.Reply.LastTS != "" && (op == ReplyPost || ev.Reply.LastTS == o.lastTS) {
-		o.lastTS, o.lastText = ev.Reply.LastTS, ev.Reply.LastText
+		o.lastTS, o.lastText, o.lastTable = ev.Reply.LastTS, ev.Reply.LastText, ev.Reply.LastTable
 	}
 	return ev.Reply.TS, nil
 }

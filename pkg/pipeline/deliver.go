@@ -78,8 +78,8 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 			return nil
 		case ReplyUpdate:
 			err := p.Update(ctx, ev.Reply.TS, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: parts[0],
-				Feedback: ev.Reply.Feedback})
-			ev.Reply.LastTS, ev.Reply.LastText = ev.Reply.TS, parts[0]
+				Feedback: ev.Reply.Feedback, Table: oneTable(ev.Reply.Table, parts)})
+			ev.Reply.LastTS, ev.Reply.LastText, ev.Reply.LastTable = ev.Reply.TS, parts[0], oneTable(ev.Reply.Table, parts)
 			if err == nil && ev.Reply.Overflow {
 				for _, part := range parts[1:] {
 					ts, perr := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part, For: ev.Reply.For})
@@ -99,7 +99,7 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 			for i, part := range parts {
 				last := i == len(parts)-1
 				ts, err := p.Post(ctx, Message{ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, Text: part, For: ev.Reply.For,
-					Feedback: ev.Reply.Feedback && last})
+					Feedback: ev.Reply.Feedback && last, Table: oneTable(ev.Reply.Table, parts)})
 				if err != nil {
 					span.RecordError(err)
 					span.SetStatus(codes.Error, err.Error())
@@ -108,7 +108,7 @@ func NewDeliver(p Poster, split func(text string) []string) Handler {
 				if i == 0 {
 					ev.Reply.TS = ts
 				}
-				ev.Reply.LastTS, ev.Reply.LastText = ts, part
+				ev.Reply.LastTS, ev.Reply.LastText, ev.Reply.LastTable = ts, part, oneTable(ev.Reply.Table, parts)
 			}
 			return nil
 		}
@@ -129,4 +129,13 @@ func chatSpan(op ReplyOp) string {
 		return "chat.stream_stop"
 	}
 	return "chat.post"
+}
+
+// oneTable is the table a delivered message shows natively: only a reply
+// that fits one message (a split one is shown as text, as before).
+func oneTable(t *Table, parts []string) *Table {
+	if len(parts) != 1 {
+		return nil
+	}
+	return t
 }

@@ -137,6 +137,9 @@ type Event struct {
 	Reply    *Reply    // KindReply only
 	Stop     *Stop     // KindStop only
 	Schedule *Schedule // KindSchedule only
+	// HomeTab marks a person opening the app's Home tab, or clicking in
+	// it (Action set), as opposed to opening its DM (KindHome).
+	HomeTab bool
 }
 
 // Schedule is the scheduled part of a KindSchedule event: the event's
@@ -252,6 +255,10 @@ type Reply struct {
 	// the platform's dialect) of the last message posted or edited: the
 	// last part of a split post.
 	LastTS, LastText string
+	// Table is the reply's table shown natively (set by the markup
+	// stage on a post or final edit; Message.Table); LastTable, after
+	// delivery, the one the last message shows.
+	Table, LastTable *Table
 }
 
 // RootTS is the ts of the thread's root message: ThreadTS, or TS for a

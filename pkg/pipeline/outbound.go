@@ -15,6 +15,10 @@ type Message struct {
 	// Feedback adds the good/bad feedback buttons under the text (the
 	// final reply of a turn).
 	Feedback bool
+	// Table, when set, shows the message as its text around a native
+	// table; Text stays the whole message (the table as text), for
+	// notifications and clients without tables.
+	Table *Table
 	// RecipientUser and RecipientTeam are whom a streamed message is
 	// written for (StreamPoster.StartStream).
 	RecipientUser, RecipientTeam string

@@ -105,7 +105,7 @@ func (s *outStream) Finish(ctx context.Context, markdown string) (string, error)
 		return "", err
 	}
 	s.o.progress.Answer()
-	s.o.lastTS, s.o.lastText = ev.Reply.LastTS, ev.Reply.LastText
+	s.o.lastTS, s.o.lastText, s.o.lastTable = ev.Reply.LastTS, ev.Reply.LastText, ev.Reply.LastTable
 	return s.ts, nil
 }
 

@@ -68,6 +68,9 @@ func Render(t Transcript) string {
 	if sc.AgentView {
 		view = " · agent view"
 	}
+	if sc.Tasks {
+		view += " · tasks"
+	}
 	fmt.Fprintf(&b, "# layer %s · actor %s · agent %s%s\n", sc.Layer, sc.As, cmp.Or(sc.AgentBehavior, "reply"), view)
 	inbound := 0
 	ci := 0

@@ -38,6 +38,12 @@ func layerOf(world sim.World, channel string) string {
 }
 
 func inboundLine(n *renamer, world sim.World, bot string, m platform.Entry, ev Event) string {
+	if m.Kind == pipeline.KindHome && m.ChannelID == "" { // the Home tab
+		if m.Action != nil {
+			return fmt.Sprintf("> %s clicks %s %s in their Home tab", who(world, bot, m.UserID), m.Action.ActionID, m.Action.Value)
+		}
+		return fmt.Sprintf("> %s opens the Home tab", who(world, bot, m.UserID))
+	}
 	root := m.ThreadTS
 	if root == "" {
 		root = m.TS
@@ -108,6 +114,10 @@ func outboundLine(n *renamer, m platform.Entry) string {
 			quoted[i] = fmt.Sprintf("%q", p)
 		}
 		return fmt.Sprintf("< %s suggested prompts: %s", m.ChannelID, strings.Join(quoted, ", "))
+	case platform.OpHome:
+		return homeLines(fmt.Sprintf("< home of <@%s>", m.To), m.Home)
+	case platform.OpTasks:
+		return tasksLine(fmt.Sprintf("< %s %s tasks %s", thread, n.msg(m.TS), m.Text), m.Tasks)
 	case platform.OpUpload:
 		line := fmt.Sprintf("< %s %s upload", thread, n.msg(m.TS))
 		for _, f := range m.Files {
@@ -125,4 +135,50 @@ func outboundLine(n *renamer, m platform.Entry) string {
 // own lines, marked "  | ".
 func indentText(s string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  | ")
+}
+
+// tasksLine is a task message's update: a line per task, its status, its
+// title, then its detail and output.
+func tasksLine(head string, tasks []pipeline.Task) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for _, t := range tasks {
+		fmt.Fprintf(&b, "\n  %s [%s] %s", t.ID, t.Status, t.Title)
+		if t.Details != "" {
+			b.WriteString(" — " + indentText(t.Details))
+		}
+		if t.Output != "" {
+			b.WriteString(" → " + indentText(t.Output))
+		}
+	}
+	return b.String()
+}
+
+// homeLines is a published Home view in text: its notice, each section's
+// title and lines (a button as [Label]).
+func homeLines(head string, v *pipeline.HomeView) string {
+	var b strings.Builder
+	b.WriteString(head)
+	if v == nil {
+		return b.String()
+	}
+	if v.Notice != "" {
+		b.WriteString("\n  notice: " + indentText(v.Notice))
+	}
+	for _, s := range v.Sections {
+		b.WriteString("\n  ## " + s.Title)
+		for _, l := range s.Lines {
+			b.WriteString("\n  - " + indentText(l.Text))
+			if l.Button != nil {
+				fmt.Fprintf(&b, " [%s: %s %s]", l.Button.Label, l.Button.ActionID, l.Button.Value)
+			}
+		}
+		if len(s.Lines) == 0 && s.Empty != "" {
+			b.WriteString("\n  (" + s.Empty + ")")
+		}
+		if s.More > 0 {
+			fmt.Fprintf(&b, "\n  … and %d more", s.More)
+		}
+	}
+	return b.String()
 }

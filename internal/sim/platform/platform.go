@@ -47,6 +47,9 @@ type Chat struct {
 	// assistant status line: the sim's default, the transcripts of most
 	// scenarios being about something else.
 	AgentView bool
+	// Tasks: the platform shows tasks (StartTasks) without the agent
+	// view's sessions.
+	Tasks bool
 
 	mu        sync.Mutex
 	clock     int64 // ts counter
@@ -630,4 +633,86 @@ func cloneEvent(ev *pipeline.Event) *pipeline.Event {
 		cp.Reply = &r
 	}
 	return &cp
+}
+
+var _ pipeline.TaskPoster = (*Chat)(nil)
+
+// StartTasks starts a streamed message of tasks in m's thread. Like a
+// workspace without the agent view, the platform refuses tasks without
+// AgentView (pipeline.ErrNoTasks): the service shows the status line.
+func (m *Chat) StartTasks(ctx context.Context, msg pipeline.Message, tasks []pipeline.Task) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("chat.startStream: %w", err)
+	}
+	if !m.AgentView && !m.Tasks {
+		return "", fmt.Errorf("chat.startStream: invalid_chunks: %w", pipeline.ErrNoTasks)
+	}
+	if msg.ChannelID == "" || msg.ThreadTS == "" {
+		return "", errors.New("chat.startStream: invalid_thread_ts")
+	}
+	m.mu.Lock()
+	m.init()
+	e := Entry{Op: OpTasks, ChannelID: msg.ChannelID, ThreadTS: msg.ThreadTS, TS: m.nextTSLocked(),
+		UserID: m.bot().UserID, Text: "start", Tasks: slices.Clone(tasks)}
+	m.keepLocked(e)
+	m.commitAndUnlock(e)
+	return e.TS, nil
+}
+
+// AppendTasks records task updates of the message at ts.
+func (m *Chat) AppendTasks(ctx context.Context, channelID, ts string, tasks []pipeline.Task) error {
+	return m.taskCall(ctx, "append", channelID, ts, tasks)
+}
+
+// StopTasks records the end of the task message at ts.
+func (m *Chat) StopTasks(ctx context.Context, channelID, ts string, tasks []pipeline.Task) error {
+	return m.taskCall(ctx, "stop", channelID, ts, tasks)
+}
+
+func (m *Chat) taskCall(ctx context.Context, op, channelID, ts string, tasks []pipeline.Task) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("chat.%sStream: %w", op, err)
+	}
+	m.mu.Lock()
+	m.init()
+	cur, ok := m.state[ts]
+	if !ok || cur.ChannelID != channelID || cur.Op != OpTasks {
+		m.mu.Unlock()
+		return fmt.Errorf("chat.%sStream: message_not_found", op)
+	}
+	if cur.Text == "stop" {
+		m.mu.Unlock()
+		return fmt.Errorf("chat.%sStream: message_not_in_streaming_state", op)
+	}
+	cur.Text = op
+	m.commitAndUnlock(Entry{Op: OpTasks, ChannelID: channelID, ThreadTS: cur.ThreadTS, TS: ts,
+		UserID: m.bot().UserID, Text: op, Tasks: slices.Clone(tasks)})
+	return nil
+}
+
+var _ pipeline.HomePublisher = (*Chat)(nil)
+
+// PublishHome records the Home view published for userID.
+func (m *Chat) PublishHome(ctx context.Context, userID string, v pipeline.HomeView) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("views.publish: %w", err)
+	}
+	if userID == "" {
+		return errors.New("views.publish: user_not_found")
+	}
+	m.mu.Lock()
+	m.init()
+	m.commitAndUnlock(Entry{Op: OpHome, UserID: m.bot().UserID, To: userID, Home: &v})
+	return nil
+}
+
+// OpenHome injects userID's opening of the app's Home tab.
+func (m *Chat) OpenHome(userID string) error {
+	return m.Inject(&pipeline.Event{Kind: pipeline.KindHome, Type: "app_home_opened", UserID: userID, HomeTab: true})
+}
+
+// ClickHome injects userID's click on a button of their Home tab.
+func (m *Chat) ClickHome(userID, actionID, value string) error {
+	return m.Inject(&pipeline.Event{Kind: pipeline.KindHome, Type: "block_actions", UserID: userID, HomeTab: true,
+		Action: &pipeline.Action{ActionID: actionID, Value: value}})
 }

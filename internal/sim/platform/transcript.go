@@ -21,6 +21,8 @@ const (
 	OpReaction  Op = "reaction"  // reactions.add ("+name") or .remove ("-name")
 	OpSession   Op = "session"   // agents.sessions.setStatus (Text: the status)
 	OpPrompts   Op = "prompts"   // assistant.threads.setSuggestedPrompts
+	OpTasks     Op = "tasks"     // a streamed message's task updates (Text: start, append or stop)
+	OpHome      Op = "home"      // views.publish: a person's Home tab (To: the person)
 )
 
 // Entry is one transcript entry.
@@ -57,6 +59,10 @@ type Entry struct {
 	Title string
 	// Prompts are the suggested prompts offered.
 	Prompts []string
+	// Tasks are the task updates of a task message (OpTasks).
+	Tasks []pipeline.Task
+	// Home is the view published (OpHome).
+	Home *pipeline.HomeView
 }
 
 // File is a file in the transcript.

@@ -54,6 +54,8 @@ func (p *Player) Play(ctx context.Context, st sim.Step) error {
 		return p.s.Restart(ctx, st.Advance)
 	case sim.StepSchedule:
 		return p.schedule(ctx, st)
+	case sim.StepHome:
+		return p.home(ctx, st)
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)
 }
@@ -147,4 +149,17 @@ func (p *Player) schedule(ctx context.Context, st sim.Step) error {
 	_, err = p.s.Schedule(ctx, schedule.Request{Creator: user, Channel: channel, ThreadTS: thread,
 		Target: schedule.Target(st.Target), When: st.When, Prompt: st.Prompt})
 	return err
+}
+
+// home opens the actor's Home tab, or clicks a button of it.
+func (p *Player) home(ctx context.Context, st sim.Step) error {
+	user, err := p.actor(st.As)
+	if err != nil {
+		return err
+	}
+	in, err := p.s.HomeTab(user, st.Button, st.Value)
+	if err != nil {
+		return err
+	}
+	return p.s.Settle(ctx, in)
 }

@@ -75,6 +75,8 @@ type Options struct {
 	// AgentView: the platform takes agent sessions and has their stop
 	// button (platform.Chat.AgentView).
 	AgentView bool
+	// Tasks: the platform shows tasks (platform.Chat.Tasks).
+	Tasks bool
 }
 
 // Scope is what a step waits for.
@@ -197,7 +199,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 			return ""
 		}
 	}
-	s.chat = &platform.Chat{Bot: bot, Observer: o.Observer, AgentView: o.AgentView}
+	s.chat = &platform.Chat{Bot: bot, Observer: o.Observer, AgentView: o.AgentView, Tasks: o.Tasks}
 	s.model = o.Model
 	if s.model == nil {
 		var m *scripted.Model

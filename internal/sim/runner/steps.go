@@ -125,6 +125,21 @@ func (s *Sim) Stop(user string) (Injected, error) {
 	return in, nil
 }
 
+// HomeTab injects user's opening of their Home tab, or with button their
+// click on it (value: what it acts on).
+func (s *Sim) HomeTab(user, button, value string) (Injected, error) {
+	in := Injected{CardsBefore: unresolved(s.chat.Cards()), click: true}
+	ev := &pipeline.Event{Kind: pipeline.KindHome, Type: "app_home_opened", UserID: user, HomeTab: true}
+	if button != "" {
+		ev.Type, ev.Action = "block_actions", &pipeline.Action{ActionID: button, Value: value}
+	}
+	if err := s.inject(ev); err != nil {
+		return in, err
+	}
+	in.IDs = []string{ev.ID}
+	return in, nil
+}
+
 // newest returns the newest unresolved card offering action.
 func newest(cards []platform.Card, action string) (platform.Card, bool) {
 	for i := len(cards) - 1; i >= 0; i-- {

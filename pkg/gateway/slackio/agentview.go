@@ -112,6 +112,11 @@ func (c *Chat) SetSessionStatus(ctx context.Context, u pipeline.SessionUpdate) e
 		}
 		return c.wrap(methodSessionStatus, err)
 	}
+	// A session the platform made before this call (a DM thread the
+	// person opened) kept its own title: the first message names it.
+	if title := cutRunes(u.Title, maxSessionTitle); title != "" && resp.Title != title {
+		c.renameSession(ctx, u.ChannelID, u.ThreadTS, title)
+	}
 	// Without the agent_session_stopped subscription the platform shows
 	// a stop button that does nothing: worth the operator's eye, once.
 	if w := resp.Warning; w != "" && c.agentView.firstWarning(methodSessionStatus, w) {
@@ -153,4 +158,21 @@ func cutRunes(s string, n int) string {
 		n--
 	}
 	return s
+}
+
+// methodRename is the method that changes a session's title.
+const methodRename = "agents.sessions.rename"
+
+// renameSession titles the session of a thread (agents.sessions.rename);
+// a failure is logged, never the turn's (a refusal of the method is
+// remembered like SetSessionStatus's).
+func (c *Chat) renameSession(ctx context.Context, channelID, threadTS, title string) {
+	if c.agentView.refused(methodRename) != "" {
+		return
+	}
+	_, err := c.api.RenameAgentSessionContext(ctx, slack.AgentSessionRenameParameters{Title: title, ChannelID: channelID, ThreadTS: threadTS})
+	if err != nil {
+		c.agentView.refuse(methodRename, err)
+		c.log.DebugContext(ctx, "chat: session not renamed", "err", c.wrap(methodRename, err))
+	}
 }

@@ -268,6 +268,12 @@ func cardTruncateBytes(s string, n int) string {
 // context_actions block with a feedback_buttons element whose values are
 // pipeline.FeedbackGood and FeedbackBad.
 func feedbackBlocks(text string) []slack.Block {
+	return append(textBlocks(text), feedbackActions())
+}
+
+// textBlocks is text in sections, cut at line ends to fit a section's
+// limit.
+func textBlocks(text string) []slack.Block {
 	var blocks []slack.Block
 	for rest := text; rest != ""; {
 		part := rest
@@ -282,8 +288,13 @@ func feedbackBlocks(text string) []slack.Block {
 			blocks = append(blocks, slack.NewSectionBlock(cardMrkdwn(part), nil, nil))
 		}
 	}
+	return blocks
+}
+
+// feedbackActions is the block of the feedback buttons.
+func feedbackActions() slack.Block {
 	good := slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "Good answer", false, false), pipeline.FeedbackGood)
 	bad := slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "Bad answer", false, false), pipeline.FeedbackBad)
-	return append(blocks, slack.NewContextActionsBlock("feedback",
-		slack.NewFeedbackButtonsBlockElement(pipeline.ActionFeedback, good, bad)))
+	return slack.NewContextActionsBlock("feedback",
+		slack.NewFeedbackButtonsBlockElement(pipeline.ActionFeedback, good, bad))
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -36,6 +37,9 @@ type Chat struct {
 	streams   noStream      // where the platform refused streaming
 	clock     clock.Clock   // what the reads' rate-limit waits run on; nil means clock.System
 	agentView refusals      // the agent surface's methods the platform refused
+
+	// loading are the persona's loading messages (loading.go).
+	loading atomic.Pointer[[]string]
 }
 
 var _ pipeline.Poster = (*Chat)(nil)
@@ -121,6 +125,8 @@ func messageOptions(m pipeline.Message) []slack.MsgOption {
 			text = cardFallbackText(m.Card)
 		}
 		opts = append(opts, slack.MsgOptionBlocks(cardBlocks(m.Card)...))
+	} else if m.Table != nil {
+		opts = append(opts, slack.MsgOptionBlocks(tableBlocks(m.Table, m.Feedback)...))
 	} else if m.Feedback && strings.TrimSpace(text) != "" {
 		opts = append(opts, slack.MsgOptionBlocks(feedbackBlocks(text)...))
 	}
@@ -176,6 +182,9 @@ func uploadStep(err error) (string, error) {
 // SetStatus sets the assistant thread's status line
 // (assistant.threads.setStatus); an empty status clears it.
 func (c *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
+	if loading := c.loadingMessages(); status != "" && len(loading) > 0 {
+		return c.setStatusLoading(ctx, channelID, threadTS, status, loading)
+	}
 	err := c.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
 		ChannelID: channelID, ThreadTS: threadTS, Status: status,
 	})

@@ -81,3 +81,12 @@ func ErrorCode(err error) string {
 	}
 	return err.Error()
 }
+
+// HomeTab publishes an empty Home view for userID (the bot's own user: no
+// person sees it), which fails with not_enabled when the app's Home tab
+// is off.
+func (c *Checker) HomeTab(ctx context.Context, userID string) error {
+	_, err := c.client.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: userID,
+		View: slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: []slack.Block{}}}})
+	return err
+}

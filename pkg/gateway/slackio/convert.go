@@ -60,6 +60,7 @@ type (
 			ID string `json:"id"`
 		} `json:"channel"`
 		Container struct {
+			Type      string `json:"type"` // "view" for a click in the Home tab
 			MessageTS string `json:"message_ts"`
 			ChannelID string `json:"channel_id"`
 			ThreadTS  string `json:"thread_ts"`
@@ -195,8 +196,8 @@ func convertStop(outer wireEventsAPI) (*pipeline.Event, error) {
 }
 
 // convertHomeOpened converts a person opening the app's DM (app_home_opened
-// with tab "messages"); the Home tab, which the manifest turns off, is
-// ignored. The event's channel is the DM.
+// with tab "messages") or its Home tab (tab "home": HomeTab). The event's
+// channel is the DM.
 func convertHomeOpened(outer wireEventsAPI) (*pipeline.Event, error) {
 	var e struct {
 		User    string `json:"user"`
@@ -206,6 +207,10 @@ func convertHomeOpened(outer wireEventsAPI) (*pipeline.Event, error) {
 	}
 	if err := json.Unmarshal(outer.Event, &e); err != nil {
 		return nil, fmt.Errorf("decode app_home_opened event: %w", err)
+	}
+	if e.Tab == "home" && e.User != "" {
+		return &pipeline.Event{ID: outer.EventID, Kind: pipeline.KindHome, Type: "app_home_opened", TeamID: outer.TeamID,
+			ChannelID: e.Channel, ChannelType: pipeline.ChannelIM, UserID: e.User, TS: e.EventTS, HomeTab: true}, nil
 	}
 	if e.Tab != "messages" || e.Channel == "" {
 		return nil, nil
@@ -241,6 +246,12 @@ func convertInteraction(payload json.RawMessage, fallbackID string) (*pipeline.E
 	}
 	if p.Type != "block_actions" || len(p.Actions) == 0 {
 		return nil, p.Type, nil
+	}
+	if p.Container.Type == "view" {
+		// A click in the Home tab: no channel, no message; authorised by
+		// who clicked (user.id).
+		return &pipeline.Event{ID: "action:" + firstNonEmpty(p.TriggerID, fallbackID), Kind: pipeline.KindHome, Type: p.Type,
+			UserID: p.User.ID, HomeTab: true, Action: &pipeline.Action{ActionID: p.Actions[0].ActionID, Value: p.Actions[0].Value}}, p.Type, nil
 	}
 	channel := p.Container.ChannelID
 	if channel == "" && p.Channel != nil {

@@ -84,7 +84,9 @@ func TestConvertAgentEvents(t *testing.T) {
 		{"DM opened", fake.AppHomeOpened{EventID: "Ev3", User: "U1", Channel: "D1", EventTS: "1.5"}.Payload(),
 			&pipeline.Event{ID: "Ev3", Kind: pipeline.KindHome, Type: "app_home_opened", TeamID: fake.DefaultTeamID,
 				ChannelID: "D1", ChannelType: pipeline.ChannelIM, UserID: "U1", TS: "1.5"}, "app_home_opened"},
-		{"Home tab opened", fake.AppHomeOpened{EventID: "Ev4", User: "U1", Channel: "D1", Tab: "home"}.Payload(), nil, "app_home_opened"},
+		{"Home tab opened", fake.AppHomeOpened{EventID: "Ev4", User: "U1", Channel: "D1", Tab: "home", EventTS: "1.6"}.Payload(),
+			&pipeline.Event{ID: "Ev4", Kind: pipeline.KindHome, Type: "app_home_opened", TeamID: fake.DefaultTeamID,
+				ChannelID: "D1", ChannelType: pipeline.ChannelIM, UserID: "U1", TS: "1.6", HomeTab: true}, "app_home_opened"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, what, err := convert(payload{kind: socketmode.RequestTypeEventsAPI, body: tt.body})
@@ -95,5 +97,19 @@ func TestConvertAgentEvents(t *testing.T) {
 				t.Fatalf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A click in the Home tab (container type view) has no channel or
+// message: it is the tab's, authorised by its user.
+func TestConvertHomeClick(t *testing.T) {
+	got, what, err := convertInteraction(fake.HomeClick{User: "U1", ActionID: "home_forget_memory", Value: "mabc", TriggerID: "T9"}.Payload(), "x")
+	if err != nil || what != "block_actions" {
+		t.Fatalf("what %q, err %v", what, err)
+	}
+	want := &pipeline.Event{ID: "action:T9", Kind: pipeline.KindHome, Type: "block_actions", UserID: "U1", HomeTab: true,
+		Action: &pipeline.Action{ActionID: "home_forget_memory", Value: "mabc"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
 }
