@@ -2,7 +2,12 @@
 
 package sandbox
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+)
 
 // LandlockABI is 0: Landlock is Linux's.
 func LandlockABI() int { return 0 }
@@ -21,3 +26,20 @@ func (p *policy) supervise([]string) error {
 func execve(string, []string, []string) error {
 	return errors.New("confinement needs Linux")
 }
+
+func dropCapabilities() error { return errors.New("confinement needs Linux") }
+
+func probe() int { return 1 }
+
+func probeNamespaces(string) bool { return false }
+
+// relay is Linux's: NetAllowlist needs its namespaces.
+type relay struct{ theirs *os.File }
+
+func newRelay() (*relay, error) { return nil, errors.New("confinement needs Linux") }
+
+func (*relay) serve(context.Context, Egress) {}
+
+func (*relay) close() {}
+
+func setNamespaces(*exec.Cmd) {}

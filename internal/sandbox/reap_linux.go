@@ -34,6 +34,14 @@ func (p *policy) supervise(args []string) error {
 		report = os.NewFile(uintptr(p.watchFD), "report")
 		go watch(report)
 	}
+	env := os.Environ()
+	if p.relayFD > 0 {
+		addr, err := startRelay(p.relayFD)
+		if err != nil {
+			return err
+		}
+		env = withProxy(env, addr)
+	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	self, err := os.Executable()
@@ -41,7 +49,7 @@ func (p *policy) supervise(args []string) error {
 		return fmt.Errorf("the helper's own binary: %w", err)
 	}
 	argv := append([]string{self, HelperCommand, "--" + innerFlag}, args...)
-	pid, err := syscall.ForkExec(self, argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	pid, err := syscall.ForkExec(self, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		return fmt.Errorf("start the confined process: %w", err)
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"os/exec"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func BenchmarkStartConfined(b *testing.B) {
 	for b.Loop() {
 		cmd := exec.Command("/bin/true")
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
-		cleanup, err := sb.Command(cmd, ws, time.Minute)
+		cleanup, err := sb.Command(context.Background(), cmd, ws, time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}
