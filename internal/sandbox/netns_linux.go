@@ -66,11 +66,11 @@ func setNamespaces(cmd *exec.Cmd) {
 type relay struct {
 	mine   *net.UnixConn
 	theirs *os.File
-	cancel       context.CancelFunc
-	wg           sync.WaitGroup
-	mu           sync.Mutex
-	conns        map[net.Conn]struct{}
-	closed       bool
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
 }
 
 // newRelay makes the relay socket pair of one command; theirs goes to the
