@@ -153,6 +153,7 @@ const (
 	kindBudgets   = "budgets"
 	kindChannel   = "channel"
 	kindExtra     = ""
+	kindNetwork   = "network"
 )
 
 // sectionKinds maps normalised section names, with the spellings tolerated,
@@ -180,6 +181,7 @@ var sectionKinds = map[string]string{
 	"suggested prompt":           kindPrompts,
 	"budgets":                    kindBudgets,
 	"budget":                     kindBudgets,
+	"network":                    kindNetwork,
 }
 
 // sectionKind classifies a heading; arg is the channel reference of a
@@ -250,6 +252,8 @@ func (ps *parser) section(s section) error {
 		ps.prompts(s)
 	case kindBudgets:
 		ps.budgets(s)
+	case kindNetwork:
+		return ps.network(s)
 	}
 	return nil
 }

@@ -84,6 +84,9 @@ type Persona struct {
 	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds"`
 	// Budgets are the token caps of "## Budgets" (budgets.go).
 	Budgets Budgets `json:"budgets,omitzero"`
+	// Network are the hosts of "## Network" (network.go): what the
+	// agent's commands may reach through the egress proxy.
+	Network []NetHost `json:"network,omitempty"`
 	// Channels are the "## Channel <#C…>" overrides, keyed by channel id.
 	Channels map[string]ChannelOverride `json:"channels,omitempty"`
 	// Extra are the sections Parse does not know, kept for the prompt.
