@@ -33,6 +33,9 @@ type policy struct {
 	// NetAllowlist: the supervisor passes there each connection the
 	// command makes to its proxy address (see startRelay).
 	relayFD int
+	// handoffFD, when not 0, is where the second process hands the
+	// listener of the command's proxy address to the supervisor.
+	handoffFD int
 	// probe asks only whether the namespaces work (probeNamespaces).
 	probe bool
 }
@@ -63,6 +66,7 @@ func parsePolicy(args []string) (*policy, error) {
 	fs.DurationVar(&p.grace, "grace", 0, "time between a SIGTERM passed on and SIGKILL")
 	fs.IntVar(&p.watchFD, "watch-fd", 0, "descriptor to report the command's process groups on")
 	fs.IntVar(&p.relayFD, "relay-fd", 0, "descriptor to pass the command's proxy connections on")
+	fs.IntVar(&p.handoffFD, "handoff-fd", 0, "descriptor to hand the proxy address's listener to the supervisor on")
 	fs.BoolVar(&p.probe, probeFlag, false, "bring the loopback up and exit (the namespace probe)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -120,16 +124,23 @@ func Main(args []string) int {
 	p, err := parsePolicy(args)
 	switch {
 	case err == nil && p.probe:
-		return probe()
+		return probe(p.inner)
 	case err == nil && p.inner:
-		if p.net == NetAllowlist {
+		env := os.Environ()
+		if p.handoffFD > 0 {
+			var addr string
+			if addr, err = listenInside(p.handoffFD); err == nil {
+				env = withProxy(env, addr)
+			}
+		}
+		if err == nil && p.net == NetAllowlist {
 			err = dropCapabilities()
 		}
 		if err == nil {
 			err = p.confine()
 		}
 		if err == nil {
-			err = execve(p.path, p.argv, os.Environ())
+			err = execve(p.path, p.argv, env)
 		}
 	case err == nil:
 		err = p.supervise(args)

@@ -17,48 +17,43 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The network of its own (NetAllowlist). The runtime starts the helper's
-// supervisor in a new user and network namespace (clone flags, as
-// `unshare -U -n` would, without privilege: the user namespace maps only
-// the command's own uid and gid to themselves, so nobody in it is root who
-// was not root outside). The new network has only a loopback, down: the
-// supervisor brings it up (the one capability it needs, CAP_NET_ADMIN in
-// its own namespace, is an ambient one that the command does not keep),
-// listens on 127.0.0.1, and hands every connection accepted there, as a
-// descriptor, over the relay socket — one end of a socket pair the runtime
-// made for this call — to the runtime's egress proxy (Egress). The command
-// sees the proxy on its own loopback and nothing else: no route, no DNS.
+// The network of its own (NetAllowlist). The helper's supervisor starts
+// its second process, which execs the command, in a new user and network
+// namespace (clone flags, as `unshare -U -n` would, without privilege:
+// the user namespace maps only the supervisor's own uid and gid to
+// themselves, so nobody in it is root who was not root outside). The
+// supervisor does it, not the runtime: the runtime is not dumpable
+// (HardenProcess), and the kernel lets no unprivileged parent write the
+// id maps of a child that is not. The new network has only a loopback,
+// down: the second process brings it up (the one capability it needs,
+// CAP_NET_ADMIN in its own namespace, is an ambient one that the command
+// does not keep), listens on 127.0.0.1, hands the listening socket to the
+// supervisor and execs the command with the proxy variables pointing
+// there. The supervisor accepts on it and hands every connection, as a
+// descriptor, over the relay socket — one end of a socket pair the
+// runtime made for this call — to the runtime's egress proxy (Egress).
+// The command sees the proxy on its own loopback and nothing else: no
+// route, no DNS.
 
 // nsFlags are the namespaces of a command under NetAllowlist.
 const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNET
 
-// setNamespaces makes cmd start in a user and network namespace of its
-// own, mapping the uid and gid it runs as (its Credential's, else the
-// runtime's) to themselves.
-func setNamespaces(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	a := cmd.SysProcAttr
+// nsAttr starts a process in a user and network namespace of its own,
+// mapping this process's uid and gid to themselves.
+func nsAttr() *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
-	if a.Credential != nil {
-		uid, gid = int(a.Credential.Uid), int(a.Credential.Gid)
-	}
-	a.Cloneflags |= nsFlags
-	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-	// Only root outside may let setgroups run inside (its Credential
-	// drops the supplementary groups); an ordinary user may not.
-	a.GidMappingsEnableSetgroups = os.Geteuid() == 0
-	if a.Credential != nil && os.Geteuid() != 0 {
-		a.Credential.NoSetGroups = true
+	a := &syscall.SysProcAttr{
+		Cloneflags:  nsFlags,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 	}
 	if uid != 0 {
 		// Root in the namespace has every capability there; anyone else
-		// gets the one to bring the loopback up, which the supervisor's
-		// child drops before it execs the command (dropCapabilities).
-		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
+		// gets the one to bring the loopback up, which the second
+		// process drops before it execs the command (dropCapabilities).
+		a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
 	}
+	return a
 }
 
 // relay is the runtime's end of one command's relay socket: each message
@@ -203,20 +198,67 @@ func upLoopback() error {
 	return nil
 }
 
-// startRelay is the supervisor's relay: it brings the loopback up,
-// listens on it and passes every connection to the runtime over fd. It
-// returns the proxy's address as the command sees it.
-func startRelay(fd int) (string, error) {
-	syscall.CloseOnExec(fd) // not the command's
+// listenInside is the second process's part: it brings the namespace's
+// loopback up, listens there and hands the listener to the supervisor
+// over fd (closing its own copies: the command gets none). It returns the
+// proxy's address as the command sees it.
+func listenInside(fd int) (string, error) {
+	defer unix.Close(fd)
 	if err := upLoopback(); err != nil {
 		return "", err
 	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
-		return "", fmt.Errorf("relay listen: %w", err)
+		return "", fmt.Errorf("proxy address: %w", err)
 	}
-	out := os.NewFile(uintptr(fd), "relay")
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		return "", fmt.Errorf("proxy address: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Sendmsg(fd, []byte{0}, unix.UnixRights(int(f.Fd())), nil, 0); err != nil {
+		return "", fmt.Errorf("hand the proxy address over: %w", err)
+	}
+	return ln.Addr().String(), nil
+}
+
+// handoffPair is the socket pair the supervisor gets the listener on.
+func handoffPair() (mine, theirs *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("handoff socket: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "handoff"), os.NewFile(uintptr(fds[1]), "handoff-inner"), nil
+}
+
+// relayFrom is the supervisor's relay: it takes the listener the second
+// process hands over on handoff and passes every connection accepted
+// there to the runtime over relayFD. Without a listener (the second
+// process failed and said why) it does nothing.
+func relayFrom(handoff *os.File, relayFD int) {
+	defer handoff.Close()
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(int(handoff.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return
+	}
+	lf := os.NewFile(uintptr(fds[0]), "proxy-listener")
+	ln, err := net.FileListener(lf)
+	lf.Close()
+	if err != nil {
+		return
+	}
 	go func() {
+		defer ln.Close()
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -230,16 +272,13 @@ func startRelay(fd int) (string, error) {
 			if err != nil {
 				continue
 			}
-			err = unix.Sendmsg(int(out.Fd()), []byte{0}, unix.UnixRights(int(f.Fd())), nil, 0)
+			err = unix.Sendmsg(relayFD, []byte{0}, unix.UnixRights(int(f.Fd())), nil, 0)
 			f.Close()
 			if err != nil {
-				// The runtime is gone: nothing more can reach it.
-				ln.Close()
-				return
+				return // the runtime is gone: nothing more can reach it
 			}
 		}
 	}()
-	return ln.Addr().String(), nil
 }
 
 // withProxy is env with the proxy variables pointing at addr, in place
@@ -292,15 +331,36 @@ func dropCapabilities() error {
 // probeNamespaces reports whether the kernel gives exe's helper a user
 // and network namespace with a loopback it can bring up.
 func probeNamespaces(exe string) bool {
-	cmd := exec.Command(exe, HelperCommand, "--"+probeFlag)
-	setNamespaces(cmd)
-	return cmd.Run() == nil
+	return exec.Command(exe, HelperCommand, "--"+probeFlag).Run() == nil
 }
 
-// probe is the helper's side of probeNamespaces.
-func probe() int {
-	if upLoopback() != nil {
+// probe is the helper's side of probeNamespaces: the first process starts
+// the second in the namespaces, which brings the loopback up.
+func probe(inner bool) int {
+	if inner {
+		if upLoopback() != nil {
+			return 1
+		}
+		return 0
+	}
+	self, err := os.Executable()
+	if err != nil {
 		return 1
 	}
-	return 0
+	pid, err := syscall.ForkExec(self, []string{self, HelperCommand, "--" + probeFlag, "--" + innerFlag},
+		&syscall.ProcAttr{Files: []uintptr{0, 1, 2}, Sys: nsAttr()})
+	if err != nil {
+		return 1
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if ws.Exited() && ws.ExitStatus() == 0 {
+		return 0
+	}
+	return 1
 }

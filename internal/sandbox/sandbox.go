@@ -375,7 +375,6 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 		args = append(args, "--net", string(NetAllowlist))
 		cmd.ExtraFiles = append(cmd.ExtraFiles, rl.theirs)
 		args = append(args, "--relay-fd", strconv.Itoa(2+len(cmd.ExtraFiles)))
-		setNamespaces(cmd)
 		rl.serve(ctx, s.egress)
 	}
 	if group != "" {
