@@ -187,8 +187,28 @@ func networkScenario(t *testing.T) {
 		"asked":    fmt.Sprintf(`curl -sS --max-time 60 http://asked.test:%d/ 2>&1; echo end`, p),
 		"again":    fmt.Sprintf(`echo again; curl -sS --max-time 60 http://asked.test:%d/ 2>&1; echo end`, p),
 	})
+	// A stdio tool server's outbound calls, made as it starts (it then
+	// exits: the runtime logs it and goes on without it).
+	server := fmt.Sprintf(`curl -sS --max-time 20 http://unlisted.test/ 2>&1; echo; curl -sS --max-time 20 http://allowed.test:%[1]d/ 2>&1; echo; `+
+		`curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:%[1]d/ 2>&1; echo done`, p)
+	conf := fmt.Sprintf(`{"mcpServers": {"fetcher": {"command": "/bin/sh", "args": ["-c", %q]}}}`, "{ "+server+`; } > "$HOME/out"`)
+	if err := os.WriteFile(filepath.Join(h.home, "mcp.json"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	h.start()
 	h.waitLog("net allowlist")
+	serverOut := filepath.Join(h.home, "tool-servers", "fetcher", "out")
+	var out []byte
+	if !fake.Eventually(20*time.Second, func() bool {
+		out, _ = os.ReadFile(serverOut)
+		return bytes.Contains(out, []byte("done"))
+	}) {
+		t.Fatalf("the tool server did not finish: %q\nlogs:\n%s", out, h.logs)
+	}
+	if s := string(out); !strings.Contains(s, "allowlist: unlisted.test") || !strings.Contains(s, fmt.Sprintf("hello from allowed.test:%d", p)) ||
+		strings.Count(s, "hello from") != 1 {
+		t.Errorf("the tool server's calls: %q", s)
+	}
 
 	run := func(thread, name string) string {
 		t.Helper()

@@ -31,7 +31,7 @@ type proxyWorld struct {
 	client   *http.Client
 }
 
-func newProxyWorld(t *testing.T, allowed []string, hosts string, lookup func(context.Context, string) ([]netip.Addr, error), roots *tls.Config) *proxyWorld {
+func newProxyWorld(t testing.TB, allowed []string, hosts string, lookup func(context.Context, string) ([]netip.Addr, error), roots *tls.Config) *proxyWorld {
 	t.Helper()
 	var list []persona.NetHost
 	for _, a := range allowed {
@@ -72,7 +72,7 @@ func newProxyWorld(t *testing.T, allowed []string, hosts string, lookup func(con
 	return w
 }
 
-func (w *proxyWorld) get(t *testing.T, u string) (int, string) {
+func (w *proxyWorld) get(t testing.TB, u string) (int, string) {
 	t.Helper()
 	resp, err := w.client.Get(u)
 	if err != nil {

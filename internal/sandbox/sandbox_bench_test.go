@@ -18,14 +18,24 @@ func BenchmarkStartUnconfined(b *testing.B) {
 	}
 }
 
-func BenchmarkStartConfined(b *testing.B) {
+func BenchmarkStartConfined(b *testing.B) { benchStart(b, NetAllow) }
+
+// BenchmarkStartAllowlist is the same under AGENT_SANDBOX_NET=allowlist:
+// the user and network namespaces, the loopback brought up, the proxy
+// address's listener handed over, the relay socket.
+func BenchmarkStartAllowlist(b *testing.B) { benchStart(b, NetAllowlist) }
+
+func benchStart(b *testing.B, net Net) {
 	if LandlockABI() == 0 {
 		b.Skip("no Landlock")
 	}
 	ws := b.TempDir()
-	sb, err := New(Options{Mode: ModeRequired, TempRoot: b.TempDir()})
+	sb, err := New(Options{Mode: ModeRequired, Net: net, TempRoot: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if net == NetAllowlist && !sb.netns {
+		b.Skip("no namespaces")
 	}
 	for b.Loop() {
 		cmd := exec.Command("/bin/true")
