@@ -117,7 +117,7 @@ func (ps *parser) network(s section) error {
 // networkSummary is the allowlist's line of Summary.
 func networkSummary(hosts []NetHost) string {
 	if len(hosts) == 0 {
-		return "network: no host listed (commands reach only the git remotes of the knowledge bases and the manifest)"
+		return "network: no host listed (under AGENT_SANDBOX_NET=allowlist, commands reach only the git remotes of the knowledge bases and the manifest)"
 	}
 	parts := make([]string, len(hosts))
 	for i, h := range hosts {
