@@ -249,6 +249,7 @@ func doctor(ctx context.Context, inv *invocation, landlock func() int) error {
 	// A check that could not be made fails the doctor: it is there to
 	// tell.
 	findings := append(diagnose(ctx, inv.cfg), diagnoseDoors(inv.cfg, landlock)...)
+	findings = append(findings, diagnoseNet(inv.cfg, landlock)...)
 	failed := slices.ContainsFunc(findings, func(f finding) bool { return !f.ok && !f.open })
 	for _, f := range findings {
 		mark := "ok  "
@@ -292,4 +293,22 @@ func diagnoseDoors(cfg *config.Config, landlock func() int) []finding {
 		out = append(out, finding{text: err.Error()})
 	}
 	return out
+}
+
+// diagnoseNet says what the network of sandboxed commands is, as the
+// start would (the kernel probed the same way): `net allowlist`, or the
+// fallback to deny where the kernel gives no namespaces (a warning).
+func diagnoseNet(cfg *config.Config, landlock func() int) []finding {
+	if sandbox.Mode(cfg.Sandbox) == sandbox.ModeOff {
+		return nil
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.Mode(cfg.Sandbox), Net: sandbox.Net(cfg.SandboxNet), LandlockABI: landlock})
+	if err != nil {
+		return nil // the start says it, and the bypass check above
+	}
+	st := sb.Status()
+	if st.Landlock == 0 {
+		return nil
+	}
+	return []finding{{ok: st.NetEnforced && !st.NoNamespace, warning: st.NoNamespace || !st.NetEnforced, text: st.String()}}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/sandbox"
 )
 
 // doctorEnv is the environment of `agent doctor` against the fakes.
@@ -115,6 +117,9 @@ func TestDoctorPassesAndStartChecksFirst(t *testing.T) {
 		"ok    LLM_API_KEY: accepted by the model provider",
 		"ok    AGENT_DB_PATH " + filepath.Join(env["AGENT_HOME"], "db.sqlite") + ": writable (not created yet)",
 	}
+	if abi := sandbox.LandlockABI(); abi > 0 {
+		want = append(want, fmt.Sprintf("ok    sandbox: landlock abi %d, net allowlist", abi))
+	}
 	if got := strings.Split(strings.TrimSpace(stdout), "\n"); !slices.Equal(got, want) {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, strings.Join(want, "\n"))
 	}
@@ -177,5 +182,23 @@ func TestUnknownCommandsAndFlagsFail(t *testing.T) {
 	}
 	if _, _, code := runCLI(t, nil, "--help"); code != 0 {
 		t.Errorf("agent --help: exit %d, want 0", code)
+	}
+}
+
+// doctor says the network of sandboxed commands as the start does: under
+// the default, `net allowlist` where the kernel gives namespaces.
+func TestDoctorSaysTheNetwork(t *testing.T) {
+	abi := sandbox.LandlockABI()
+	if abi == 0 {
+		t.Skip("the kernel has no Landlock")
+	}
+	env := doctorEnv(t, fake.NewSlack(t), fake.NewAnthropic(t))
+	stdout, _, _ := runCLI(t, env, "doctor")
+	if want := fmt.Sprintf("sandbox: landlock abi %d, net allowlist", abi); !strings.Contains(stdout, want) {
+		t.Fatalf("doctor does not say %q:\n%s", want, stdout)
+	}
+	env["AGENT_SANDBOX_NET"] = "deny"
+	if stdout, _, _ = runCLI(t, env, "doctor"); !strings.Contains(stdout, fmt.Sprintf("sandbox: landlock abi %d, net deny", abi)) {
+		t.Fatalf("doctor under deny:\n%s", stdout)
 	}
 }

@@ -56,6 +56,7 @@ type Config struct {
 	MaxTurns       int     // AGENT_MAX_TURNS
 	Sandbox        string  // AGENT_SANDBOX
 	SandboxNet     string  // AGENT_SANDBOX_NET
+	EgressHosts    string  // AGENT_EGRESS_HOSTS: name=address,… read by the egress proxy before DNS
 	Pprof          string  // AGENT_PPROF: "1" serves /debug/pprof/ on the health port
 	Stream         string  // AGENT_STREAM: auto or off
 	// ShutdownGrace (AGENT_SHUTDOWN_GRACE) is how long a stopping service
@@ -106,7 +107,7 @@ const (
 	DefaultMaxTurns       = 8
 	DefaultSoulModel      = "claude-haiku-4-5"
 	DefaultSandbox        = "auto"
-	DefaultSandboxNet     = "allow"
+	DefaultSandboxNet     = "allowlist"
 	// DefaultMaxAttachments and DefaultMaxAttachmentMB are interfaces.md's.
 	DefaultMaxAttachments  = 20
 	DefaultMaxAttachmentMB = 20
@@ -157,7 +158,8 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "AGENT_GIT_AUTHOR", usage: "commit identity when git has none (default: <persona name> <agent@localhost>)", str: &c.GitAuthor},
 		{env: "AGENT_MAX_TURNS", usage: "agent turns running at once across threads", integer: &c.MaxTurns, def: strconv.Itoa(DefaultMaxTurns)},
 		{env: "AGENT_SANDBOX", usage: "confinement of Bash and tool servers: auto, required or off (unsafe)", str: &c.Sandbox, def: DefaultSandbox},
-		{env: "AGENT_SANDBOX_NET", usage: "network of sandboxed commands: allow or deny", str: &c.SandboxNet, def: DefaultSandboxNet},
+		{env: "AGENT_SANDBOX_NET", usage: "network of sandboxed commands: allowlist (only the hosts of SOUL.md ## Network, through the egress proxy), allow or deny", str: &c.SandboxNet, def: DefaultSandboxNet},
+		{env: "AGENT_EGRESS_HOSTS", usage: "name=address pairs (comma list) the egress proxy reads before DNS; the only way to allow a private or loopback address", str: &c.EgressHosts},
 		{env: "AGENT_STREAM", usage: "show replies while the model writes them: auto or off", str: &c.Stream, def: "auto"},
 		{env: "AGENT_PPROF", usage: "1 serves the Go profiles at /debug/pprof/ on the health port", str: &c.Pprof},
 		{env: "AGENT_ORDER_SETTLE", usage: "with replicas, how long a thread's message waits for older ones recorded at another replica", dur: &c.OrderSettle, def: DefaultOrderSettle.String()},
@@ -396,8 +398,8 @@ func (c *Config) ValidateSettings() error {
 		return fmt.Errorf("AGENT_SOUL_EXTRACT: unknown value %q (want model or nothing)", c.SoulExtract)
 	case c.Sandbox != "auto" && c.Sandbox != "required" && c.Sandbox != "off":
 		return fmt.Errorf("AGENT_SANDBOX: unknown value %q (want auto, required or off)", c.Sandbox)
-	case c.SandboxNet != "allow" && c.SandboxNet != "deny":
-		return fmt.Errorf("AGENT_SANDBOX_NET: unknown value %q (want allow or deny)", c.SandboxNet)
+	case c.SandboxNet != "allowlist" && c.SandboxNet != "allow" && c.SandboxNet != "deny":
+		return fmt.Errorf("AGENT_SANDBOX_NET: unknown value %q (want allowlist, allow or deny)", c.SandboxNet)
 	case c.Stream != "" && c.Stream != "auto" && c.Stream != "off":
 		return fmt.Errorf("AGENT_STREAM: unknown value %q (want auto or off)", c.Stream)
 	case c.Pprof != "" && c.Pprof != "0" && c.Pprof != "1":

@@ -88,6 +88,10 @@ type Metrics struct {
 	// none; net "deny-unenforced": asked for but the kernel cannot).
 	SandboxInfo *prometheus.GaugeVec
 
+	// EgressRequests is agent_egress_requests_total{outcome}: the requests
+	// of sandboxed commands through the egress proxy, allowed or refused.
+	EgressRequests *prometheus.CounterVec
+
 	// InboxEvents is agent_inbox_events_total{outcome}: the inbox's events by
 	// how they ended (answered, failed, dropped) and what the start after
 	// a crash did with them (resumed, poisoned: given up after crashing
@@ -220,6 +224,10 @@ func New() *Metrics {
 			Name: "agent_sandbox_info",
 			Help: "The sandbox of Bash and tool servers: mode, Landlock ABI enforced (0 for none), network policy and process bound.",
 		}, []string{"mode", "landlock_abi", "net", "pids"}),
+		EgressRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_egress_requests_total",
+			Help: "Requests of sandboxed commands through the egress proxy, by outcome: allowed or refused.",
+		}, []string{"outcome"}),
 		InboxEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_inbox_events_total",
 			Help: "Chat events of the durable inbox, by outcome: answered, failed, dropped, resumed after a crash, poisoned.",
@@ -264,7 +272,11 @@ func New() *Metrics {
 		m.Approvals, m.SandboxInfo, m.InboxEvents, m.DeliveryFailures, m.Feedback,
 		m.ScheduleRunsTotal, m.BudgetExhausted, m.LLMCost, m.SocketConnected,
 		m.AttachmentsSkipped,
+		m.EgressRequests,
 	}}
+	for _, o := range []string{"allowed", "refused"} {
+		m.EgressRequests.WithLabelValues(o)
+	}
 	for _, r := range AttachmentSkipReasons {
 		m.AttachmentsSkipped.WithLabelValues(r)
 	}

@@ -23,4 +23,11 @@
 // threads' workspaces. Where the kernel has them, TCP connects and binds are denied
 // with AGENT_SANDBOX_NET=deny, and signals and abstract UNIX sockets
 // cannot reach processes outside the domain.
+//
+// Under AGENT_SANDBOX_NET=allowlist (the default) the command also gets a
+// network of its own: a user and network namespace with only a loopback,
+// where the helper listens and from which it relays each connection to
+// the runtime's egress proxy (Egress; internal/egress) over a socket pair
+// the runtime made for the call. See netns_linux.go. Where the kernel
+// gives no namespaces, allowlist works as deny and Status says so.
 package sandbox

@@ -29,6 +29,15 @@ type policy struct {
 	// groups of the command's processes (see watch): the kernel does not
 	// scope signals, and the command could kill the supervisor.
 	watchFD int
+	// relayFD, when not 0, is the relay socket of a command under
+	// NetAllowlist: the supervisor passes there each connection the
+	// command makes to its proxy address (see startRelay).
+	relayFD int
+	// handoffFD, when not 0, is where the second process hands the
+	// listener of the command's proxy address to the supervisor.
+	handoffFD int
+	// probe asks only whether the namespaces work (probeNamespaces).
+	probe bool
 }
 
 // listFlag collects a repeated flag.
@@ -56,24 +65,33 @@ func parsePolicy(args []string) (*policy, error) {
 	fs.BoolVar(&p.inner, innerFlag, false, "confine this process and exec the command (the supervisor's child)")
 	fs.DurationVar(&p.grace, "grace", 0, "time between a SIGTERM passed on and SIGKILL")
 	fs.IntVar(&p.watchFD, "watch-fd", 0, "descriptor to report the command's process groups on")
+	fs.IntVar(&p.relayFD, "relay-fd", 0, "descriptor to pass the command's proxy connections on")
+	fs.IntVar(&p.handoffFD, "handoff-fd", 0, "descriptor to hand the proxy address's listener to the supervisor on")
+	fs.BoolVar(&p.probe, probeFlag, false, "bring the loopback up and exit (the namespace probe)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	p.net = Net(*net)
 	p.argv = fs.Args()
 	switch {
+	case p.probe:
+		return p, nil
 	case p.path == "":
 		return nil, errors.New("no --path")
 	case len(p.argv) == 0:
 		return nil, errors.New("no command after --")
-	case p.net != NetAllow && p.net != NetDeny:
+	case p.net != NetAllow && p.net != NetDeny && p.net != NetAllowlist:
 		return nil, fmt.Errorf("--net %q", p.net)
 	}
 	return p, nil
 }
 
-// innerFlag marks the helper's second process.
-const innerFlag = "inner"
+// innerFlag marks the helper's second process; probeFlag the namespace
+// probe.
+const (
+	innerFlag = "inner"
+	probeFlag = "probe-netns"
+)
 
 // Main is the helper, run as `<binary> sandbox-exec [rules] -- argv...`,
 // in two processes.
@@ -105,9 +123,24 @@ const innerFlag = "inner"
 func Main(args []string) int {
 	p, err := parsePolicy(args)
 	switch {
+	case err == nil && p.probe:
+		return probe(p.inner)
 	case err == nil && p.inner:
-		if err = p.confine(); err == nil {
-			err = execve(p.path, p.argv, os.Environ())
+		env := os.Environ()
+		if p.handoffFD > 0 {
+			var addr string
+			if addr, err = listenInside(p.handoffFD); err == nil {
+				env = withProxy(env, addr)
+			}
+		}
+		if err == nil && p.net == NetAllowlist {
+			err = dropCapabilities()
+		}
+		if err == nil {
+			err = p.confine()
+		}
+		if err == nil {
+			err = execve(p.path, p.argv, env)
 		}
 	case err == nil:
 		err = p.supervise(args)

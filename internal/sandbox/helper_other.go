@@ -2,7 +2,11 @@
 
 package sandbox
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"os"
+)
 
 // LandlockABI is 0: Landlock is Linux's.
 func LandlockABI() int { return 0 }
@@ -21,3 +25,22 @@ func (p *policy) supervise([]string) error {
 func execve(string, []string, []string) error {
 	return errors.New("confinement needs Linux")
 }
+
+func dropCapabilities() error { return errors.New("confinement needs Linux") }
+
+func probe(bool) int { return 1 }
+
+func probeNamespaces(string) bool { return false }
+
+// relay is Linux's: NetAllowlist needs its namespaces.
+type relay struct{ theirs *os.File }
+
+func newRelay() (*relay, error) { return nil, errors.New("confinement needs Linux") }
+
+func (*relay) serve(context.Context, Egress) {}
+
+func (*relay) close() {}
+
+func listenInside(int) (string, error) { return "", errors.New("confinement needs Linux") }
+
+func withProxy(env []string, _ string) []string { return env }

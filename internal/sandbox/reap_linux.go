@@ -40,10 +40,28 @@ func (p *policy) supervise(args []string) error {
 	if err != nil {
 		return fmt.Errorf("the helper's own binary: %w", err)
 	}
-	argv := append([]string{self, HelperCommand, "--" + innerFlag}, args...)
-	pid, err := syscall.ForkExec(self, argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	argv := []string{self, HelperCommand, "--" + innerFlag}
+	attr := &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}}
+	var handoff, inner *os.File
+	if p.relayFD > 0 {
+		// Not the command's: nothing it runs may pass connections on.
+		syscall.CloseOnExec(p.relayFD)
+		if handoff, inner, err = handoffPair(); err != nil {
+			return err
+		}
+		attr.Files = append(attr.Files, inner.Fd())
+		attr.Sys = nsAttr()
+		argv = append(argv, "--handoff-fd", "3")
+	}
+	pid, err := syscall.ForkExec(self, append(argv, args...), attr)
+	if inner != nil {
+		inner.Close()
+	}
 	if err != nil {
 		return fmt.Errorf("start the confined process: %w", err)
+	}
+	if handoff != nil {
+		relayFrom(handoff, p.relayFD)
 	}
 
 	exited := make(chan syscall.WaitStatus, 1)

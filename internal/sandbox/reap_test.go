@@ -5,6 +5,7 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,7 +76,7 @@ func (w *reapWorld) start(t *testing.T, script string) (*exec.Cmd, *bufio.Reader
 	cmd.Dir = w.ws
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: w.cred}
-	cleanup, err := w.sb.Command(cmd, w.ws, time.Minute)
+	cleanup, err := w.sb.Command(context.Background(), cmd, w.ws, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

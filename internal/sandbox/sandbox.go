@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +36,19 @@ type Net string
 const (
 	NetAllow Net = "allow"
 	NetDeny  Net = "deny"
+	// NetAllowlist gives each command a network of its own whose only way
+	// out is the runtime's egress proxy (Options.Egress); where the kernel
+	// gives no namespaces it works as NetDeny.
+	NetAllowlist Net = "allowlist"
 )
+
+// Egress is the runtime's egress proxy as the sandbox sees it: it serves
+// each connection a command under NetAllowlist makes to its proxy
+// address. ctx is the call's (Command's, with its thread), or the
+// background for a tool server; it ends when the command does.
+type Egress interface {
+	ServeConn(ctx context.Context, conn net.Conn)
+}
 
 // HelperCommand is the hidden subcommand of the runtime's binary that
 // applies the rules and execs the command.
@@ -102,6 +116,13 @@ type Options struct {
 	// kernel (LandlockABI). Tests set it to play a kernel without
 	// Landlock on one that has it.
 	LandlockABI func() int
+	// Egress serves the proxy connections under NetAllowlist; nil refuses
+	// them all (closed at once).
+	Egress Egress
+	// Namespaces probes whether the kernel gives a command user and
+	// network namespaces; nil asks the kernel. Tests set it to play a
+	// kernel without them.
+	Namespaces func() bool
 }
 
 // Sandbox starts commands confined. A Sandbox is safe for concurrent use.
@@ -114,6 +135,10 @@ type Sandbox struct {
 	tempRoot string
 	limits   Limits
 	pids     *pidsLimiter
+	egress   Egress
+	// netns is false under NetAllowlist where the kernel gives no
+	// namespaces: commands then run as under NetDeny.
+	netns bool
 }
 
 // New probes the kernel and returns the sandbox of o; with ModeRequired
@@ -129,11 +154,14 @@ func New(o Options) (*Sandbox, error) {
 	switch o.Net {
 	case "":
 		o.Net = NetAllow
-	case NetAllow, NetDeny:
+	case NetAllow, NetDeny, NetAllowlist:
 	default:
-		return nil, fmt.Errorf("AGENT_SANDBOX_NET: unknown value %q (want allow or deny)", o.Net)
+		return nil, fmt.Errorf("AGENT_SANDBOX_NET: unknown value %q (want allowlist, allow or deny)", o.Net)
 	}
-	s := &Sandbox{mode: o.Mode, net: o.Net, exe: o.Exe, tempRoot: o.TempRoot, limits: o.Limits}
+	s := &Sandbox{mode: o.Mode, net: o.Net, exe: o.Exe, tempRoot: o.TempRoot, limits: o.Limits, egress: o.Egress}
+	if s.egress == nil {
+		s.egress = refuseAll{}
+	}
 	if s.mode == ModeOff {
 		return s, nil
 	}
@@ -151,6 +179,13 @@ func New(o Options) (*Sandbox, error) {
 			return nil, fmt.Errorf("sandbox: the runtime's own binary: %w", err)
 		}
 		s.exe = helperBeside(exe)
+	}
+	if s.net == NetAllowlist {
+		if o.Namespaces != nil {
+			s.netns = o.Namespaces()
+		} else {
+			s.netns = probeNamespaces(s.exe)
+		}
 	}
 	for _, p := range o.ReadOnly {
 		if p == "" {
@@ -179,6 +214,12 @@ func New(o Options) (*Sandbox, error) {
 	}
 	return s, nil
 }
+
+// refuseAll is the Egress of a sandbox given none: every connection is
+// closed at once.
+type refuseAll struct{}
+
+func (refuseAll) ServeConn(_ context.Context, c net.Conn) { c.Close() }
 
 // HelperBinary is the name of the helper's own binary (cmd/agent-sandbox),
 // used when it is installed beside the runtime's.
@@ -231,10 +272,13 @@ func (s *Sandbox) Enforced() bool { return s.mode != ModeOff && s.abi > 0 }
 // a SIGTERM to cmd's process (Stop) kills it all at once. cleanup removes
 // the private directory and the command's cgroup; call it once the
 // command has exited.
-func (s *Sandbox) Command(cmd *exec.Cmd, workspace string, timeout time.Duration) (cleanup func(), err error) {
+//
+// Under NetAllowlist the command's proxy connections are served by the
+// Egress with ctx (its thread's turn), until cleanup.
+func (s *Sandbox) Command(ctx context.Context, cmd *exec.Cmd, workspace string, timeout time.Duration) (cleanup func(), err error) {
 	l := s.limits
 	l.CPU = int(math.Ceil(timeout.Seconds()))
-	return s.confine(cmd, []string{workspace}, nil, l, "", 0)
+	return s.confine(ctx, cmd, []string{workspace}, nil, l, "", 0)
 }
 
 // ServerGrace is how long a confined tool server gets between the SIGTERM
@@ -252,12 +296,12 @@ func (s *Sandbox) Server(cmd *exec.Cmd, state string, readable []string) (cleanu
 	l := s.limits
 	l.CPU = 0
 	l.AddressSpace = 0 // servers run on node and the like: no useful bound
-	return s.confine(cmd, []string{state}, readable, l, state, ServerGrace)
+	return s.confine(context.Background(), cmd, []string{state}, readable, l, state, ServerGrace)
 }
 
 // confine rewrites cmd to start the helper with the rules, the command's
 // path and its arguments.
-func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, home string, grace time.Duration) (func(), error) {
+func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable []string, l Limits, home string, grace time.Duration) (func(), error) {
 	if s.mode == ModeOff {
 		return func() {}, nil
 	}
@@ -288,7 +332,23 @@ func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, 
 			return nil, fmt.Errorf("sandbox: the helper's report: %w", err)
 		}
 	}
+	var rl *relay
+	if s.net == NetAllowlist && s.netns {
+		if rl, err = newRelay(); err != nil {
+			if watch != nil {
+				watch.kill()
+			}
+			if group != "" {
+				s.pids.remove(group)
+			}
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	cleanup := func() {
+		if rl != nil {
+			rl.close()
+		}
 		if watch != nil {
 			watch.kill()
 		}
@@ -308,8 +368,14 @@ func (s *Sandbox) confine(cmd *exec.Cmd, writable, readable []string, l Limits, 
 	if s.abi > 0 {
 		args = append(args, "--landlock", strconv.Itoa(s.abi))
 	}
-	if s.net == NetDeny {
+	switch {
+	case s.net == NetDeny || (s.net == NetAllowlist && !s.netns):
 		args = append(args, "--net", string(NetDeny))
+	case s.net == NetAllowlist:
+		args = append(args, "--net", string(NetAllowlist))
+		cmd.ExtraFiles = append(cmd.ExtraFiles, rl.theirs)
+		args = append(args, "--relay-fd", strconv.Itoa(2+len(cmd.ExtraFiles)))
+		rl.serve(ctx, s.egress)
 	}
 	if group != "" {
 		args = append(args, "--cgroup", group)

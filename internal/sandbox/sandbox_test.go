@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -88,7 +89,7 @@ func (w *world) run(t *testing.T, command string) (string, error) {
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = w.ws
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + w.ws}
-	cleanup, err := w.sb.Command(cmd, w.ws, 20*time.Second)
+	cleanup, err := w.sb.Command(context.Background(), cmd, w.ws, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestForkBombBounded(t *testing.T) {
 	cmd.Dir = w.ws
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.SysProcAttr = newGroupAttr()
-	cleanup, err := w.sb.Command(cmd, w.ws, 5*time.Second)
+	cleanup, err := w.sb.Command(context.Background(), cmd, w.ws, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestModes(t *testing.T) {
 		t.Fatalf("off: %v", off.Status())
 	}
 	cmd := exec.Command("/bin/true")
-	if _, err := off.Command(cmd, t.TempDir(), time.Second); err != nil || cmd.Path != "/bin/true" {
+	if _, err := off.Command(context.Background(), cmd, t.TempDir(), time.Second); err != nil || cmd.Path != "/bin/true" {
 		t.Fatalf("off rewrote the command: %v %v", cmd.Args, err)
 	}
 	if LandlockABI() == 0 {

@@ -17,6 +17,9 @@ type Status struct {
 	// NetEnforced is false when Net is deny but the kernel has no
 	// Landlock TCP rules (ABI < 4).
 	NetEnforced bool
+	// NoNamespace is true when Net is allowlist but the kernel gives
+	// commands no network namespace: they run as under deny.
+	NoNamespace bool
 	// Pids says what bounds the processes of a command: "cgroup",
 	// "rlimit", or "none" (root without a pids cgroup: only the
 	// timeout).
@@ -29,7 +32,8 @@ func (s *Sandbox) Status() Status {
 	if s.mode == ModeOff {
 		return st
 	}
-	st.NetEnforced = s.net == NetAllow || s.abi >= 4
+	st.NoNamespace = s.net == NetAllowlist && !s.netns
+	st.NetEnforced = s.net == NetAllow || (s.net == NetAllowlist && s.netns) || s.abi >= 4
 	switch {
 	case s.pids != nil:
 		st.Pids = "cgroup"
@@ -49,6 +53,9 @@ func (st Status) String() string {
 		return "sandbox: unavailable, Bash runs unconfined"
 	}
 	s := fmt.Sprintf("sandbox: landlock abi %d, net %s", st.Landlock, st.Net)
+	if st.NoNamespace {
+		s = fmt.Sprintf("sandbox: landlock abi %d, net deny (no network namespace: allowlist unavailable)", st.Landlock)
+	}
 	if !st.NetEnforced {
 		s += " requested but not enforced (the kernel has no Landlock TCP rules, abi < 4)"
 	}
@@ -56,11 +63,19 @@ func (st Status) String() string {
 }
 
 // NetLabel is the network policy as the startup line's attributes and
-// agent_sandbox_info say it: allow, deny, or deny-unenforced when deny was
-// asked for and the kernel cannot enforce it.
+// agent_sandbox_info say it: allowlist, allow, deny, deny-no-namespace
+// (allowlist asked for, working as deny: no namespaces), or
+// deny-unenforced when deny was in force and the kernel cannot enforce it.
 func (st Status) NetLabel() string {
-	if !st.NetEnforced && st.Net == NetDeny {
-		return string(st.Net) + "-unenforced"
+	net := st.Net
+	if st.NoNamespace {
+		net = NetDeny
+	}
+	if !st.NetEnforced && net == NetDeny {
+		return string(net) + "-unenforced"
+	}
+	if st.NoNamespace {
+		return "deny-no-namespace"
 	}
 	return string(st.Net)
 }

@@ -31,7 +31,8 @@ func newConfinement(cfg *config.Config, getenv func(string) string) tools.Confin
 }
 
 // newSandbox makes the runtime non-dumpable and builds the sandbox of
-// Bash and the tool servers from AGENT_SANDBOX and AGENT_SANDBOX_NET;
+// Bash and the tool servers from AGENT_SANDBOX and AGENT_SANDBOX_NET
+// (with the egress proxy under allowlist, egress.go);
 // it says once what is enforced (a startup line and agent_sandbox_info).
 // Without the kernel sandbox it refuses a configuration asking for bypass
 // (persona.CheckBypass) and keeps why in s.noBypass.
@@ -40,8 +41,12 @@ func (s *Service) newSandbox(c tools.Confinement) (tools.Confiner, error) {
 	if err := sandbox.HardenProcess(); err != nil {
 		return nil, fmt.Errorf("make the runtime non-dumpable: %w", err)
 	}
+	eg, err := s.newEgress()
+	if err != nil {
+		return nil, err
+	}
 	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.Mode(s.cfg.Sandbox), Net: sandbox.Net(s.cfg.SandboxNet),
-		ReadOnly: c.ReadOnly, LandlockABI: s.landlockABI})
+		ReadOnly: c.ReadOnly, LandlockABI: s.landlockABI, Egress: eg})
 	if err != nil {
 		return nil, err
 	}

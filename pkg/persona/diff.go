@@ -43,6 +43,7 @@ var Aspects = []Aspect{
 	{"blocked", diffBlocked},
 	{"budgets", diffBudgets},
 	{"peers", diffPeers},
+	{"network", diffNetwork},
 }
 
 // Diff is every change of who may do what between before and after: people
@@ -267,6 +268,27 @@ func diffPeers(before, after *Persona) []Change {
 	}
 	for _, id := range missingFrom(before.Peers, after.Peers) {
 		out = append(out, Change{Text: mention(id) + " no longer a peer"})
+	}
+	return out
+}
+
+// diffNetwork: a host entering "## Network" is a host the agent's commands
+// may now reach.
+func diffNetwork(before, after *Persona) []Change {
+	hosts := func(p *Persona) []string {
+		var out []string
+		for _, h := range p.Network {
+			out = append(out, h.String())
+		}
+		return out
+	}
+	o, n := hosts(before), hosts(after)
+	var out []Change
+	for _, h := range missingFrom(n, o) {
+		out = append(out, Change{Gain: true, Text: "commands may now reach " + h})
+	}
+	for _, h := range missingFrom(o, n) {
+		out = append(out, Change{Text: "commands may no longer reach " + h})
 	}
 	return out
 }

@@ -155,6 +155,7 @@ const (
 	kindExtra     = ""
 	kindPeers     = "peers"
 	kindLoading   = "loading messages"
+	kindNetwork   = "network"
 )
 
 // sectionKinds maps normalised section names, with the spellings tolerated,
@@ -186,6 +187,7 @@ var sectionKinds = map[string]string{
 	"peer":                       kindPeers,
 	"loading messages":           kindLoading,
 	"loading message":            kindLoading,
+	"network":                    kindNetwork,
 }
 
 // sectionKind classifies a heading; arg is the channel reference of a
@@ -260,6 +262,8 @@ func (ps *parser) section(s section) error {
 		return ps.peers(s)
 	case kindLoading:
 		ps.loading(s)
+	case kindNetwork:
+		return ps.network(s)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 // ParserVersion identifies the shape and meaning of Parse's output. It is
 // part of the cache key of a parsed persona: bump it whenever the same
 // SOUL.md would parse to a different Persona.
-const ParserVersion = "5"
+const ParserVersion = "6"
 
 // DefaultApprovalTimeout is how long an approval card waits when SOUL.md has
 // no "## Approval timeout" (interfaces.md: 900 seconds).
@@ -87,6 +87,9 @@ type Persona struct {
 	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds"`
 	// Budgets are the token caps of "## Budgets" (budgets.go).
 	Budgets Budgets `json:"budgets,omitzero"`
+	// Network are the hosts of "## Network" (network.go): what the
+	// agent's commands may reach through the egress proxy.
+	Network []NetHost `json:"network,omitempty"`
 	// Channels are the "## Channel <#C…>" overrides, keyed by channel id.
 	Channels map[string]ChannelOverride `json:"channels,omitempty"`
 	// Extra are the sections Parse does not know, kept for the prompt.

@@ -75,6 +75,7 @@ func (p *Persona) Summary() string {
 		}
 		line("channel overrides (%d): %s", len(parts), strings.Join(parts, ", "))
 	}
+	line("%s", networkSummary(p.Network))
 	return b.String()
 }
 

@@ -83,7 +83,7 @@ func (b *Builtins) bash(ctx context.Context, input json.RawMessage) Result {
 	bashSetGroup(cmd)
 	release := func() {}
 	if b.sandbox != nil {
-		cleanup, err := b.sandbox.Command(cmd, ws, timeout)
+		cleanup, err := b.sandbox.Command(ctx, cmd, ws, timeout)
 		if err != nil {
 			w.Close()
 			return Errorf("start command: %v", err)

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ type Confiner interface {
 	// Command confines cmd (made by exec.Command, not yet started) as one
 	// Bash call in the thread's workspace with the call's timeout.
 	// cleanup is called once the command and its group have ended.
-	Command(cmd *exec.Cmd, workspace string, timeout time.Duration) (cleanup func(), err error)
+	Command(ctx context.Context, cmd *exec.Cmd, workspace string, timeout time.Duration) (cleanup func(), err error)
 	// Server confines cmd as a long-lived stdio tool server that may
 	// write state (its HOME) and read readable besides the system.
 	Server(cmd *exec.Cmd, state string, readable []string) (cleanup func(), err error)
