@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"log/slog"
@@ -173,9 +172,11 @@ func (c *Connect) newState() (state, hash string) {
 	if c.o.NewState != nil {
 		state = c.o.NewState()
 	} else {
+		// Hex: no character markdown reads as emphasis on the way to the
+		// chat.
 		b := make([]byte, 32)
 		_, _ = rand.Read(b) // never fails (crypto/rand's contract)
-		state = base64.RawURLEncoding.EncodeToString(b)
+		state = hex.EncodeToString(b)
 	}
 	return state, hashState(state)
 }

@@ -84,3 +84,17 @@ func (s *Sealer) Open(sealed []byte, owner ...string) ([]byte, error) {
 func aad(owner []string) []byte {
 	return []byte("agent-connect\x00" + strings.Join(owner, "\x00"))
 }
+
+// Required checks AGENT_SECRET_KEY when n servers sign in per person: a
+// missing key is ErrNoKey (the pinned line), a malformed one says what is
+// wrong. The service calls it first, before it reaches anything.
+func Required(n int, key string) error {
+	if n == 0 {
+		return nil
+	}
+	if strings.TrimSpace(key) == "" {
+		return ErrNoKey
+	}
+	_, err := ParseKey(key)
+	return err
+}

@@ -29,6 +29,7 @@ func (s *Service) newTools(ctx context.Context, d Deps, mcpConf *tools.MCPConfig
 		return nil, err
 	}
 	registry := tools.NewRegistry()
+	s.registry = registry
 	registry.Add(s.builtins.Tools()...)
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: s.gate, Replied: agent.MarkReplied,
 		Uploader: chat, Open: s.builtins.OpenInWorkspace,
