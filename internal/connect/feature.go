@@ -92,8 +92,8 @@ type Connect struct {
 }
 
 // New checks the options and returns the feature. With no server it
-// needs no key and does nothing; with one, a missing key is ErrNoKey and
-// a bad one an error naming AGENT_SECRET_KEY.
+// needs no key; with one, a missing key is ErrNoKey. A key given that is
+// not 32 bytes of base64 is an error naming AGENT_SECRET_KEY.
 func New(o Options) (*Connect, error) {
 	c := &Connect{o: o, servers: map[string]Server{}, clk: clock.Or(o.Clock), log: o.Log,
 		locks: map[string]*sync.Mutex{}, clients: map[string]client{}}
@@ -114,11 +114,11 @@ func New(o Options) (*Connect, error) {
 			Proxy: http.ProxyFromEnvironment, DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
 			TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 4}}
 	}
-	if len(c.servers) == 0 {
-		return c, nil
-	}
 	if strings.TrimSpace(o.Key) == "" {
-		return nil, ErrNoKey
+		if len(c.servers) > 0 {
+			return nil, ErrNoKey
+		}
+		return c, nil // nothing to seal or open
 	}
 	var err error
 	if c.sealer, err = ParseKey(o.Key); err != nil {

@@ -87,8 +87,16 @@ func (p *mcpPerson) personal(t Tool, remote string) Tool {
 			return Errorf("tool server %q: %s", p.srv.Name, s.scrubLine(err.Error())), nil
 		}
 		res := s.call(ctx, remote, input)
-		if res.IsError && (s.died.Load() || s.closing.Load()) {
-			p.drop(user, s) // the next call opens a new session
+		if res.IsError {
+			if s.died.Load() || s.closing.Load() {
+				p.drop(user, s) // the next call opens a new session
+			}
+			// A renewal refused on the way forgot the connection: say
+			// so rather than the transport's error.
+			if _, refusal, err := p.auth.Token(ctx, user, p.srv.Name, ""); err == nil && refusal != "" {
+				p.drop(user, s)
+				return Errorf("%s", refusal), nil
+			}
 		}
 		return res, nil
 	}
