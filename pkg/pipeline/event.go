@@ -128,6 +128,10 @@ type Event struct {
 	// them (Engagements.Engage). The turn carries them before the message
 	// (ThreadContext). A resumed event gets it again from the engage stage.
 	Unseen string `json:"-"`
+	// ActionToken is the platform's token for acting as the message's
+	// sender on this message only (its real-time search). It is never
+	// stored (a resumed event has none) nor logged.
+	ActionToken string `json:"-"`
 
 	Action   *Action   // KindAction only
 	Command  *Command  // KindCommand only
