@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/schedule"
 )
 
 // connectKey is a test AGENT_SECRET_KEY (32 bytes, base64).
@@ -298,5 +299,41 @@ func TestConnectRefusesToStartWithoutKey(t *testing.T) {
 	h.env["AGENT_SECRET_KEY"] = "c2hvcnQ="
 	if err := h.refusedStart(); err == nil || !strings.HasPrefix(err.Error(), "AGENT_SECRET_KEY must be 32 bytes") {
 		t.Fatalf("start with a short key: %v", err)
+	}
+}
+
+// A scheduled run acts with its creator's account, never another
+// connected person's; after a restart the server's tools are listed with
+// a stored connection, and the tokens open with the same key.
+func TestConnectScheduledRunUsesItsCreatorsAccount(t *testing.T) {
+	h := newConnectHarness(t)
+	h.start()
+	h.signIn("U0BOB", "C0TEAM", "bob-gh")
+	h.signIn("U0MGR", "C0TEAM", "mgr-gh")
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	h.addDueSchedule("U0MGR", "C0TEAM", "700.1", schedule.TargetThread, "who runs this?")
+	h.start()
+	h.waitReply("C0TEAM", "700.1", "acting as mgr-gh")
+	calls := h.tools.Calls()
+	if len(calls) != 1 || calls[0].Account != "mgr-gh" {
+		t.Fatalf("calls = %+v, want one as the schedule's creator", calls)
+	}
+}
+
+// A start with another key than the one the tokens were sealed with is
+// one clear line, not a crash, and nothing is changed.
+func TestConnectWrongKeyIsOneLine(t *testing.T) {
+	h := newConnectHarness(t)
+	h.start()
+	h.signIn("U0BOB", "C0TEAM", "bob-gh")
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	h.env["AGENT_SECRET_KEY"] = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+	err := h.refusedStart()
+	if err == nil || err.Error() != "AGENT_SECRET_KEY does not open the stored connections: it is not the key they were sealed with" {
+		t.Fatalf("start with another key: %v", err)
 	}
 }
