@@ -337,3 +337,32 @@ func TestConnectWrongKeyIsOneLine(t *testing.T) {
 		t.Fatalf("start with another key: %v", err)
 	}
 }
+
+// The approval card of a tool that acts with a person's own account says
+// whose; approved, the call acts as that person.
+func TestConnectCardNamesWhoseAccountActs(t *testing.T) {
+	h := newConnectHarness(t)
+	inner := h.model.Respond
+	var n atomic.Int64
+	h.model.Respond = func(req fake.AnthropicRequest) fake.AnthropicResponse {
+		if _, _, ok := lastResult(req); !ok && strings.Contains(req.LastUserText(), "file an issue") {
+			return fake.ToolUse(fmt.Sprintf("toolu_c%d", n.Add(1)), "mcp__tracker__create_issue", map[string]string{"title": "flaky build"})
+		}
+		if res, isErr, ok := lastResult(req); ok && !isErr && strings.Contains(res, "created by") {
+			return fake.ToolUse(fmt.Sprintf("toolu_c%d", n.Add(1)), "mcp__agent_chat__reply", map[string]string{"text": res})
+		}
+		return inner(req)
+	}
+	h.start()
+	h.signIn("U0ALICE", "C0TEAM", "alice-gh")
+	h.send(fake.Message{User: "U0ALICE", Channel: "C0TEAM", TS: "800.1", Text: "<@U0BOT> file an issue please"})
+	card, err := h.slack.WaitForPost(h.ctx(), func(p fake.Post) bool { return len(p.Blocks) > 0 })
+	if err != nil {
+		t.Fatalf("no card: %v\nlogs:\n%s", err, h.logs)
+	}
+	if !strings.Contains(string(card.Blocks), `This acts with \u0026lt;@U0ALICE\u0026gt;'s own tracker account.`) {
+		t.Fatalf("card does not say whose account acts: %s", card.Blocks)
+	}
+	h.click("U0MGR", card, "approve")
+	h.waitReply("C0TEAM", "800.1", `issue "flaky build" created by alice-gh`)
+}

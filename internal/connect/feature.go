@@ -210,3 +210,17 @@ func (c *Connect) redirectURL() string {
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
+
+// ActsAs reports the server whose tool name is tool when that server
+// signs in per person: its calls act with the turn's sender's account.
+func (c *Connect) ActsAs(tool string) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	for _, name := range c.names {
+		if strings.HasPrefix(tool, "mcp__"+name+"__") {
+			return name, true
+		}
+	}
+	return "", false
+}

@@ -196,7 +196,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		Attach: attach.Save, Load: attach.Load, Unseen: s.threadContext(chat),
 		Sessions: chat.SetSessionStatus, NewDMThread: prompts.Offer,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
-			Shared: s.builtins.Shared},
+			Shared: s.builtins.Shared, ActsAs: s.connect.ActsAs},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
 		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
