@@ -30,7 +30,10 @@ type Scenario struct {
 	// the stop button); without it the platform refuses them, as a workspace
 	// without the agent view does, and turns show the assistant status line.
 	AgentView bool
-	Soul      *SoulOverride
+	// SignIn names tool servers of the world that each person signs in
+	// to ("auth": "oauth"): /connect gives a link; nobody has connected.
+	SignIn []string
+	Soul   *SoulOverride
 	Steps     []Step
 }
 
@@ -196,12 +199,16 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			if v.Kind != yaml.ScalarNode || v.Decode(&sc.AgentView) != nil {
 				err = p.fail(v, "agent_view is true or false")
 			}
+		case "sign_in":
+			if v.Kind != yaml.SequenceNode || v.Decode(&sc.SignIn) != nil {
+				err = p.fail(v, "sign_in is a list of tool server names")
+			}
 		case "soul":
 			sc.Soul, err = p.soul(v)
 		case "steps":
 			steps = v
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, soul or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, sign_in, soul or steps)", k.Value)
 		}
 		return err
 	})

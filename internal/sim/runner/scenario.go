@@ -101,7 +101,7 @@ func Scenario(ctx context.Context, sc *sim.Scenario, c Config) (string, error) {
 		soul = sim.DefaultWorld().Merge(sc.Soul).SoulMD()
 	}
 	s, err := Start(ctx, Options{Boot: c.Boot, LandlockABI: c.LandlockABI, Soul: soul, Behaviour: sc.AgentBehavior,
-		Model: c.Model, Spans: c.Spans, AgentView: sc.AgentView})
+		Model: c.Model, Spans: c.Spans, AgentView: sc.AgentView, SignIn: sc.SignIn})
 	if err != nil {
 		return "", fmt.Errorf("start: %w", err)
 	}

@@ -72,6 +72,8 @@ type Options struct {
 	// AgentView: the platform takes agent sessions and has their stop
 	// button (platform.Chat.AgentView).
 	AgentView bool
+	// SignIn are tool servers each person signs in to (sim.Scenario.SignIn).
+	SignIn []string
 }
 
 // Scope is what a step waits for.
@@ -181,6 +183,12 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		}
 	}
 	cfg := s.config(o, home)
+	if len(o.SignIn) > 0 {
+		if err := s.signIn(o, home, cfg); err != nil {
+			s.cleanup()
+			return nil, err
+		}
+	}
 	logw := o.Log
 	if logw == nil {
 		logw = io.Discard
@@ -209,6 +217,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		Stderr: logw, Getenv: getenv, Model: s.model, Spans: o.Spans, Soul: soul, Stores: s.stores,
 		Platform:    func(*slog.Logger) (gateway.Transport, service.ChatAPI) { return s.chat, s.chat },
 		ScheduleIDs: ids("s", "schedule", counts), MemoryIDs: ids("m", "memory", counts),
+		ConnectStates: ids("c", "sign-in", counts),
 		LandlockABI: o.LandlockABI,
 		OnHandled:   s.onHandled, OnDrop: s.onDrop,
 		Clock: s.clock, OnScheduleRun: s.onScheduleRun, OnSchedulerIdle: s.onSchedulerIdle,
