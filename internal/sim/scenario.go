@@ -34,7 +34,7 @@ type Scenario struct {
 	// to ("auth": "oauth"): /connect gives a link; nobody has connected.
 	SignIn []string
 	Soul   *SoulOverride
-	Steps     []Step
+	Steps  []Step
 }
 
 // SoulOverride are the sim world keys a scenario replaces. A nil field was

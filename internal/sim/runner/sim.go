@@ -218,8 +218,8 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		Platform:    func(*slog.Logger) (gateway.Transport, service.ChatAPI) { return s.chat, s.chat },
 		ScheduleIDs: ids("s", "schedule", counts), MemoryIDs: ids("m", "memory", counts),
 		ConnectStates: ids("c", "sign-in", counts),
-		LandlockABI: o.LandlockABI,
-		OnHandled:   s.onHandled, OnDrop: s.onDrop,
+		LandlockABI:   o.LandlockABI,
+		OnHandled:     s.onHandled, OnDrop: s.onDrop,
 		Clock: s.clock, OnScheduleRun: s.onScheduleRun, OnSchedulerIdle: s.onSchedulerIdle,
 		OnToolCall: func(name, input, result, outcome string) {
 			// The temporary home is named before the line is cut to
