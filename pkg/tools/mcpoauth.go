@@ -38,6 +38,7 @@ type mcpPerson struct {
 	log  *slog.Logger
 
 	mu       sync.Mutex
+	opening  sync.Mutex
 	sessions map[string]*mcpSession
 	known    map[string]bool // the tool names listed so far
 	closed   bool
@@ -112,6 +113,17 @@ func (p *mcpPerson) open(ctx context.Context, user string, list bool) (*mcpSessi
 		return &mcpSession{srv: p.srv}, nil, errors.New("closed")
 	}
 	s, ok := p.sessions[user]
+	p.mu.Unlock()
+	if ok && !list && !s.died.Load() && !s.closing.Load() {
+		return s, nil, nil
+	}
+	// One opening at a time: two turns of one person starting together
+	// share the session the first opens, rather than one closing the
+	// other's.
+	p.opening.Lock()
+	defer p.opening.Unlock()
+	p.mu.Lock()
+	s, ok = p.sessions[user]
 	p.mu.Unlock()
 	if ok && !list && !s.died.Load() && !s.closing.Load() {
 		return s, nil, nil
