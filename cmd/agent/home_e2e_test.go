@@ -89,7 +89,7 @@ func TestHomeTab(t *testing.T) {
 
 	manager := string(h.openHome("U0MGR").Blocks)
 	for _, want := range []string{"daily release report", `"action_id":"home_remove_schedule"`, "Today's spend", "tokens today, about $",
-		"persona budget: ", "of 100000 tokens today", `person budget \u003c@U0ALICE\u003e`, "Cards waiting for a decision",
+		"persona: ", "of 100000 tokens today", `person \u003c@U0ALICE\u003e`, "Cards waiting for a decision",
 		"Channels' permission modes", "Mutes in force"} {
 		if !strings.Contains(manager, want) {
 			t.Errorf("the manager's view lacks %q:\n%s", want, manager)

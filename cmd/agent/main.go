@@ -170,6 +170,7 @@ func (c *cli) commands() []*ffcli.Command {
 		c.feedbackCommand(),
 		c.usageCommand(),
 		c.schedulesCommand(),
+		c.connectionsCommand(),
 		c.versionCommand(),
 	}
 }

@@ -33,7 +33,10 @@ var botScopes = []string{
 	"im:write",
 	"mpim:read",       // a group DM's info and members
 	"reactions:write", // mcp__agent_chat__react, unreact
-	"users:read",      // get_user
+	// mcp__agent_chat__search: the platform's real-time search as the
+	// person asking (assistant.search.context with their action token).
+	"search:read.public", "search:read.private", "search:read.im", "search:read.mpim",
+	"users:read", // get_user
 }
 
 var botEvents = []string{"app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im",
@@ -58,6 +61,9 @@ var slashCommands = []slashCommand{
 	{Command: "/schedule", Description: "Schedule work in this channel", UsageHint: `"<when>" "<prompt>" [channel]`},
 	{Command: "/schedules", Description: "List this conversation's schedules"},
 	{Command: "/unschedule", Description: "Remove a schedule", UsageHint: "<id>"},
+	{Command: "/connect", Description: "Sign in to a tool server with your own account", UsageHint: "<server>"},
+	{Command: "/disconnect", Description: "Forget your sign-in to a tool server", UsageHint: "<server>"},
+	{Command: "/connections", Description: "List the tool servers you are signed in to"},
 	{Command: "/ignore", Description: "Mute a person", UsageHint: "<@person> [30m|2h|1d]"},
 	{Command: "/ignore-thread", Description: "Mute this channel", UsageHint: "[30m|2h|1d]"},
 	{Command: "/unignore", Description: "Lift a person's mute", UsageHint: "<@person>"},

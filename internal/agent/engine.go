@@ -186,7 +186,12 @@ func (e *Engine) replyStreams(ctx context.Context, t *pipeline.Turn, ready func(
 type Engine struct {
 	o     Options
 	slots chan struct{}
-	tools []anthropic.ToolUnionParam
+	// tools are the registry's tools converted at version toolsAt: a
+	// tool server listed after start (a first sign-in) adds tools, and
+	// the next request carries them.
+	toolsMu sync.Mutex
+	tools   []anthropic.ToolUnionParam
+	toolsAt uint64
 
 	mu      sync.Mutex
 	running map[string]runningTurn // thread key → its running turn
@@ -246,6 +251,7 @@ func New(o Options) (*Engine, error) {
 		o.CompactAt = 150_000
 	}
 	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns), running: map[string]runningTurn{}}
+	e.toolsAt = o.Tools.Version()
 	e.tools = toolParams(o.Tools.List())
 	return e, nil
 }
@@ -394,9 +400,20 @@ func (e *Engine) send(ctx context.Context, static, thread string, msgs []anthrop
 		Model:     anthropic.Model(e.modelOf(ctx)),
 		MaxTokens: e.o.MaxTokens,
 		System:    system,
-		Tools:     e.tools,
+		Tools:     e.toolParams(),
 		Messages:  mergeRoles(msgs),
 	})
+}
+
+// toolParams are the registry's tools as the request carries them,
+// converted again only when the registry changed.
+func (e *Engine) toolParams() []anthropic.ToolUnionParam {
+	e.toolsMu.Lock()
+	defer e.toolsMu.Unlock()
+	if v := e.o.Tools.Version(); v != e.toolsAt {
+		e.tools, e.toolsAt = toolParams(e.o.Tools.List()), v
+	}
+	return e.tools
 }
 
 // staticBlock is the system prompt's static part, with the cache

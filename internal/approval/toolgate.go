@@ -26,6 +26,9 @@ type ToolGate struct {
 	// changes the skills as write_skill does. nil counts only the skills
 	// tools as writes there.
 	Shared func(threadKey, path string) (folder, rel string)
+	// ActsAs, when set, reports the tool server whose tool acts with the
+	// turn's sender's own account ("auth": "oauth"): the card says whose.
+	ActsAs func(tool string) (server string, ok bool)
 }
 
 // Check decides whether the call may run. When it may not, the returned
@@ -86,6 +89,11 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 		// Decided once, by whoever may decide what every channel reads.
 		category, always = folder, false
 		lead = wallParts(path, redact)
+	}
+	if g.ActsAs != nil {
+		if server, ok := g.ActsAs(tool); ok {
+			lead = append(lead, part{kind: prose, text: ActsAsSentence(t.Event.UserID, server) + "\n"})
+		}
 	}
 	// Redaction runs on each field before it is rendered, so a secret is
 	// never cut in two before redaction sees it; the digest is of the
@@ -187,4 +195,10 @@ func Digest(tool string, input json.RawMessage) string {
 // and cut only where the card says so.
 func Summarize(tool string, input json.RawMessage) string {
 	return renderCall(tool, input, func(s string) string { return s }).Card
+}
+
+// ActsAsSentence opens the card of a tool that acts with the sender's own
+// account on a tool server: whose account will act.
+func ActsAsSentence(user, server string) string {
+	return "This acts with <@" + user + ">'s own " + server + " account."
 }

@@ -76,7 +76,13 @@ type Commands struct {
 	// Memory answers /remember, /memory and /forget; nil says memory is
 	// not configured.
 	Memory Memory
-	Log    *slog.Logger
+	// Connections answers /connect, /disconnect and /connections; nil
+	// says no tool server signs in per person here.
+	Connections Connections
+	// Private shows text to one person only in a channel (the platform's
+	// ephemeral message); answers that are only for the asker use it.
+	Private func(ctx context.Context, channelID, threadTS, userID, text string) error
+	Log     *slog.Logger
 }
 
 var _ pipeline.Commands = (*Commands)(nil)
@@ -103,6 +109,9 @@ var names = map[string]string{
 	"/unignore":        "",
 	"/unignore-thread": "",
 	"/model":           "`/model [id]` shows or sets this thread's model (manager, backup manager, approvers)",
+	"/connect":         "`/connect <server>` signs you in to a tool server with your own account (the link is shown to you only)",
+	"/disconnect":      "`/disconnect <server>` forgets your sign-in to a tool server",
+	"/connections":     "`/connections` lists the tool servers you are signed in to",
 }
 
 // aliases are the original runtime's names of the commands: its own
@@ -158,6 +167,8 @@ func (c *Commands) Command(ctx context.Context, ev *pipeline.Event, a pipeline.A
 		return true, c.memoryList(ctx, ev, out)
 	case "/forget":
 		return true, c.forget(ctx, ev, a, args, out)
+	case "/connect", "/disconnect", "/connections":
+		return true, c.connections(ctx, ev, a, name, args, out)
 	}
 	return false, nil
 }

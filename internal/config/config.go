@@ -29,6 +29,11 @@ type Config struct {
 	SigningSecret string
 	HTTPPort      int    // AGENT_HTTP_PORT: the ingress's port; 0 is the health port
 	DBURL         string // AGENT_DB_URL: postgres://… selects Postgres
+	// SecretKey (AGENT_SECRET_KEY, base64 of 32 bytes) seals the people's
+	// tool-server tokens at rest; PublicURL (AGENT_PUBLIC_URL) is where
+	// their browsers reach the HTTP port (the sign-in's redirect).
+	SecretKey string
+	PublicURL string
 
 	APIKey     string // LLM_API_KEY
 	OAuthToken string // LLM_OAUTH_TOKEN
@@ -136,6 +141,8 @@ func (c *Config) settings(logFormat string) []setting {
 		{env: "CHAT_SIGNING_SECRET", usage: "the app's signing secret; without CHAT_APP_TOKEN it selects the HTTP ingress", str: &c.SigningSecret},
 		{env: "AGENT_HTTP_PORT", usage: "port of the HTTP ingress's /slack/ routes (default: the health port)", integer: &c.HTTPPort, def: "0"},
 		{env: "AGENT_DB_URL", usage: "postgres://… selects Postgres for the state (default: SQLite at AGENT_DB_PATH)", str: &c.DBURL},
+		{env: "AGENT_SECRET_KEY", usage: "base64 of 32 bytes: seals each person's tool-server tokens at rest (needed by \"auth\": \"oauth\" servers)", str: &c.SecretKey},
+		{env: "AGENT_PUBLIC_URL", usage: "where people's browsers reach the HTTP port (the sign-in's redirect is it + /oauth/callback)", str: &c.PublicURL},
 		{env: "LLM_API_KEY", usage: "model provider API key (metered)", str: &c.APIKey},
 		{env: "LLM_OAUTH_TOKEN", usage: "model provider subscription OAuth token", str: &c.OAuthToken},
 		{env: "LLM_BASE_URL", usage: "Anthropic-compatible gateway address (default: the provider's own)", str: &c.BaseURL},
@@ -251,7 +258,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, env func(string) string, logFor
 // AGENT_DB_URL are read from the environment only; AGENT_DB_URL is a flag
 // too, but not with a password in it.
 var secretSettings = map[string]bool{"CHAT_BOT_TOKEN": true, "CHAT_APP_TOKEN": true, "CHAT_SIGNING_SECRET": true,
-	"AGENT_DB_URL": true, "LLM_API_KEY": true, "LLM_OAUTH_TOKEN": true}
+	"AGENT_DB_URL": true, "LLM_API_KEY": true, "LLM_OAUTH_TOKEN": true, "AGENT_SECRET_KEY": true}
 
 // envOnly reports whether the variable env is a credential that has no
 // flag.
@@ -408,6 +415,11 @@ func (c *Config) ValidateSettings() error {
 	if err := c.validateShutdownAndMetrics(); err != nil {
 		return err
 	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
+			return errors.New("AGENT_PUBLIC_URL: want an address like https://agent.example.com")
+		}
+	}
 	if err := c.validateContext(); err != nil {
 		return err
 	}
@@ -527,7 +539,7 @@ func (c *Config) Secrets() []string {
 	var out []string
 	// The database password also when the address does not parse: it is
 	// then quoted by errors before anything else sees it.
-	for _, s := range append([]string{c.BotToken, c.AppToken, c.APIKey, c.OAuthToken, c.SigningSecret}, secret.URLPasswords(c.DBURL)...) {
+	for _, s := range append([]string{c.BotToken, c.AppToken, c.APIKey, c.OAuthToken, c.SigningSecret, c.SecretKey}, secret.URLPasswords(c.DBURL)...) {
 		if s != "" {
 			out = append(out, s)
 		}

@@ -93,6 +93,10 @@ type Slack struct {
 	// envelopes a socket took but never acknowledged again, as retries, on
 	// another when it closes. Unset: all go to the newest socket.
 	Spread bool
+	// Searchable are the messages assistant.search.context finds (by a
+	// word of the query), each as the person an action token acts for
+	// may see it (slack_search.go).
+	Searchable []SearchMessage
 
 	mu         sync.Mutex
 	srv        *httptest.Server

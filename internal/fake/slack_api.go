@@ -56,6 +56,7 @@ var slackMethods = map[string]slackMethod{
 	"chat.startStream":                      (*Slack).startStream,
 	"chat.appendStream":                     (*Slack).appendStream,
 	"chat.stopStream":                       (*Slack).stopStream,
+	"assistant.search.context":              (*Slack).searchContext,
 }
 
 func (s *Slack) serveMethod(w http.ResponseWriter, r *http.Request, method string) {

@@ -109,6 +109,9 @@ type Message struct {
 	BotID        string // set for a bot's message (the bot's own posts too)
 	Subtype      string // "bot_message", "file_share", ...
 	Files        []File
+	// ActionToken is the event's action_token (the platform gives one
+	// per message; it acts for User in assistant.search.context).
+	ActionToken string
 }
 
 // inner is the message's inner event.
@@ -121,6 +124,9 @@ func (m Message) inner(typ string) map[string]any {
 	}
 	if m.BotID == "" && m.Subtype == "" {
 		ev["client_msg_id"] = fmt.Sprintf("c714568f-67df-42d7-a343-%012d", slackNext())
+	}
+	if m.ActionToken != "" {
+		ev["action_token"] = m.ActionToken
 	}
 	if m.ThreadTS != "" {
 		ev["thread_ts"] = m.ThreadTS

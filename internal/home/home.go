@@ -58,7 +58,9 @@ type Spend interface {
 // /disconnect do. Nil: the view has no such section.
 type Connections interface {
 	List(ctx context.Context, userID string) ([]Connection, error)
-	Disconnect(ctx context.Context, userID, server string) error
+	// Disconnect says what it did as /disconnect does ("disconnected
+	// from <server>", "not connected to <server>").
+	Disconnect(ctx context.Context, userID, server string) (string, error)
 }
 
 // Connection is one connected account.
@@ -156,10 +158,7 @@ func (h *Home) act(ctx context.Context, a pipeline.Access, actionID, value strin
 		if h.Connections == nil {
 			return "connections are not available here", nil
 		}
-		if err := h.Connections.Disconnect(ctx, a.UserID, value); err != nil {
-			return "", err
-		}
-		return "disconnected from " + value, nil
+		return h.Connections.Disconnect(ctx, a.UserID, value)
 	case ActionLiftMute:
 		if !a.Privileged() {
 			return msgUnignoreRefused, nil

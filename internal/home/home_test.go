@@ -41,7 +41,7 @@ type fakeConnections struct{ by map[string][]Connection }
 func (f *fakeConnections) List(_ context.Context, user string) ([]Connection, error) {
 	return f.by[user], nil
 }
-func (f *fakeConnections) Disconnect(_ context.Context, user, server string) error {
+func (f *fakeConnections) Disconnect(_ context.Context, user, server string) (string, error) {
 	var keep []Connection
 	for _, c := range f.by[user] {
 		if c.Server != server {
@@ -49,7 +49,7 @@ func (f *fakeConnections) Disconnect(_ context.Context, user, server string) err
 		}
 	}
 	f.by[user] = keep
-	return nil
+	return "disconnected from " + server, nil
 }
 
 type published struct{ views map[string]pipeline.HomeView }

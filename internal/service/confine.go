@@ -71,10 +71,11 @@ func (s *Service) mountMCP(ctx context.Context, registry *tools.Registry, conf *
 		return nil
 	}
 	m, err := tools.MountMCP(ctx, conf, tools.MCPOptions{Runner: s.cfg.PackageRunner, BaseEnv: c.Env, Log: s.log,
-		Sandbox: confiner, StateDir: c.ServerState, Deny: c.Deny})
+		Sandbox: confiner, StateDir: c.ServerState, Deny: c.Deny, Auth: s.mcpAuth()})
 	if err != nil {
 		return fmt.Errorf("mount tool servers: %w", err)
 	}
+	s.mcp = m
 	s.closers = append(s.closers, func(context.Context) error { return m.Close() })
 	registry.Add(m.Tools()...)
 	s.log.Info("tool servers mounted", "servers", len(conf.Servers), "tools", len(m.Tools()))

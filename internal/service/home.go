@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/persona-runtime/agent/internal/budget"
+	"github.com/persona-runtime/agent/internal/connect"
 	"github.com/persona-runtime/agent/internal/home"
 	"github.com/persona-runtime/agent/internal/memory"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -11,7 +12,7 @@ import (
 
 // newHome builds the App Home feature (internal/home) over the service's
 // store, schedules, memory and budgets. Its Connections (the per-person
-// accounts) are wired where they exist (SetHomeConnections).
+// accounts) are there when a tool server signs each person in.
 func (s *Service) newHome(chat ChatAPI, budgets *budget.Guard) *home.Home {
 	h := &home.Home{Store: s.store, Schedules: s.schedBook, Memory: memory.Commands{M: s.memories()},
 		Access: s.persona.Access, Blocked: s.persona.IsBlocked, DefaultMode: pipeline.Mode(s.cfg.DefaultMode),
@@ -19,7 +20,28 @@ func (s *Service) newHome(chat ChatAPI, budgets *budget.Guard) *home.Home {
 	if budgets != nil {
 		h.Spend = budgets
 	}
+	if len(s.connect.Servers()) > 0 {
+		h.Connections = homeConnections{s.connect}
+	}
 	return h
+}
+
+// homeConnections gives the Home tab a person's connected accounts
+// (internal/connect): listed, and disconnected through the same rule and
+// text as /disconnect.
+type homeConnections struct{ c *connect.Connect }
+
+func (h homeConnections) List(ctx context.Context, user string) ([]home.Connection, error) {
+	cs, err := h.c.List(ctx, user)
+	out := make([]home.Connection, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, home.Connection{Server: c.Server, Account: c.Account})
+	}
+	return out, err
+}
+
+func (h homeConnections) Disconnect(ctx context.Context, user, server string) (string, error) {
+	return h.c.Disconnect(ctx, user, server)
 }
 
 // homeTab routes the Home tab's events (opened, a click in it) to the
@@ -39,7 +61,3 @@ func (h homeTab) Handle(ctx context.Context, ev *pipeline.Event) error {
 	}
 	return h.home.Opened(ctx, ev.UserID)
 }
-
-// SetHomeConnections gives the Home tab the per-person connected accounts
-// (nil: the section is not shown).
-func (s *Service) SetHomeConnections(c home.Connections) { s.home.Connections = c }

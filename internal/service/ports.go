@@ -30,20 +30,29 @@ func (s *Service) httpServers() []httpServer {
 	}
 	health, metricsPort := s.cfg.HealthPort, s.cfg.MetricsListenPort()
 	ingressPort := 0
+	ingress := s.ingress
 	if s.ingress != nil {
 		ingressPort = s.cfg.IngressPort()
+	}
+	if len(s.connect.Servers()) > 0 {
+		// The sign-in's routes go where people's browsers come: the HTTP
+		// ingress's port, else the health port.
+		ingress = s.withSignIn(s.ingress)
+		if ingressPort == 0 {
+			ingressPort = health
+		}
 	}
 	var out []httpServer
 	if health != 0 {
 		d := deps
 		d.MetricsApart = metricsPort != health
 		if ingressPort == health {
-			d.Ingress = s.ingress
+			d.Ingress = ingress
 		}
 		out = append(out, httpServer{health, httpapi.New(d)})
 	}
 	if ingressPort != 0 && ingressPort != health {
-		out = append(out, httpServer{ingressPort, httpapi.NewIngress(s.ingress, s.log)})
+		out = append(out, httpServer{ingressPort, httpapi.NewIngress(ingress, s.log)})
 	}
 	if metricsPort != 0 && metricsPort != health && metricsPort != ingressPort {
 		out = append(out, httpServer{metricsPort, httpapi.NewMetrics(deps)})

@@ -15,6 +15,7 @@ import (
 	"github.com/persona-runtime/agent/internal/agentview"
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/connect"
 	"github.com/persona-runtime/agent/internal/fleet"
 	"github.com/persona-runtime/agent/internal/home"
 	"github.com/persona-runtime/agent/internal/inbox"
@@ -113,6 +114,12 @@ type Service struct {
 	landlockABI func() int
 	// deps are the dependencies New was given.
 	deps Deps
+	// connect is each person's sign-in to the "auth": "oauth" tool
+	// servers (connect.go); mcp and registry are the mounted servers and
+	// the tools, which a first sign-in may extend.
+	connect  *connect.Connect
+	mcp      *tools.MCPMount
+	registry *tools.Registry
 
 	closers []func(context.Context) error
 }
@@ -162,6 +169,9 @@ type Deps struct {
 	// MemoryIDs, when set, makes the new memories' ids, so that a
 	// scenario can name a memory. Nil: random ids.
 	MemoryIDs func() string
+	// ConnectStates, when set, makes the sign-in links' states (the
+	// simulator's, so that its transcripts hold no random ids).
+	ConnectStates func() string
 	// LandlockABI, when set, is the kernel's Landlock ABI as the sandbox
 	// sees it (a test playing a kernel without Landlock); nil asks the
 	// kernel.

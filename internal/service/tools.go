@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/persona-runtime/agent/internal/agent"
+	"github.com/persona-runtime/agent/internal/connect"
 	"github.com/persona-runtime/agent/internal/publish"
 	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -29,11 +30,15 @@ func (s *Service) newTools(ctx context.Context, d Deps, mcpConf *tools.MCPConfig
 		return nil, err
 	}
 	registry := tools.NewRegistry()
+	s.registry = registry
 	registry.Add(s.builtins.Tools()...)
 	chatTools := &tools.ChatServer{Redactor: s.redactor, Approvals: s.gate, Replied: agent.MarkReplied,
 		Uploader: chat, Open: s.builtins.OpenInWorkspace,
 		Reader: chat, Roles: s.persona, Self: func() pipeline.Identity { return s.self }, Unheard: s.unheard}
 	registry.Add(chatTools.Tools()...)
+	if searcher, ok := chat.(connect.Searcher); ok { // the platform's real-time search (not the simulator's)
+		registry.Add((&connect.Search{Chat: searcher, Redact: s.redactor.Redact}).Tools()...)
+	}
 	s.skills = tools.NewSkills(filepath.Join(cfg.Home, "skills"), s.log)
 	if cfg.SkillsRepo != "" {
 		if _, err := deps.RepoURL(cfg.SkillsRepo); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/persona-runtime/agent/internal/approval"
 	"github.com/persona-runtime/agent/internal/commands"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/connect"
 	"github.com/persona-runtime/agent/internal/feedback"
 	"github.com/persona-runtime/agent/internal/fleet"
 	"github.com/persona-runtime/agent/internal/inbox"
@@ -55,6 +56,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	// scrubbed from everything the runtime says, its logs included.
 	mcpConf, err := tools.LoadMCPConfig(filepath.Join(cfg.Home, "mcp.json"), d.Getenv)
 	if err != nil {
+		return nil, err
+	}
+	if err := connect.Required(len(mcpConf.OAuth()), cfg.SecretKey); err != nil {
 		return nil, err
 	}
 	secrets := append(cfg.Secrets(), mcpConf.Secrets()...)
@@ -164,6 +168,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	if s.schedBook, err = s.newScheduleBook(chat, d.ScheduleIDs); err != nil {
 		return nil, err
 	}
+	if err := s.newConnect(ctx, mcpConf, chat); err != nil {
+		return nil, err
+	}
 	registry, err := s.newTools(ctx, d, mcpConf, secrets, chat)
 	if err != nil {
 		return nil, err
@@ -192,7 +199,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		Attach: attach.Save, Load: attach.Load, Unseen: s.threadContext(chat),
 		Sessions: chat.SetSessionStatus, NewDMThread: prompts.Offer,
 		Gate: &approval.ToolGate{Gate: gate, AutoAllow: tools.ParseAllowList(cfg.AutoAllowed()), Redact: s.redactor.Redact,
-			Shared: s.builtins.Shared},
+			Shared: s.builtins.Shared, ActsAs: s.connect.ActsAs},
 		Self: func() pipeline.Identity { return s.self }, MaxTurns: cfg.MaxTurns,
 		Redact: s.redactor.Redact, Tracer: s.tracer, Log: s.log,
 		Metrics: agent.Metrics{Turns: s.metrics.Turns, TurnDuration: s.metrics.TurnDuration, StopGuard: s.metrics.StopGuard,
@@ -217,7 +224,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	commands := &commands.Commands{Store: s.store, Engine: control, Persona: s.persona, DefaultMode: pipeline.Mode(cfg.DefaultMode),
 		NoBypass: s.noBypass, Self: func() pipeline.Identity { return s.self }, Ingest: ingester, Log: s.log,
 		Sessions: chat.SetSessionStatus, Schedules: schedule.Commands{B: s.schedBook}, Mutes: s.store, Models: models, Now: s.now,
-		Memory: memory.Commands{M: s.memories()}}
+		Memory: memory.Commands{M: s.memories()}, Connections: connect.Commands{C: s.connect}, Private: chat.PostEphemeral}
 	s.onDrop = d.OnDrop
 	clicks := feedback.Clicks{Next: gate, Store: s.store, Chat: chat, Votes: s.metrics.Feedback, Log: s.log}
 	s.wireSchedules(chat)

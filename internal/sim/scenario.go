@@ -40,7 +40,10 @@ type Scenario struct {
 	// streamed message (AgentView does too); without either it refuses
 	// them and turns show the status line.
 	Tasks bool
-	Steps []Step
+	// SignIn names tool servers of the world that each person signs in
+	// to ("auth": "oauth"): /connect gives a link; nobody has connected.
+	SignIn []string
+	Steps  []Step
 }
 
 // SoulOverride are the sim world keys a scenario replaces. A nil field was
@@ -225,6 +228,10 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			if v.Kind != yaml.ScalarNode || v.Decode(&sc.AgentView) != nil {
 				err = p.fail(v, "agent_view is true or false")
 			}
+		case "sign_in":
+			if v.Kind != yaml.SequenceNode || v.Decode(&sc.SignIn) != nil {
+				err = p.fail(v, "sign_in is a list of tool server names")
+			}
 		case "soul":
 			sc.Soul, err = p.soul(v)
 		case "model":
@@ -232,7 +239,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 		case "steps":
 			steps = v
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, soul, model or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, sign_in, soul, model or steps)", k.Value)
 		}
 		return err
 	})

@@ -131,6 +131,10 @@ type Event struct {
 	// Peer is set by the drop stage on a message of a peer (## Peers)
 	// that mentions the persona: the auth stage gives it RolePeer.
 	Peer bool `json:"-"`
+	// ActionToken is the platform's token for acting as the message's
+	// sender on this message only (its real-time search). It is never
+	// stored (a resumed event has none) nor logged.
+	ActionToken string `json:"-"`
 
 	Action   *Action   // KindAction only
 	Command  *Command  // KindCommand only

@@ -59,3 +59,16 @@ type ConversationInfo struct {
 	// User is the other person of a DM.
 	User string
 }
+
+// SearchHit is one message the platform's real-time search found, as the
+// person asking sees the workspace.
+type SearchHit struct {
+	ChannelID   string
+	ChannelName string
+	TS          string
+	AuthorID    string
+	AuthorName  string
+	IsBot       bool
+	Text        string
+	Permalink   string
+}

@@ -20,6 +20,9 @@ const (
 	ChatChannelMembers = "mcp__agent_chat__list_channel_members"
 	ChatReact          = "mcp__agent_chat__react"
 	ChatUnreact        = "mcp__agent_chat__unreact"
+	// ChatSearch searches the workspace as the person asking sees it
+	// (internal/connect, "Acting as the person asking").
+	ChatSearch = "mcp__agent_chat__search"
 )
 
 // ChatReader reads the workspace and reacts, for the agent_chat tools. The

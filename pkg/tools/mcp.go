@@ -41,6 +41,8 @@ type MCPOptions struct {
 	// StateDir/<name> as its writable HOME.
 	Sandbox  Confiner
 	StateDir string
+	// Auth gives each person's token for the "auth": "oauth" servers.
+	Auth MCPAuth
 	// Deny are the runtime's files no server may read (.env, mcp.json,
 	// the database): a folder that holds one is never granted to a
 	// confined server, only the files it names there (serverReadable).
@@ -51,8 +53,11 @@ type MCPOptions struct {
 type MCPMount struct {
 	tools    []Tool
 	sessions []*mcpSession
+	// people are the "auth": "oauth" servers, by name.
+	people map[string]*mcpPerson
 
 	closeOnce sync.Once
+	closeMu   sync.Mutex
 	closeErr  error
 }
 
@@ -69,6 +74,11 @@ type mcpSession struct {
 	// unconfine removes the sandbox's private folders once the server is
 	// gone; nil when unconfined.
 	unconfine func()
+
+	// user and auth are set on a person's session with an "auth": "oauth"
+	// server: every request carries that person's token.
+	user string
+	auth MCPAuth
 
 	closing atomic.Bool // Close has begun: an exit is expected
 	died    atomic.Bool // the server went away on its own (already logged)
@@ -87,10 +97,21 @@ func MountMCP(ctx context.Context, cfg *MCPConfig, o MCPOptions) (*MCPMount, err
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultMCPConnectTimeout
 	}
-	m := &MCPMount{}
+	m := &MCPMount{people: map[string]*mcpPerson{}}
 	if cfg == nil || len(cfg.Servers) == 0 {
 		return m, nil
 	}
+	var shared []MCPServer
+	for _, srv := range cfg.Servers {
+		if srv.Auth != MCPAuthOAuth {
+			shared = append(shared, srv)
+			continue
+		}
+		p, tools := mountPerson(ctx, srv, o, log)
+		m.people[srv.Name] = p
+		m.tools = append(m.tools, tools...)
+	}
+	cfg = &MCPConfig{Servers: shared}
 	type mounted struct {
 		s     *mcpSession
 		tools []*mcp.Tool
@@ -256,7 +277,18 @@ func (m *MCPMount) Close() error {
 				}
 			})
 		}
+		var personal []string
+		for _, p := range m.people {
+			wg.Go(func() {
+				if err := p.close(); err != nil {
+					m.closeMu.Lock()
+					personal = append(personal, fmt.Sprintf("tool server %q: %s", p.srv.Name, p.srv.scrub(err.Error())))
+					m.closeMu.Unlock()
+				}
+			})
+		}
 		wg.Wait()
+		errs = append(errs, personal...)
 		var msgs []string
 		for _, e := range errs {
 			if e != "" {

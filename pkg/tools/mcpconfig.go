@@ -50,6 +50,15 @@ type MCPServer struct {
 	URL     string
 	Headers map[string]string
 
+	// Auth is MCPAuthOAuth when each person signs in with their own
+	// account ("auth": "oauth"); ClientID, ClientSecret and Scopes are
+	// then the operator's client (optional: without a ClientID the
+	// client registers itself) and the scopes asked for.
+	Auth         string
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+
 	// Missing lists the variables referenced without a default that were
 	// unset or empty; they expanded to "". Mounting warns about them.
 	Missing []string
@@ -84,6 +93,11 @@ type mcpFile struct {
 		Env     map[string]string `json:"env"`
 		URL     string            `json:"url"`
 		Headers map[string]string `json:"headers"`
+		// Per-person sign-in (issue 36).
+		Auth         string   `json:"auth"`
+		ClientID     string   `json:"client_id"`
+		ClientSecret string   `json:"client_secret"`
+		Scopes       []string `json:"scopes"`
 	} `json:"mcpServers"`
 }
 
@@ -153,6 +167,19 @@ func LoadMCPConfig(path string, getenv func(string) string) (*MCPConfig, error) 
 			x.secret(s.Headers[k])
 			x.credential(k, s.Headers[k])
 		}
+		if err := s.setAuth(e.Auth, e.Scopes); err != nil {
+			return nil, fmt.Errorf("mcp config %s: server %q: %w", path, name, err)
+		}
+		if s.Auth == MCPAuthOAuth {
+			s.ClientID = x.expand(e.ClientID)
+			s.ClientSecret = x.expand(e.ClientSecret)
+			x.secret(s.ClientSecret)
+			if s.ClientSecret != "" {
+				x.credentials = append(x.credentials, s.ClientSecret)
+			}
+		} else if e.ClientID != "" || e.ClientSecret != "" {
+			return nil, fmt.Errorf("mcp config %s: server %q: client_id and client_secret need \"auth\": \"oauth\"", path, name)
+		}
 		if x.err != nil {
 			return nil, fmt.Errorf("mcp config %s: server %q: %w", path, name, x.err)
 		}
@@ -196,6 +223,40 @@ func (s *MCPServer) validate(command, url string) error {
 		return fmt.Errorf("unknown type %q (want stdio, http or sse)", s.Type)
 	}
 	return nil
+}
+
+// MCPAuthOAuth is the "auth" of a server each person signs in to with
+// their own account.
+const MCPAuthOAuth = "oauth"
+
+// setAuth checks and sets the entry's "auth": only "oauth", and only on
+// an HTTP or SSE server (a stdio server has no sign-in of its own).
+func (s *MCPServer) setAuth(auth string, scopes []string) error {
+	switch strings.ToLower(strings.TrimSpace(auth)) {
+	case "":
+		if len(scopes) > 0 {
+			return errors.New(`scopes need "auth": "oauth"`)
+		}
+		return nil
+	case MCPAuthOAuth:
+		if s.Type == MCPStdio {
+			return errors.New(`"auth": "oauth" needs an http or sse server (a url)`)
+		}
+		s.Auth, s.Scopes = MCPAuthOAuth, scopes
+		return nil
+	}
+	return fmt.Errorf("unknown auth %q (want \"oauth\")", auth)
+}
+
+// OAuth are the servers each person signs in to ("auth": "oauth").
+func (c *MCPConfig) OAuth() []MCPServer {
+	var out []MCPServer
+	for _, s := range c.Servers {
+		if s.Auth == MCPAuthOAuth {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // withRunner returns s with the Node package runner npx replaced by runner,

@@ -60,6 +60,9 @@ func (s *mcpSession) transport(o MCPOptions) (mcp.Transport, error) {
 			return nil, errors.New("url is not an http or https address")
 		}
 		client := &http.Client{Transport: &headerTransport{base: http.DefaultTransport, host: u.Host, header: s.srv.Headers}}
+		if s.srv.Auth == MCPAuthOAuth {
+			client = s.personClient(u, client.Transport)
+		}
 		if s.srv.Type == MCPSSE {
 			return &mcp.SSEClientTransport{Endpoint: s.srv.URL, HTTPClient: client}, nil
 		}

@@ -76,7 +76,7 @@ const (
 var kinds = map[string]Kind{
 	ChatReply: KindChat, ChatEdit: KindChat, ChatUpload: KindChat, ChatRequestApproval: KindChat,
 	ChatThreadHistory: KindChat, ChatChannelHistory: KindChat, ChatGetUser: KindChat, ChatChannelInfo: KindChat,
-	ChatChannelMembers: KindChat, ChatReact: KindChat, ChatUnreact: KindChat,
+	ChatChannelMembers: KindChat, ChatReact: KindChat, ChatUnreact: KindChat, ChatSearch: KindChat,
 	ScheduleAdd: KindChat, ScheduleList: KindChat, ScheduleRemove: KindChat,
 	MemoryRemember: KindChat, MemoryRecall: KindChat, MemoryForget: KindChat,
 	"Read": KindRead, "Grep": KindRead, "Glob": KindRead, "LS": KindRead,

@@ -41,6 +41,9 @@ type Registry struct {
 	mu    sync.RWMutex
 	tools map[string]Tool
 	order []string
+	// version counts the Adds: a user of List converts again when it
+	// changed.
+	version uint64
 }
 
 // NewRegistry returns an empty Registry.
@@ -62,6 +65,14 @@ func (r *Registry) Add(ts ...Tool) {
 		r.order = append(r.order, t.Name)
 	}
 	sort.Strings(r.order)
+	r.version++
+}
+
+// Version changes each time tools are added.
+func (r *Registry) Version() uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.version
 }
 
 // Get returns the named tool.

@@ -77,6 +77,8 @@ type Options struct {
 	AgentView bool
 	// Tasks: the platform shows tasks (platform.Chat.Tasks).
 	Tasks bool
+	// SignIn are tool servers each person signs in to (sim.Scenario.SignIn).
+	SignIn []string
 }
 
 // Scope is what a step waits for.
@@ -186,6 +188,12 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		}
 	}
 	cfg := s.config(o, home)
+	if len(o.SignIn) > 0 {
+		if err := s.signIn(o, home, cfg); err != nil {
+			s.cleanup()
+			return nil, err
+		}
+	}
 	logw := o.Log
 	if logw == nil {
 		logw = io.Discard
@@ -217,8 +225,9 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		Stderr: logw, Getenv: getenv, Model: s.model, Spans: o.Spans, Soul: soul, Stores: s.stores,
 		Platform:    func(*slog.Logger) (gateway.Transport, service.ChatAPI) { return s.chat, s.chat },
 		ScheduleIDs: ids("s", "schedule", counts), MemoryIDs: ids("m", "memory", counts),
-		LandlockABI: o.LandlockABI,
-		OnHandled:   s.onHandled, OnDrop: s.onDrop,
+		ConnectStates: ids("c", "sign-in", counts),
+		LandlockABI:   o.LandlockABI,
+		OnHandled:     s.onHandled, OnDrop: s.onDrop,
 		Clock: s.clock, OnScheduleRun: s.onScheduleRun, OnSchedulerIdle: s.onSchedulerIdle,
 		OnToolCall: func(name, input, result, outcome string) {
 			// The temporary home is named before the line is cut to

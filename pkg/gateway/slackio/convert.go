@@ -37,6 +37,12 @@ type (
 		Text        string       `json:"text"`
 		Files       []wireFile   `json:"files"`
 		Message     *wireMessage `json:"message"` // message_changed: the message as edited
+		// ActionToken acts as the sender on this message (real-time
+		// search); older DM payloads nest it in assistant_thread.
+		ActionToken     string `json:"action_token"`
+		AssistantThread *struct {
+			ActionToken string `json:"action_token"`
+		} `json:"assistant_thread"`
 	}
 	wireFile struct {
 		ID                 string `json:"id"`
@@ -160,6 +166,10 @@ func convertEventsAPI(payload json.RawMessage) (*pipeline.Event, string, error) 
 	}
 	if ev.ChannelType == "" {
 		ev.ChannelType = gateway.ChannelType(m.Channel)
+	}
+	ev.ActionToken = m.ActionToken
+	if ev.ActionToken == "" && m.AssistantThread != nil {
+		ev.ActionToken = m.AssistantThread.ActionToken
 	}
 	if m.Subtype == "message_changed" && m.Message != nil {
 		// The person and words are those of the edited message.

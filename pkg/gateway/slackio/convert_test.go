@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +112,24 @@ func TestConvertHomeClick(t *testing.T) {
 		Action: &pipeline.Action{ActionID: "home_forget_memory", Value: "mabc"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// A message's action token (top level, or nested in assistant_thread in
+// older DM payloads) reaches the event; it is never serialised with it.
+func TestConvertActionToken(t *testing.T) {
+	for name, body := range map[string]string{
+		"top level":        `{"type":"event_callback","team_id":"T1","event_id":"Ev9","event":{"type":"message","channel":"D1","user":"U1","ts":"1.1","text":"hi","action_token":"act-1"}}`,
+		"assistant thread": `{"type":"event_callback","team_id":"T1","event_id":"Ev9","event":{"type":"message","channel":"D1","user":"U1","ts":"1.1","text":"hi","assistant_thread":{"action_token":"act-1"}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ev, _, err := convert(payload{kind: socketmode.RequestTypeEventsAPI, body: json.RawMessage(body)})
+			if err != nil || ev == nil || ev.ActionToken != "act-1" {
+				t.Fatalf("event %+v, err %v", ev, err)
+			}
+			if b, _ := json.Marshal(ev); strings.Contains(string(b), "act-1") {
+				t.Fatalf("the action token is serialised with the event: %s", b)
+			}
+		})
 	}
 }

@@ -233,3 +233,27 @@ func (c *Chat) Unreact(ctx context.Context, channelID, ts, name string) error {
 		return err
 	})
 }
+
+// SearchContext searches the workspace as the person whose message gave
+// actionToken sees it (assistant.search.context), in the conversation
+// types given (public_channel, private_channel, mpim, im), at most limit
+// messages.
+// A missing or stale token is the platform's invalid_action_token.
+func (c *Chat) SearchContext(ctx context.Context, query, actionToken string, channelTypes []string, limit int) ([]pipeline.SearchHit, error) {
+	var hits []pipeline.SearchHit
+	err := c.read(ctx, "assistant.search.context", func(ctx context.Context) error {
+		resp, err := c.api.SearchAssistantContextContext(ctx, slack.AssistantSearchContextParameters{Query: query,
+			ActionToken: actionToken, Limit: limit, ContentTypes: []string{"messages"},
+			ChannelTypes: channelTypes})
+		if err != nil {
+			return err
+		}
+		hits = hits[:0]
+		for _, m := range resp.Results.Messages {
+			hits = append(hits, pipeline.SearchHit{ChannelID: m.ChannelID, ChannelName: m.ChannelName, TS: m.MessageTS,
+				AuthorID: m.AuthorUserID, AuthorName: m.AuthorName, IsBot: m.IsAuthorBot, Text: m.Content, Permalink: m.Permalink})
+		}
+		return nil
+	})
+	return hits, err
+}
