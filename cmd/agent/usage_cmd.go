@@ -109,10 +109,15 @@ func usageBudgets(ctx context.Context, inv *invocation, st *store.Store, prices 
 	}
 	g := &budget.Guard{Store: st, Prices: prices, Budgets: p.Budgets, Zone: inv.cfg.Zone}
 	today, err := g.Today(ctx, 20)
-	if err != nil || len(today.Lines) == 0 {
+	if err != nil {
 		return err
 	}
-	lines := today.Lines
+	// Today's standings; a thread's budget counts the thread's whole
+	// life, not today.
+	lines := slices.DeleteFunc(today.Lines, func(l budget.Line) bool { return l.Budget == budget.Thread })
+	if len(lines) == 0 {
+		return nil
+	}
 	zone := "UTC"
 	if inv.cfg.Zone != nil {
 		zone = inv.cfg.Zone.String()
