@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"os"
@@ -9,9 +10,11 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/pkg/deps"
 )
 
@@ -224,5 +227,32 @@ func TestIngestEndToEnd(t *testing.T) {
 	p = h.expectNotice("C0TEAM", "", "ingest failed")
 	if !strings.HasPrefix(p.Text, "ingest failed: model call: ") || !strings.Contains(p.Text, "prompt is too long") {
 		t.Fatalf("failure line %q", p.Text)
+	}
+}
+
+// The runtime's own git in its network of its own, as an unprivileged
+// user too: as root, the tests above run again in this test binary
+// re-executed as nobody (the abuse suite's pattern).
+func TestRuntimeGitNetworkAsAnUnprivilegedUser(t *testing.T) {
+	if os.Getenv(abuseAsEnv) != "" || os.Geteuid() != 0 {
+		t.Skip("as an unprivileged user the tests above run directly")
+	}
+	if sandbox.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock: the abuse suite needs it")
+	}
+	tests := []string{"TestSkillReachesTheSkillsRepoAndAFreshHomeIsRebuilt", "TestSkillsSyncCannotReachAnUnlistedHost", "TestIngestEndToEnd"}
+	bin := fake.CopyTestBinary(t, "agent.test")
+	child := exec.Command(bin, "-test.run=^("+strings.Join(tests, "|")+")$", "-test.count=1", "-test.v")
+	child.Dir = filepath.Dir(bin)
+	child.Env = []string{abuseAsEnv + "=1", "PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp", "GORACE=atexit_sleep_ms=0"}
+	child.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := child.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	for _, name := range tests {
+		if !bytes.Contains(out, []byte("--- PASS: "+name+" ")) {
+			t.Errorf("as nobody, %s did not pass:\n%s", name, out)
+		}
 	}
 }
