@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/egress"
@@ -68,11 +70,13 @@ func egressAllowed(network []persona.NetHost, cfg *config.Config) []persona.NetH
 // git folders (.cache/, skills/, knowledge/), reading besides the system
 // git's configuration and credential files. Its environment is the
 // runtime's, as ExecGit's is (git's credentials come from there and from
-// its configuration); the agent's commands never see it: they run in
-// Landlock domains of their own, which may not trace or read another's
-// processes. Under allow or deny, and with AGENT_SANDBOX=off, git runs
-// unconfined as before.
-func runtimeGit(sb *sandbox.Sandbox, home string, getenv func(string) string) deps.Git {
+// its configuration), less every variable holding one of the runtime's
+// own credentials (secrets: the chat tokens, the model key, the database
+// password), which git never needs; the agent's commands never see it:
+// they run in Landlock domains of their own, which may not trace or read
+// another's processes. Under allow or deny, and with AGENT_SANDBOX=off,
+// git runs unconfined as before.
+func runtimeGit(sb *sandbox.Sandbox, home string, getenv func(string) string, secrets []string) deps.Git {
 	writable := []string{filepath.Join(home, ".cache"), filepath.Join(home, "skills"), filepath.Join(home, "knowledge")}
 	var readable []string
 	if f := getenv("GIT_CONFIG_GLOBAL"); f != "" {
@@ -92,6 +96,10 @@ func runtimeGit(sb *sandbox.Sandbox, home string, getenv func(string) string) de
 		if err := os.MkdirAll(writable[0], 0o755); err != nil {
 			return nil, err
 		}
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
+			_, v, _ := strings.Cut(kv, "=")
+			return slices.ContainsFunc(secrets, func(s string) bool { return strings.Contains(v, s) })
+		})
 		return sb.Git(ctx, cmd, writable, readable)
 	})
 }
@@ -122,5 +130,5 @@ func InstallGit(cfg *config.Config, network []persona.NetHost, log *slog.Logger)
 		p.Close()
 		return nil, nil, err
 	}
-	return runtimeGit(sb, cfg.Home, os.Getenv), func() { p.Close() }, nil
+	return runtimeGit(sb, cfg.Home, os.Getenv, cfg.Secrets()), func() { p.Close() }, nil
 }
