@@ -6,11 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/pkg/deps"
+	"github.com/persona-runtime/agent/pkg/persona"
 )
 
 // installDepsCommand is `agent install-deps`: install the skills and
@@ -80,6 +84,20 @@ func installDeps(ctx context.Context, inv *invocation, check bool, mode deps.Mod
 		fmt.Fprintln(inv.stdout, "agent.lock covers agent.json")
 		return nil
 	}
+	// The installs' git runs as the runtime's does: under allowlist in a
+	// network of its own, through an egress proxy of this process.
+	var network []persona.NetHost
+	if src, err := os.ReadFile(inv.soulPath("")); err == nil {
+		if p, err := persona.Parse(inv.soulPath(""), src); err == nil {
+			network = p.Network
+		}
+	}
+	git, closeGit, err := service.InstallGit(inv.cfg, network, slog.New(slog.NewTextHandler(inv.stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer closeGit()
+	in.Git = git
 	newLock, err := in.Install(ctx, m, lock, mode)
 	if err != nil {
 		return err

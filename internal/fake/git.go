@@ -3,10 +3,14 @@ package fake
 import (
 	"bytes"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -27,7 +31,8 @@ type Git struct {
 	// folders of Home and Seed.
 	Root string
 
-	t testing.TB
+	t        testing.TB
+	withUser bool
 }
 
 // NewGit makes the host and points git at it; withUser gives the
@@ -38,26 +43,70 @@ func NewGit(t testing.TB, withUser bool) *Git {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH: skipping the tests that run the git command line")
 	}
-	root := t.TempDir()
-	var cfg strings.Builder
-	if withUser {
-		cfg.WriteString("[user]\n\tname = Test\n\temail = test@example.com\n")
-	}
-	cfg.WriteString("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n")
-	for _, host := range GitHosts {
-		fmt.Fprintf(&cfg, "[url \"file://%s/remotes/%s/\"]\n\tinsteadOf = https://%s/\n", filepath.ToSlash(root), host, host)
-	}
-	path := filepath.Join(root, "gitconfig")
-	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", path)
+	g := &Git{Root: t.TempDir(), t: t, withUser: withUser}
+	g.configure(func(host string) string { return "file://" + filepath.ToSlash(g.Root) + "/remotes/" + host + "/" })
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(g.Root, "gitconfig"))
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
 		t.Setenv(k, "") // restored after the test
 		os.Unsetenv(k)
 	}
-	return &Git{Root: root, t: t}
+	return g
+}
+
+// configure writes the git configuration, sending https://<host>/ of each
+// of [GitHosts] to base(host).
+func (g *Git) configure(base func(host string) string) {
+	g.t.Helper()
+	var cfg strings.Builder
+	if g.withUser {
+		cfg.WriteString("[user]\n\tname = Test\n\temail = test@example.com\n")
+	}
+	cfg.WriteString("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n")
+	for _, host := range GitHosts {
+		fmt.Fprintf(&cfg, "[url \"%s\"]\n\tinsteadOf = https://%s/\n", base(host), host)
+	}
+	if err := os.WriteFile(filepath.Join(g.Root, "gitconfig"), []byte(cfg.String()), 0o644); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// ServeHTTP serves the repositories over git's smart HTTP protocol (git
+// http-backend, pushes included) on a port of 127.0.0.1, which it
+// returns, and sends https://<host>/ of each of [GitHosts] to
+// http://<name>:<port>/<host>/ instead of the folder: tests map name to
+// 127.0.0.1 (AGENT_EGRESS_HOSTS) to reach it through the egress proxy.
+// hits counts the requests the server got.
+func (g *Git) ServeHTTP(name string) (port int, hits *atomic.Int64) {
+	g.t.Helper()
+	libexec, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		g.t.Fatalf("git --exec-path: %v", err)
+	}
+	backend := &cgi.Handler{Path: filepath.Join(strings.TrimSpace(string(libexec)), "git-http-backend"), Root: "/",
+		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Join(g.Root, "remotes"), "GIT_HTTP_EXPORT_ALL=1",
+			"REMOTE_USER=test", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + filepath.Join(g.Root, "gitconfig")}}
+	hits = new(atomic.Int64)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		backend.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	g.t.Cleanup(func() { srv.Close() })
+	port = ln.Addr().(*net.TCPAddr).Port
+	g.Redirect(fmt.Sprintf("http://%s:%d", name, port))
+	return port, hits
+}
+
+// Redirect sends https://<host>/ of each of [GitHosts] to base/<host>/
+// (base is scheme://host[:port]).
+func (g *Git) Redirect(base string) {
+	g.t.Helper()
+	g.configure(func(host string) string { return base + "/" + host + "/" })
 }
 
 // Bare creates the empty bare repository served at

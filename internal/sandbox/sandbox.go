@@ -299,6 +299,25 @@ func (s *Sandbox) Server(cmd *exec.Cmd, state string, readable []string) (cleanu
 	return s.confine(context.Background(), cmd, []string{state}, readable, l, state, ServerGrace)
 }
 
+// Git confines cmd, one git command of the runtime's own (install-deps,
+// the knowledge bases, the skills sync), under NetAllowlist: it may write
+// writable (the checkouts and clones it works in) and its private TMPDIR,
+// read the system, the read-only trees and readable (git's configuration
+// and credential files), and reaches the network only through the egress
+// proxy, with ctx (a thread's turn, or none: no card). It has no CPU or
+// address-space limit (a clone may be large and slow). Under NetAllow or
+// NetDeny, or with ModeOff, cmd is left as it is (git runs as before);
+// where the kernel gives no namespaces it runs as under NetDeny.
+func (s *Sandbox) Git(ctx context.Context, cmd *exec.Cmd, writable, readable []string) (cleanup func(), err error) {
+	if s.net != NetAllowlist {
+		return func() {}, nil
+	}
+	l := s.limits
+	l.CPU = 0
+	l.AddressSpace = 0
+	return s.confine(ctx, cmd, writable, readable, l, "", 0)
+}
+
 // confine rewrites cmd to start the helper with the rules, the command's
 // path and its arguments.
 func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable []string, l Limits, home string, grace time.Duration) (func(), error) {

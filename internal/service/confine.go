@@ -50,6 +50,7 @@ func (s *Service) newSandbox(c tools.Confinement) (tools.Confiner, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.git = runtimeGit(sb, s.cfg.Home, os.Getenv, s.cfg.Secrets())
 	st := sb.Status()
 	s.metrics.SandboxInfo.WithLabelValues(st.Labels()...).Set(1)
 	st.Log(s.log)

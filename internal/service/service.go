@@ -25,6 +25,7 @@ import (
 	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/store"
 	"github.com/persona-runtime/agent/pkg/clock"
+	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/gateway"
 	"github.com/persona-runtime/agent/pkg/persona"
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -122,6 +123,10 @@ type Service struct {
 	registry *tools.Registry
 
 	closers []func(context.Context) error
+
+	// git is the runtime's own git (runtimeGit): the knowledge bases and
+	// the skills sync.
+	git deps.Git
 }
 
 // Platform connects the service to a chat platform: the transport events

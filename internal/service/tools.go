@@ -45,7 +45,8 @@ func (s *Service) newTools(ctx context.Context, d Deps, mcpConf *tools.MCPConfig
 			return nil, fmt.Errorf("AGENT_SKILLS_REPO: %w", err)
 		}
 	}
-	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: s.gitAuthor(), Log: s.log, KBLock: s.store}
+	pub := &publish.Publisher{Home: cfg.Home, SkillsRepo: cfg.SkillsRepo, Author: s.gitAuthor(), Log: s.log, KBLock: s.store,
+		Git: s.git}
 	registry.Add((&tools.SkillsServer{Skills: s.skills, Sync: pub.Sync}).Tools()...)
 	registry.Add((&tools.KBServer{Home: cfg.Home}).Tools()...)
 	registry.Add(s.schedBook.Tools()...)

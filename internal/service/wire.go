@@ -215,7 +215,8 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	// background writes land before the database closes.
 	s.closers = append(s.closers, func(context.Context) error { engine.Wait(); return nil })
 
-	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: s.gitAuthor(), Log: s.log}
+	ingester := &ingest.Ingester{Home: cfg.Home, Store: s.store, Model: model, Mandate: s.persona.Mandate, Author: s.gitAuthor(), Log: s.log,
+		Git: s.git}
 	s.engine = engine
 	var control commands.Engine = engine
 	if s.fleet != nil {

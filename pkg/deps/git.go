@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Git runs the git command line with args in dir (the process's working
@@ -20,11 +22,42 @@ type Git func(ctx context.Context, dir string, args ...string) (stdout string, e
 // GCM_INTERACTIVE=never so that a missing credential fails at once instead
 // of waiting for a prompt nobody answers. Failures are [*GitError].
 func ExecGit(ctx context.Context, dir string, args ...string) (string, error) {
+	return runGit(ctx, nil, dir, args)
+}
+
+var _ Git = ExecGit
+
+// Confine rewrites cmd, one git command made by exec.Command and not yet
+// started, to run confined (internal/sandbox); cleanup is called once it
+// has exited.
+type Confine func(ctx context.Context, cmd *exec.Cmd) (cleanup func(), err error)
+
+// ConfinedGit is [ExecGit] with each command started through confine: the
+// runtime's own git (install-deps, the knowledge bases, the skills sync)
+// in a network of its own under AGENT_SANDBOX_NET=allowlist.
+func ConfinedGit(confine Confine) Git {
+	return func(ctx context.Context, dir string, args ...string) (string, error) {
+		return runGit(ctx, confine, dir, args)
+	}
+}
+
+func runGit(ctx context.Context, confine Confine, dir string, args []string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if confine != nil {
+		cleanup, err := confine(ctx, cmd)
+		if err != nil {
+			return "", &GitError{Args: args, Err: err}
+		}
+		defer cleanup()
+		// The process is the sandbox's helper: a SIGTERM ends the command
+		// and everything it started at once.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 5 * time.Second
+	}
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -33,8 +66,6 @@ func ExecGit(ctx context.Context, dir string, args ...string) (string, error) {
 	}
 	return stdout.String(), nil
 }
-
-var _ Git = ExecGit
 
 // GitError is a failed git command.
 type GitError struct {
