@@ -19,6 +19,13 @@ import (
 // run serves HTTP and runs the gateway until ctx is done, then shuts down:
 // the gateway drains its running turns, sessions close, the store closes.
 func (s *Service) Run(ctx context.Context) error {
+	// With a fleet, lost locks cancel everything below, the HTTP servers
+	// included; ctx is replaced before any goroutine reads it.
+	var cancel context.CancelFunc
+	if s.fleet != nil {
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+	}
 	var wg sync.WaitGroup
 	servers := s.httpServers()
 	httpErr := make(chan error, len(servers))
@@ -45,9 +52,6 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.fleet != nil {
 		// Without its locks this replica could run what another takes
 		// over: stop (the orchestrator restarts it) when they are lost.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
 		go func() {
 			select {
 			case <-s.fleet.Lost():
