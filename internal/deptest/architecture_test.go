@@ -154,3 +154,28 @@ func within(pkg string, dirs []string) bool {
 	}
 	return false
 }
+
+// TestNoTemplateExecution: the binary executes no text or HTML template.
+// Executing one reaches reflect's MethodByName, and then the linker keeps
+// every exported method of every type the binary holds: one sign-in page
+// rendered with html/template made the runtime's binary 49 MB instead of
+// 32, and every start and simulation fault in more of it. Dependencies
+// that import text/template without executing it (bun's migrations, the
+// REPL's terminal colours) are left alone; the module's own packages
+// import neither.
+func TestNoTemplateExecution(t *testing.T) {
+	why := "executing a template makes the linker keep every exported method: write the page with html.EscapeString"
+	Check(t, module+"cmd/agent", map[string]string{"html/template": why})
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "github.com/persona-runtime/agent/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			if imp == "text/template" || imp == "html/template" {
+				t.Errorf("%s imports %s: %s", f[0], imp, why)
+			}
+		}
+	}
+}
