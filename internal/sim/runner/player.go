@@ -21,6 +21,9 @@ type Player struct {
 	last    Injected          // the last send
 	// lastThread is the last send's thread: channel + "/" + root ts.
 	lastThread string
+	// relaysBefore is how many events the platform had delivered of its
+	// own accord (a team's) before the last send.
+	relaysBefore int
 }
 
 // NewPlayer returns a player of sc on s.
@@ -86,11 +89,13 @@ func (p *Player) send(ctx context.Context, st sim.Step) error {
 	if at, ok := p.threads[st.Thread]; ok && st.Thread != "" {
 		channel, thread, _ = strings.Cut(at, "/")
 	}
-	in, err := p.s.SendWith(user, channel, thread, st.Text, SendOptions{Mention: st.Mention, Bot: st.Bot, Peer: st.Peer, Files: st.Files})
+	before := p.s.relayCount()
+	in, err := p.s.SendWith(user, channel, thread, st.Text, SendOptions{Mention: st.Mention, Bot: st.Bot, Peer: st.Peer, Files: st.Files,
+		Persona: st.Persona})
 	if err != nil {
 		return err
 	}
-	p.last = in
+	p.last, p.relaysBefore = in, before
 	if st.Thread != "" && thread == "" {
 		p.threads[st.Thread] = channel + "/" + in.TS
 	}
