@@ -56,6 +56,9 @@ func (p *parser) personas(n *yaml.Node) ([]Persona, error) {
 	for i, item := range n.Content {
 		item = resolve(item)
 		where := fmt.Sprintf(" in persona %d", i+1)
+		if item.Kind != yaml.MappingNode {
+			return nil, p.fail(item, "persona %d is a mapping, like `{name: Oncall, user: U0ONC}`", i+1)
+		}
 		pr := Persona{Line: item.Line, AgentBehavior: "reply"}
 		var nameNode, userNode *yaml.Node
 		err := p.mapping(item, where, "a persona", func(k, v *yaml.Node) error {

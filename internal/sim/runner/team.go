@@ -51,6 +51,7 @@ type TeamPersona struct {
 type member struct {
 	TeamPersona
 	app    *platform.App
+	model  *scripted.Model
 	stores *keptStore
 	home   string // its temporary home, removed at close
 	cancel context.CancelFunc
@@ -91,6 +92,7 @@ func (s *Sim) startTeam(o Options, boot Boot, d service.Deps) error {
 		} else if model, err = scripted.New(cmp.Or(tp.Behaviour, "reply")); err != nil {
 			return fmt.Errorf("persona %s: %w", tp.Name, err)
 		}
+		m.model = model
 		counts := &Counts{}
 		md.Model, md.Soul, md.Stores = model, tp.Soul, m.stores
 		md.Platform = func(*slog.Logger) (gateway.Transport, service.ChatAPI) { return m.app, m.app }
