@@ -40,6 +40,9 @@ func (p *Player) LastSend() Injected { return p.last }
 // Play plays one step: a send or a click settles before it returns; an
 // expectation waits, event-driven and bounded, until it holds.
 func (p *Player) Play(ctx context.Context, st sim.Step) error {
+	if st.Persona != "" && st.Persona != sim.DefaultWorld().Name && p.s.member(st.Persona) == nil {
+		return fmt.Errorf("persona %q does not run in this simulation", st.Persona)
+	}
 	switch st.Kind {
 	case sim.StepSend:
 		return p.send(ctx, st)

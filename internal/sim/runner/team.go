@@ -95,6 +95,9 @@ func (s *Sim) startTeam(o Options, boot Boot, d service.Deps) error {
 		m.model = model
 		counts := &Counts{}
 		md.Model, md.Soul, md.Stores = model, tp.Soul, m.stores
+		if o.Model != nil {
+			md.Model = o.Model // --real: every persona asks the live model
+		}
 		md.Platform = func(*slog.Logger) (gateway.Transport, service.ChatAPI) { return m.app, m.app }
 		md.ScheduleIDs, md.MemoryIDs, md.ConnectStates = ids("s", "schedule", counts), ids("m", "memory", counts), ids("c", "sign-in", counts)
 		// Its scheduler is its own: the simulation's waits on a scheduler
