@@ -217,6 +217,9 @@ func (s *Sim) teamTranscript() ([]golden.Persona, []golden.Relay) {
 
 // relayCount is how many events the platform delivered of its own accord.
 func (s *Sim) relayCount() int {
+	if len(s.team) == 0 {
+		return 0 // a persona alone: nothing is relayed
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.relays)
