@@ -44,6 +44,24 @@ type Scenario struct {
 	// to ("auth": "oauth"): /connect gives a link; nobody has connected.
 	SignIn []string
 	Steps  []Step
+	// Personas are the other personas of a team (`personas:`, issue 38):
+	// each runs as a service of its own on the same platform, with its
+	// own bot, SOUL.md, store and scripted model. The scenario's own
+	// persona (the sim world's, Simbot) is the first; none: it runs alone.
+	Personas []Persona
+}
+
+// Persona is another persona of a scenario's team (`personas:`).
+type Persona struct {
+	Line int    // the line of its name in the file
+	Name string // its SOUL.md's name, what steps call it by (`persona:`)
+	User string // its bot user id (U…); its bot id is B and the rest
+	// Soul are its sim world's keys, over the default world's, as the
+	// scenario's `soul:` (its peers name the personas it hears).
+	Soul *SoulOverride
+	// AgentBehavior and Model are its scripted model's, as the scenario's.
+	AgentBehavior string
+	Model         [][]scripted.Answer
 }
 
 // SoulOverride are the sim world keys a scenario replaces. A nil field was
@@ -103,6 +121,10 @@ type Step struct {
 	// Button and Value are home's: the button clicked in As's Home tab
 	// and what it acts on (none: As opens the tab).
 	Button, Value string
+	// Persona names a persona of the team (Scenario.Personas; "": the
+	// scenario's own): send's mention calls it, expect_reply wants its
+	// post, expect_drop its drop.
+	Persona string
 }
 
 // The step kinds.
@@ -149,11 +171,11 @@ var (
 
 // stepFields are the fields of each step kind, in the order messages list them.
 var stepFields = map[string][]string{
-	StepSend:          {"text", "as", "channel", "thread", "dm", "files", "mention", "bot", "peer"},
-	StepExpectReply:   {"contains"},
+	StepSend:          {"text", "as", "channel", "thread", "dm", "files", "mention", "bot", "peer", "persona"},
+	StepExpectReply:   {"contains", "persona"},
 	StepExpectCard:    {"kind", "contains"},
 	StepExpectPending: {},
-	StepExpectDrop:    {"reason"},
+	StepExpectDrop:    {"reason", "persona"},
 	StepClick:         {"action", "as"},
 	StepSchedule:      {"when", "prompt", "target", "as", "channel", "thread"},
 	StepHome:          {"as", "button", "value"},
@@ -238,8 +260,10 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			sc.Model, err = p.model(v)
 		case "steps":
 			steps = v
+		case "personas":
+			sc.Personas, err = p.personas(v)
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, sign_in, soul, model or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, sign_in, soul, model, personas or steps)", k.Value)
 		}
 		return err
 	})
@@ -270,6 +294,9 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			return nil, p.fail(nil, "model: the recorded answers are the agent's behaviour: leave agent_behavior out")
 		}
 		sc.AgentBehavior = scripted.Recorded
+	}
+	if err := p.stepPersonas(sc); err != nil {
+		return nil, err
 	}
 	return sc, nil
 }
@@ -425,6 +452,11 @@ func (p *parser) step(n *yaml.Node, index int) (Step, error) {
 			st.Button, err = p.oneOf(fk, fv, where, "button", HomeButtons)
 		case "value":
 			st.Value, err = p.str(fk, fv, where)
+		case "persona":
+			st.Persona, err = p.str(fk, fv, where)
+			if err == nil && st.Persona == "" {
+				err = p.fail(fv, "persona%s is empty (want a persona's name)", where)
+			}
 		}
 		return err
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // Transcript is what a finished scenario produced, as the runner saw it.
@@ -26,6 +27,28 @@ type Transcript struct {
 	Home string
 	// Bot is the bot's user id.
 	Bot string
+	// Personas are a team's personas (a scenario's `personas:`), the
+	// scenario's own first; none for a persona alone. With them, each
+	// line of a bot's says whose it is.
+	Personas []Persona
+	// Relays are the messages the platform delivered of its own accord
+	// to a persona of the team: a post to the others, a person's message
+	// to those it does not call.
+	Relays []Relay
+}
+
+// Persona is a persona of a team: its name and its bot user.
+type Persona struct {
+	Name, User string
+}
+
+// Relay is a message delivered to a persona of a team by the platform.
+type Relay struct {
+	TS string // the message's
+	To string // the persona's name
+	// Dropped is the reason that persona's gateway dropped it; "" when it
+	// did not.
+	Dropped string
 }
 
 // Event is an event the runner injected.
@@ -72,6 +95,21 @@ func Render(t Transcript) string {
 		view += " · tasks"
 	}
 	fmt.Fprintf(&b, "# layer %s · actor %s · agent %s%s\n", sc.Layer, sc.As, cmp.Or(sc.AgentBehavior, "reply"), view)
+	if len(t.Personas) > 0 {
+		b.WriteString(teamLine(t.Personas) + "\n")
+	}
+	relayed := map[string]bool{}
+	relayDrops := func(ts string) {
+		if ts == "" || relayed[ts] || len(t.Relays) == 0 {
+			return
+		}
+		relayed[ts] = true
+		for _, r := range t.Relays {
+			if r.TS == ts && r.Dropped != "" {
+				fmt.Fprintf(&b, "  dropped by %s: %s\n", r.To, r.Dropped)
+			}
+		}
+	}
 	inbound := 0
 	ci := 0
 	flushTools := func(upTo int) {
@@ -97,8 +135,18 @@ func Render(t Transcript) string {
 			if ev.Dropped != "" {
 				fmt.Fprintf(&b, "  dropped: %s\n", ev.Dropped)
 			}
+			if m.Kind == pipeline.KindMessage {
+				relayDrops(m.TS)
+			}
 		default:
-			b.WriteString(clean(outboundLine(n, m)) + "\n")
+			line := outboundLine(n, m)
+			if len(t.Personas) > 0 {
+				line = "< " + personaName(t.Personas, m.UserID) + " · " + strings.TrimPrefix(line, "< ")
+			}
+			b.WriteString(clean(line) + "\n")
+			if m.Op == platform.OpPost {
+				relayDrops(m.TS)
+			}
 		}
 	}
 	flushTools(len(t.Entries))
@@ -108,4 +156,24 @@ func Render(t Transcript) string {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// teamLine names a team's personas and their bots.
+func teamLine(ps []Persona) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = fmt.Sprintf("%s <@%s>", p.Name, p.User)
+	}
+	return "# personas " + strings.Join(names, ", ")
+}
+
+// personaName is the name of the persona whose bot user is user; the
+// user's mention when none is.
+func personaName(ps []Persona, user string) string {
+	for _, p := range ps {
+		if p.User == user {
+			return p.Name
+		}
+	}
+	return "<@" + user + ">"
 }

@@ -51,6 +51,15 @@ type Chat struct {
 	// view's sessions.
 	Tasks bool
 
+	// Relay, when set, is handed each event the platform delivers to an
+	// app of its own accord once there are other apps (AddApp): a post of
+	// one app, and a person's channel message, reaching the others. The
+	// event is not queued: Relay's caller queues it with Deliver when it
+	// chooses (the simulator, one persona's turn at a time). Relay may set
+	// the event's ID; it runs with the platform's lock held and must not
+	// call Chat's methods.
+	Relay func(to pipeline.Identity, ev *pipeline.Event)
+
 	mu        sync.Mutex
 	clock     int64 // ts counter
 	ids       int   // event, trigger and file id counter
@@ -71,6 +80,9 @@ type Chat struct {
 
 	unseen   []Entry // entries the Observer has yet to see
 	flushing bool    // a goroutine is feeding the Observer
+
+	// apps are the other apps of the workspace (AddApp).
+	apps []*App
 }
 
 var (
@@ -197,6 +209,13 @@ func (m *Chat) lockOpen() error {
 // queueLocked fills ev (Inject), queues a copy for Run and returns its
 // transcript entry.
 func (m *Chat) queueLocked(ev *pipeline.Event) Entry {
+	return m.queueToLocked(nil, ev)
+}
+
+// queueToLocked is queueLocked for the app to (nil: the bot's own Run).
+// With other apps in the workspace (AddApp), a channel's message is also
+// delivered to each of them but to (relayLocked).
+func (m *Chat) queueToLocked(to *App, ev *pipeline.Event) Entry {
 	if ev.Kind == 0 {
 		ev.Kind = pipeline.KindMessage
 	}
@@ -233,10 +252,18 @@ func (m *Chat) queueLocked(ev *pipeline.Event) Entry {
 		ev.Received = time.Now()
 	}
 	cp := cloneEvent(ev)
-	m.queue = append(m.queue, cp)
-	select {
-	case m.wake <- struct{}{}:
-	default:
+	if to != nil {
+		to.queue = append(to.queue, cp)
+		to.wakeUp()
+	} else {
+		m.queue = append(m.queue, cp)
+		select {
+		case m.wake <- struct{}{}:
+		default:
+		}
+	}
+	if len(m.apps) > 0 && ev.Type == "message" {
+		m.relayLocked(to, ev)
 	}
 	e := Entry{Op: OpInbound, Kind: ev.Kind, ChannelID: ev.ChannelID, ThreadTS: ev.ThreadTS, TS: ev.TS,
 		UserID: ev.UserID, BotID: ev.BotID, Text: ev.Text}
@@ -323,6 +350,13 @@ func (m *Chat) addFileLocked(f File) File {
 
 // Post records m as a new message and returns its ts.
 func (m *Chat) Post(ctx context.Context, msg pipeline.Message) (string, error) {
+	return m.post(ctx, m.bot(), msg)
+}
+
+// post records msg as who's new message; in a channel, each other app of
+// the workspace (AddApp) receives it as the platform delivers another
+// app's post.
+func (m *Chat) post(ctx context.Context, who pipeline.Identity, msg pipeline.Message) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("chat.postMessage: %w", err)
 	}
@@ -332,8 +366,11 @@ func (m *Chat) Post(ctx context.Context, msg pipeline.Message) (string, error) {
 	m.mu.Lock()
 	m.init()
 	e := Entry{Op: OpPost, ChannelID: msg.ChannelID, ThreadTS: msg.ThreadTS, TS: m.nextTSLocked(),
-		UserID: m.bot().UserID, Text: msg.Text, Card: cloneCard(msg.Card), Feedback: msg.Feedback}
+		UserID: who.UserID, Text: msg.Text, Card: cloneCard(msg.Card), Feedback: msg.Feedback}
 	m.keepLocked(e)
+	if len(m.apps) > 0 {
+		m.relayPostLocked(who, e)
+	}
 	m.commitAndUnlock(e)
 	return e.TS, nil
 }
@@ -342,6 +379,10 @@ func (m *Chat) Post(ctx context.Context, msg pipeline.Message) (string, error) {
 // does: an update without a card removes the card. Like the platform it
 // fails for a ts that is not a post of the bot in that channel.
 func (m *Chat) Update(ctx context.Context, ts string, msg pipeline.Message) error {
+	return m.update(ctx, m.bot(), ts, msg)
+}
+
+func (m *Chat) update(ctx context.Context, who pipeline.Identity, ts string, msg pipeline.Message) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("chat.update: %w", err)
 	}
@@ -351,19 +392,23 @@ func (m *Chat) Update(ctx context.Context, ts string, msg pipeline.Message) erro
 	m.mu.Lock()
 	m.init()
 	cur, ok := m.state[ts]
-	if !ok || cur.ChannelID != msg.ChannelID || cur.Op == OpUpload {
+	if !ok || cur.ChannelID != msg.ChannelID || cur.Op == OpUpload || cur.UserID != who.UserID {
 		m.mu.Unlock()
 		return errors.New("chat.update: message_not_found")
 	}
 	cur.Text, cur.Card = msg.Text, cloneCard(msg.Card)
 	e := Entry{Op: OpUpdate, ChannelID: cur.ChannelID, ThreadTS: cur.ThreadTS, TS: ts,
-		UserID: m.bot().UserID, Text: msg.Text, Card: cloneCard(msg.Card), Feedback: msg.Feedback}
+		UserID: who.UserID, Text: msg.Text, Card: cloneCard(msg.Card), Feedback: msg.Feedback}
 	m.commitAndUnlock(e)
 	return nil
 }
 
 // PostEphemeral records text shown to userID only.
 func (m *Chat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, text string) error {
+	return m.postEphemeral(ctx, m.bot(), channelID, threadTS, userID, text)
+}
+
+func (m *Chat) postEphemeral(ctx context.Context, who pipeline.Identity, channelID, threadTS, userID, text string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("chat.postEphemeral: %w", err)
 	}
@@ -373,13 +418,17 @@ func (m *Chat) PostEphemeral(ctx context.Context, channelID, threadTS, userID, t
 	m.mu.Lock()
 	m.init()
 	m.commitAndUnlock(Entry{Op: OpEphemeral, ChannelID: channelID, ThreadTS: threadTS,
-		UserID: m.bot().UserID, To: userID, Text: text})
+		UserID: who.UserID, To: userID, Text: text})
 	return nil
 }
 
 // Upload records a file posted into its thread (a message with its own ts);
 // the file can then be downloaded. It refuses what the platform refuses.
 func (m *Chat) Upload(ctx context.Context, u pipeline.Upload) error {
+	return m.upload(ctx, m.bot(), u)
+}
+
+func (m *Chat) upload(ctx context.Context, who pipeline.Identity, u pipeline.Upload) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("upload: %w", err)
 	}
@@ -390,7 +439,7 @@ func (m *Chat) Upload(ctx context.Context, u pipeline.Upload) error {
 	m.init()
 	f := m.addFileLocked(File{Name: u.Filename, Title: u.Title, Content: u.Content})
 	e := Entry{Op: OpUpload, ChannelID: u.ChannelID, ThreadTS: u.ThreadTS, TS: m.nextTSLocked(),
-		UserID: m.bot().UserID, Text: u.Comment, Files: []File{f}}
+		UserID: who.UserID, Text: u.Comment, Files: []File{f}}
 	m.keepLocked(e)
 	m.commitAndUnlock(e)
 	return nil
@@ -398,13 +447,17 @@ func (m *Chat) Upload(ctx context.Context, u pipeline.Upload) error {
 
 // SetStatus records the assistant thread's status line ("" clears it).
 func (m *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
+	return m.setStatus(ctx, m.bot(), channelID, threadTS, status)
+}
+
+func (m *Chat) setStatus(ctx context.Context, who pipeline.Identity, channelID, threadTS, status string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("assistant.threads.setStatus: %w", err)
 	}
 	m.mu.Lock()
 	m.init()
 	m.commitAndUnlock(Entry{Op: OpStatus, ChannelID: channelID, ThreadTS: threadTS,
-		UserID: m.bot().UserID, Text: status})
+		UserID: who.UserID, Text: status})
 	return nil
 }
 
@@ -413,6 +466,10 @@ func (m *Chat) SetStatus(ctx context.Context, channelID, threadTS, status string
 // are ignored, as on the platform). Like the platform it refuses an
 // update without a thread, and every update without AgentView.
 func (m *Chat) SetSessionStatus(ctx context.Context, u pipeline.SessionUpdate) error {
+	return m.setSessionStatus(ctx, m.bot(), u)
+}
+
+func (m *Chat) setSessionStatus(ctx context.Context, who pipeline.Identity, u pipeline.SessionUpdate) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("agents.sessions.setStatus: %w", err)
 	}
@@ -425,7 +482,7 @@ func (m *Chat) SetSessionStatus(ctx context.Context, u pipeline.SessionUpdate) e
 	m.mu.Lock()
 	m.init()
 	key := u.ChannelID + "/" + u.ThreadTS
-	e := Entry{Op: OpSession, ChannelID: u.ChannelID, ThreadTS: u.ThreadTS, UserID: m.bot().UserID, Text: string(u.Status)}
+	e := Entry{Op: OpSession, ChannelID: u.ChannelID, ThreadTS: u.ThreadTS, UserID: who.UserID, Text: string(u.Status)}
 	if _, ok := m.sessions[key]; !ok {
 		e.Title = u.Title
 		m.threads = append(m.threads, key)
@@ -469,12 +526,16 @@ func (m *Chat) Stop(userID, channelID, threadTS string) error {
 
 // SuggestPrompts records the suggested prompts offered in a DM.
 func (m *Chat) SuggestPrompts(ctx context.Context, channelID string, prompts []string) error {
+	return m.suggestPrompts(ctx, m.bot(), channelID, prompts)
+}
+
+func (m *Chat) suggestPrompts(ctx context.Context, who pipeline.Identity, channelID string, prompts []string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("assistant.threads.setSuggestedPrompts: %w", err)
 	}
 	m.mu.Lock()
 	m.init()
-	m.commitAndUnlock(Entry{Op: OpPrompts, ChannelID: channelID, UserID: m.bot().UserID, Prompts: slices.Clone(prompts)})
+	m.commitAndUnlock(Entry{Op: OpPrompts, ChannelID: channelID, UserID: who.UserID, Prompts: slices.Clone(prompts)})
 	return nil
 }
 
@@ -641,6 +702,10 @@ var _ pipeline.TaskPoster = (*Chat)(nil)
 // workspace without the agent view, the platform refuses tasks without
 // AgentView (pipeline.ErrNoTasks): the service shows the status line.
 func (m *Chat) StartTasks(ctx context.Context, msg pipeline.Message, tasks []pipeline.Task) (string, error) {
+	return m.startTasks(ctx, m.bot(), msg, tasks)
+}
+
+func (m *Chat) startTasks(ctx context.Context, who pipeline.Identity, msg pipeline.Message, tasks []pipeline.Task) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("chat.startStream: %w", err)
 	}
@@ -653,7 +718,7 @@ func (m *Chat) StartTasks(ctx context.Context, msg pipeline.Message, tasks []pip
 	m.mu.Lock()
 	m.init()
 	e := Entry{Op: OpTasks, ChannelID: msg.ChannelID, ThreadTS: msg.ThreadTS, TS: m.nextTSLocked(),
-		UserID: m.bot().UserID, Text: "start", Tasks: slices.Clone(tasks)}
+		UserID: who.UserID, Text: "start", Tasks: slices.Clone(tasks)}
 	m.keepLocked(e)
 	m.commitAndUnlock(e)
 	return e.TS, nil
@@ -661,15 +726,15 @@ func (m *Chat) StartTasks(ctx context.Context, msg pipeline.Message, tasks []pip
 
 // AppendTasks records task updates of the message at ts.
 func (m *Chat) AppendTasks(ctx context.Context, channelID, ts string, tasks []pipeline.Task) error {
-	return m.taskCall(ctx, "append", channelID, ts, tasks)
+	return m.taskCall(ctx, m.bot(), "append", channelID, ts, tasks)
 }
 
 // StopTasks records the end of the task message at ts.
 func (m *Chat) StopTasks(ctx context.Context, channelID, ts string, tasks []pipeline.Task) error {
-	return m.taskCall(ctx, "stop", channelID, ts, tasks)
+	return m.taskCall(ctx, m.bot(), "stop", channelID, ts, tasks)
 }
 
-func (m *Chat) taskCall(ctx context.Context, op, channelID, ts string, tasks []pipeline.Task) error {
+func (m *Chat) taskCall(ctx context.Context, who pipeline.Identity, op, channelID, ts string, tasks []pipeline.Task) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("chat.%sStream: %w", op, err)
 	}
@@ -686,7 +751,7 @@ func (m *Chat) taskCall(ctx context.Context, op, channelID, ts string, tasks []p
 	}
 	cur.Text = op
 	m.commitAndUnlock(Entry{Op: OpTasks, ChannelID: channelID, ThreadTS: cur.ThreadTS, TS: ts,
-		UserID: m.bot().UserID, Text: op, Tasks: slices.Clone(tasks)})
+		UserID: who.UserID, Text: op, Tasks: slices.Clone(tasks)})
 	return nil
 }
 
@@ -694,6 +759,10 @@ var _ pipeline.HomePublisher = (*Chat)(nil)
 
 // PublishHome records the Home view published for userID.
 func (m *Chat) PublishHome(ctx context.Context, userID string, v pipeline.HomeView) error {
+	return m.publishHome(ctx, m.bot(), userID, v)
+}
+
+func (m *Chat) publishHome(ctx context.Context, who pipeline.Identity, userID string, v pipeline.HomeView) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("views.publish: %w", err)
 	}
@@ -702,7 +771,7 @@ func (m *Chat) PublishHome(ctx context.Context, userID string, v pipeline.HomeVi
 	}
 	m.mu.Lock()
 	m.init()
-	m.commitAndUnlock(Entry{Op: OpHome, UserID: m.bot().UserID, To: userID, Home: &v})
+	m.commitAndUnlock(Entry{Op: OpHome, UserID: who.UserID, To: userID, Home: &v})
 	return nil
 }
 

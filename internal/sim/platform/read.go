@@ -51,6 +51,9 @@ func (m *Chat) conversationLocked(channel string) []message {
 				text = "[" + cur.Card.Kind + " card: " + cur.Card.Summary + "]"
 			}
 			p := pipeline.PostedMessage{TS: e.TS, ThreadTS: e.ThreadTS, UserID: bot.UserID, BotID: bot.BotID, Text: text}
+			if e.UserID != bot.UserID { // another app's post (AddApp)
+				p.UserID, p.BotID = e.UserID, m.botIDLocked(e.UserID)
+			}
 			for _, f := range cur.Files {
 				p.Files = append(p.Files, pipeline.File{ID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: int64(len(f.Content))})
 			}
@@ -132,7 +135,7 @@ func (m *Chat) UserProfile(ctx context.Context, userID string) (pipeline.Profile
 	if !strings.HasPrefix(userID, "U") && !strings.HasPrefix(userID, "W") {
 		return pipeline.Profile{}, errors.New("users.info: user_not_found")
 	}
-	isBot := userID == m.bot().UserID
+	isBot := userID == m.bot().UserID || m.isApp(userID)
 	return pipeline.Profile{UserID: userID, Name: strings.ToLower(userID), RealName: "User " + userID,
 		TimeZone: "UTC", TZLabel: "Coordinated Universal Time", IsBot: isBot}, nil
 }
@@ -194,16 +197,16 @@ func (m *Chat) members(channelID string) ([]string, error) {
 // React adds the bot's reaction name to the message at ts in channelID,
 // recorded in the transcript; a reaction already there records nothing.
 func (m *Chat) React(ctx context.Context, channelID, ts, name string) error {
-	return m.reaction(ctx, "reactions.add", channelID, ts, name, true)
+	return m.reaction(ctx, m.bot(), "reactions.add", channelID, ts, name, true)
 }
 
 // Unreact removes the bot's reaction name from the message at ts; one
 // that is not there records nothing.
 func (m *Chat) Unreact(ctx context.Context, channelID, ts, name string) error {
-	return m.reaction(ctx, "reactions.remove", channelID, ts, name, false)
+	return m.reaction(ctx, m.bot(), "reactions.remove", channelID, ts, name, false)
 }
 
-func (m *Chat) reaction(ctx context.Context, method, channelID, ts, name string, add bool) error {
+func (m *Chat) reaction(ctx context.Context, who pipeline.Identity, method, channelID, ts, name string, add bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
@@ -220,6 +223,9 @@ func (m *Chat) reaction(ctx context.Context, method, channelID, ts, name string,
 	}
 	target := msgs[i]
 	key := channelID + "/" + ts
+	if who.UserID != m.bot().UserID {
+		key += "/" + who.UserID // each app's reactions are its own
+	}
 	has := slices.Contains(m.reactions[key], name)
 	if has == add {
 		m.mu.Unlock()
@@ -233,7 +239,7 @@ func (m *Chat) reaction(ctx context.Context, method, channelID, ts, name string,
 		m.reactions[key] = slices.DeleteFunc(m.reactions[key], func(n string) bool { return n == name })
 	}
 	m.commitAndUnlock(Entry{Op: OpReaction, ChannelID: channelID, ThreadTS: cmp.Or(target.p.ThreadTS, target.p.TS), TS: ts,
-		UserID: m.bot().UserID, Text: sign + name})
+		UserID: who.UserID, Text: sign + name})
 	return nil
 }
 

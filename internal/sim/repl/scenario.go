@@ -41,6 +41,9 @@ func (m *model) scenario(args []string) (tea.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(sc.Personas) > 0 {
+		return nil, fmt.Errorf("%s runs a team of personas (personas:): the REPL runs one; play it with agent sim run", file)
+	}
 	scripted := m.sim.Scripted()
 	if scripted != nil {
 		if err := scripted.SetBehaviour(sc.AgentBehavior); err != nil {

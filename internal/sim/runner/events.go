@@ -52,6 +52,17 @@ func (s *Sim) injectMention(ev, twin *pipeline.Event) error {
 	return err
 }
 
+// injectMentionTo is injectMention for a persona of the team: the
+// app_mention twin goes to its app.
+func (s *Sim) injectMentionTo(app *platform.App, ev, twin *pipeline.Event) error {
+	s.track(ev)
+	s.track(twin)
+	err := app.InjectMention(ev, twin)
+	s.placed(ev)
+	s.placed(twin)
+	return err
+}
+
 // placed records the thread of a message, known once the platform gave
 // it its ts.
 func (s *Sim) placed(ev *pipeline.Event) {
@@ -130,6 +141,9 @@ func (s *Sim) Settle(ctx context.Context, in Injected) error {
 		}
 	}
 	return s.wait(ctx, "the service did not settle", func() bool {
+		if len(s.team) > 0 && s.release() {
+			return false // a persona is at work again
+		}
 		return s.handled(s.scope == All, in.IDs) || unresolved(s.chat.Cards()) > in.CardsBefore
 	})
 }
@@ -179,7 +193,9 @@ func (s *Sim) transcript(sc *sim.Scenario) string {
 		events[i] = golden.Event{Type: in.typ, Dropped: s.drops[in.id]}
 	}
 	s.mu.Unlock()
-	return golden.Render(golden.Transcript{Scenario: sc, Entries: entries, Events: events, Tools: calls, Home: s.home, Bot: bot.UserID})
+	personas, relays := s.teamTranscript()
+	return golden.Render(golden.Transcript{Scenario: sc, Entries: entries, Events: events, Tools: calls, Home: s.home, Bot: bot.UserID,
+		Personas: personas, Relays: relays})
 }
 
 // toolLog collects the tool calls of one simulation.

@@ -12,10 +12,15 @@ import (
 )
 
 func (p *Player) expectReply(ctx context.Context, st sim.Step) error {
-	return p.expect(ctx, fmt.Sprintf("a reply containing %q", st.Contains), func(s platform.Snapshot) (bool, string) {
+	want := fmt.Sprintf("a reply containing %q", st.Contains)
+	if st.Persona != "" {
+		want = fmt.Sprintf("a reply of %s containing %q", st.Persona, st.Contains)
+	}
+	author := p.s.botOf(st.Persona).UserID
+	return p.expect(ctx, want, func(s platform.Snapshot) (bool, string) {
 		var seen []string
 		for _, m := range s.Messages {
-			if m.Op == platform.OpPost || m.Op == platform.OpUpdate || m.Op == platform.OpUpload {
+			if (m.Op == platform.OpPost || m.Op == platform.OpUpdate || m.Op == platform.OpUpload) && m.UserID == author {
 				if strings.Contains(m.Text, st.Contains) || (m.Card != nil && strings.Contains(m.Card.Summary, st.Contains)) {
 					return true, ""
 				}
@@ -51,6 +56,9 @@ func (p *Player) expectCard(ctx context.Context, st sim.Step) error {
 // expectDrop checks the last send: the message, or its app_mention twin
 // (one of the two is the other's duplicate), was dropped with the reason.
 func (p *Player) expectDrop(st sim.Step) error {
+	if st.Persona != "" {
+		return p.expectTeamDrop(st)
+	}
 	drops := p.s.Drops(p.last)
 	got := ""
 	if len(drops) > 0 {

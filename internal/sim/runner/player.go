@@ -21,6 +21,9 @@ type Player struct {
 	last    Injected          // the last send
 	// lastThread is the last send's thread: channel + "/" + root ts.
 	lastThread string
+	// relaysBefore is how many events the platform had delivered of its
+	// own accord (a team's) before the last send.
+	relaysBefore int
 }
 
 // NewPlayer returns a player of sc on s.
@@ -37,6 +40,9 @@ func (p *Player) LastSend() Injected { return p.last }
 // Play plays one step: a send or a click settles before it returns; an
 // expectation waits, event-driven and bounded, until it holds.
 func (p *Player) Play(ctx context.Context, st sim.Step) error {
+	if st.Persona != "" && st.Persona != sim.DefaultWorld().Name && p.s.member(st.Persona) == nil {
+		return fmt.Errorf("persona %q does not run in this simulation", st.Persona)
+	}
 	switch st.Kind {
 	case sim.StepSend:
 		return p.send(ctx, st)
@@ -86,11 +92,13 @@ func (p *Player) send(ctx context.Context, st sim.Step) error {
 	if at, ok := p.threads[st.Thread]; ok && st.Thread != "" {
 		channel, thread, _ = strings.Cut(at, "/")
 	}
-	in, err := p.s.SendWith(user, channel, thread, st.Text, SendOptions{Mention: st.Mention, Bot: st.Bot, Peer: st.Peer, Files: st.Files})
+	before := p.s.relayCount()
+	in, err := p.s.SendWith(user, channel, thread, st.Text, SendOptions{Mention: st.Mention, Bot: st.Bot, Peer: st.Peer, Files: st.Files,
+		Persona: st.Persona})
 	if err != nil {
 		return err
 	}
-	p.last = in
+	p.last, p.relaysBefore = in, before
 	if st.Thread != "" && thread == "" {
 		p.threads[st.Thread] = channel + "/" + in.TS
 	}

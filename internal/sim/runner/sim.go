@@ -20,6 +20,7 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/service"
+	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/internal/sim/scripted"
@@ -30,7 +31,7 @@ import (
 )
 
 // bot is the bot's identity in the simulator.
-var bot = pipeline.Identity{UserID: "U0BOT", BotID: "B0BOT", TeamID: "T0SIM"}
+var bot = pipeline.Identity{UserID: sim.BotUser, BotID: "B0BOT", TeamID: "T0SIM"}
 
 // stepTimeout bounds every wait of a scenario step. The waits are
 // event-driven: a passing step returns as soon as its condition holds.
@@ -79,6 +80,9 @@ type Options struct {
 	Tasks bool
 	// SignIn are tool servers each person signs in to (sim.Scenario.SignIn).
 	SignIn []string
+	// Personas are the other personas of a team (sim.Scenario.Personas),
+	// each booted as a service of its own on the same platform (team.go).
+	Personas []TeamPersona
 }
 
 // Scope is what a step waits for.
@@ -132,6 +136,13 @@ type Sim struct {
 	// counts number what the service names (schedules, memories) across
 	// restarts.
 	counts *Counts
+
+	// team are the other personas of a team, running (team.go); held are
+	// the events the platform delivers of its own accord, waiting for the
+	// simulation to be idle, and relays all of them, for the transcript.
+	team   []*member
+	held   []held
+	relays []relayed
 
 	// run guards the running service: a restart replaces it.
 	run struct {
@@ -247,6 +258,12 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		return nil, err
 	}
 	s.start(svc)
+	if len(o.Personas) > 0 {
+		if err := s.startTeam(o, boot, deps); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -331,6 +348,9 @@ func (s *Sim) Home() string { return s.home }
 // temporary home.
 func (s *Sim) Close() error {
 	err := s.stop()
+	if len(s.team) > 0 {
+		err = errors.Join(err, s.stopTeam())
+	}
 	err = errors.Join(err, s.stores.release(context.Background()))
 	s.cleanup()
 	return err

@@ -40,6 +40,9 @@ type SendOptions struct {
 	// Files are attached by name, each made from its extension
 	// (sim.SampleFile).
 	Files []string
+	// Persona is the persona of a team (Options.Personas) whose bot the
+	// mention calls; "": the first's.
+	Persona string
 }
 
 // Send injects user's message in channel: in the thread whose root is at
@@ -72,14 +75,23 @@ func (s *Sim) SendWith(user, channel, thread, text string, o SendOptions) (Injec
 	if o.Mention != nil {
 		mention = *o.Mention
 	}
+	called := bot.UserID
+	var app *platform.App
+	if m := s.member(o.Persona); m != nil {
+		called, app = m.Bot.UserID, m.app
+	}
 	if mention {
-		ev.Text = "<@" + bot.UserID + "> " + text
+		ev.Text = "<@" + called + "> " + text
 	}
 	var err error
 	if mention && !isDM(channel) && !o.Peer {
 		twin := &pipeline.Event{Kind: pipeline.KindMessage, Type: "app_mention", UserID: user, BotID: ev.BotID,
 			ChannelID: channel, ThreadTS: thread, Text: ev.Text, Files: attached}
-		err = s.injectMention(ev, twin)
+		if app != nil {
+			err = s.injectMentionTo(app, ev, twin)
+		} else {
+			err = s.injectMention(ev, twin)
+		}
 		in.IDs = []string{ev.ID, twin.ID}
 	} else {
 		err = s.inject(ev)
