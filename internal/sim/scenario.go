@@ -43,7 +43,10 @@ type Scenario struct {
 	// SignIn names tool servers of the world that each person signs in
 	// to ("auth": "oauth"): /connect gives a link; nobody has connected.
 	SignIn []string
-	Steps  []Step
+	// ToolServers are tool servers with per-person sign-in that the
+	// simulator serves (`tool_servers`, toolservers.go).
+	ToolServers []ToolServer
+	Steps       []Step
 }
 
 // SoulOverride are the sim world keys a scenario replaces. A nil field was
@@ -232,6 +235,8 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			if v.Kind != yaml.SequenceNode || v.Decode(&sc.SignIn) != nil {
 				err = p.fail(v, "sign_in is a list of tool server names")
 			}
+		case "tool_servers":
+			sc.ToolServers, err = p.toolServers(v)
 		case "soul":
 			sc.Soul, err = p.soul(v)
 		case "model":
@@ -239,7 +244,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 		case "steps":
 			steps = v
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, sign_in, soul, model or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, sign_in, tool_servers, soul, model or steps)", k.Value)
 		}
 		return err
 	})

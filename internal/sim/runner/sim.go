@@ -20,6 +20,7 @@ import (
 	"github.com/persona-runtime/agent/internal/config"
 	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/service"
+	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/sim/platform"
 	"github.com/persona-runtime/agent/internal/sim/scripted"
@@ -79,6 +80,10 @@ type Options struct {
 	Tasks bool
 	// SignIn are tool servers each person signs in to (sim.Scenario.SignIn).
 	SignIn []string
+	// ToolServers are tool servers with per-person sign-in served here
+	// (sim.Scenario.ToolServers): started only for a scenario that has
+	// some.
+	ToolServers []sim.ToolServer
 }
 
 // Scope is what a step waits for.
@@ -120,7 +125,8 @@ type Sim struct {
 	clock     *clock.Manual
 	idleSeq   int
 	idleUntil time.Time
-	schedules int // made by schedule steps: their ids
+	schedules int      // made by schedule steps: their ids
+	served    []served // the scenario's tool servers (signin.go)
 
 	// boot builds the service again (a restart) in life, the context
 	// Start was given: a restart's service lives as long as the first
@@ -188,7 +194,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		}
 	}
 	cfg := s.config(o, home)
-	if len(o.SignIn) > 0 {
+	if len(o.SignIn) > 0 || len(o.ToolServers) > 0 {
 		if err := s.signIn(o, home, cfg); err != nil {
 			s.cleanup()
 			return nil, err
@@ -337,6 +343,7 @@ func (s *Sim) Close() error {
 }
 
 func (s *Sim) cleanup() {
+	s.closeServed()
 	if s.home != "" {
 		os.RemoveAll(s.home)
 	}
