@@ -90,3 +90,35 @@ func TestLinkExpires(t *testing.T) {
 		t.Errorf("/connections = %q", text)
 	}
 }
+
+// A seeded connection is stored sealed (the token never in the row) and
+// gives its owner's token; anyone else is not connected and gets the
+// pinned answer naming them; a server not signing in per person is refused.
+func TestSeed(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.InMemory, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := connect.New(connect.Options{Servers: []connect.Server{{Name: "tracker", URL: "http://127.0.0.1:1/mcp"}}, Key: key, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Seed(ctx, "U1", "tracker", "ana", "tok-ana"); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := st.Connections(ctx, "")
+	if err != nil || len(rs) != 1 || rs[0].Account != "ana" || bytes.Contains(rs[0].Sealed, []byte("tok-ana")) {
+		t.Fatalf("stored = %+v, %v", rs, err)
+	}
+	if tok, refusal, err := c.Token(ctx, "U1", "tracker", ""); tok != "tok-ana" || refusal != "" || err != nil {
+		t.Fatalf("Token(U1) = %q %q %v", tok, refusal, err)
+	}
+	if tok, refusal, err := c.Token(ctx, "U2", "tracker", ""); tok != "" || refusal != "not connected to tracker: ask <@U2> to run /connect tracker" || err != nil {
+		t.Fatalf("Token(U2) = %q %q %v", tok, refusal, err)
+	}
+	if err := c.Seed(ctx, "U1", "wiki", "ana", "x"); err == nil {
+		t.Fatal("seeded a server that does not sign in per person")
+	}
+}

@@ -16,7 +16,7 @@ func under(path, dir string) bool { return path == dir || strings.HasPrefix(path
 var vendorHomes = map[string][]string{
 	"github.com/slack-go/slack":              {"pkg/gateway/slackio", "bench"},
 	"github.com/uptrace/bun":                 {"internal/store"},
-	"github.com/modelcontextprotocol/go-sdk": {"pkg/tools", "internal/connect", "internal/fake"},
+	"github.com/modelcontextprotocol/go-sdk": {"pkg/tools", "internal/connect", "internal/fake", "internal/sim/toolserver"},
 	"github.com/landlock-lsm/go-landlock":    {"internal/sandbox"},
 	"github.com/charmbracelet":               {"internal/sim/repl"},
 	"github.com/yuin/goldmark":               {"internal/mrkdwn"},

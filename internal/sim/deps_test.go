@@ -19,9 +19,11 @@ var simTree = map[string][]string{
 	"internal/sim/platform": nil,
 	"internal/sim/scripted": nil,
 	"internal/sim/golden":   {"internal/sim", "internal/sim/platform"},
-	"internal/sim/runner":   {"internal/sim", "internal/sim/golden", "internal/sim/platform", "internal/sim/scripted"},
+	"internal/sim/runner":   {"internal/sim", "internal/sim/golden", "internal/sim/platform", "internal/sim/scripted", "internal/sim/toolserver"},
 	"internal/sim/repl":     {"internal/sim", "internal/sim/platform", "internal/sim/runner", "internal/sim/scripted"},
 	"internal/sim/record":   {"internal/sim", "internal/sim/scripted"},
+	// the tool server with per-person sign-in stands alone
+	"internal/sim/toolserver": nil,
 }
 
 // TestImports fails when a package outside cmd imports the simulator (it is

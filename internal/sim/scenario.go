@@ -43,7 +43,10 @@ type Scenario struct {
 	// SignIn names tool servers of the world that each person signs in
 	// to ("auth": "oauth"): /connect gives a link; nobody has connected.
 	SignIn []string
-	Steps  []Step
+	// ToolServers are tool servers with per-person sign-in that the
+	// simulator serves (`tool_servers`, toolservers.go).
+	ToolServers []ToolServer
+	Steps       []Step
 	// Personas are the other personas of a team (`personas:`, issue 38):
 	// each runs as a service of its own on the same platform, with its
 	// own bot, SOUL.md, store and scripted model. The scenario's own
@@ -254,6 +257,8 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			if v.Kind != yaml.SequenceNode || v.Decode(&sc.SignIn) != nil {
 				err = p.fail(v, "sign_in is a list of tool server names")
 			}
+		case "tool_servers":
+			sc.ToolServers, err = p.toolServers(v)
 		case "soul":
 			sc.Soul, err = p.soul(v)
 		case "model":
@@ -263,7 +268,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 		case "personas":
 			sc.Personas, err = p.personas(v)
 		default:
-			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, sign_in, soul, model, personas or steps)", k.Value)
+			return p.fail(k, "unknown key %q (want name, layer, as, agent_behavior, agent_view, tasks, sign_in, tool_servers, soul, model, personas or steps)", k.Value)
 		}
 		return err
 	})

@@ -59,6 +59,10 @@ type keptStore struct {
 	mu      sync.Mutex
 	holding bool         // a restart: what the service puts back is kept
 	held    *store.Store // the database between a stop and the next start
+	// seed, when set, writes what the scenario starts with into the
+	// database of the first start (signin.go: the people connected to a
+	// served tool server), before the service reads it.
+	seed func(context.Context, *store.Store) error
 }
 
 // Get returns the database kept over a restart, else one from the pool.
@@ -71,7 +75,16 @@ func (k *keptStore) Get(ctx context.Context, opts store.Options) (*store.Store, 
 		k.held = nil
 		return st, nil
 	}
-	return k.pool.Get(ctx, opts)
+	st, err := k.pool.Get(ctx, opts)
+	if err != nil || k.seed == nil {
+		return st, err
+	}
+	seed := k.seed
+	k.seed = nil
+	if err := seed(ctx, st); err != nil {
+		return nil, errors.Join(err, k.pool.Put(ctx, st))
+	}
+	return st, nil
 }
 
 // Put keeps st for the next start during a restart, else gives it back

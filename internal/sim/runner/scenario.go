@@ -101,7 +101,7 @@ func Scenario(ctx context.Context, sc *sim.Scenario, c Config) (string, error) {
 		soul = sim.DefaultWorld().Merge(sc.Soul).SoulMD()
 	}
 	s, err := Start(ctx, Options{Boot: c.Boot, LandlockABI: c.LandlockABI, Soul: soul, Behaviour: sc.AgentBehavior, Recorded: sc.Model,
-		Model: c.Model, Spans: c.Spans, AgentView: sc.AgentView, Tasks: sc.Tasks, SignIn: sc.SignIn, Personas: teamOptions(sc)})
+		Model: c.Model, Spans: c.Spans, AgentView: sc.AgentView, Tasks: sc.Tasks, SignIn: sc.SignIn, ToolServers: sc.ToolServers, Personas: teamOptions(sc)})
 	if err != nil {
 		return "", fmt.Errorf("start: %w", err)
 	}

@@ -83,6 +83,10 @@ type Options struct {
 	// Personas are the other personas of a team (sim.Scenario.Personas),
 	// each booted as a service of its own on the same platform (team.go).
 	Personas []TeamPersona
+	// ToolServers are tool servers with per-person sign-in served here
+	// (sim.Scenario.ToolServers): started only for a scenario that has
+	// some.
+	ToolServers []sim.ToolServer
 }
 
 // Scope is what a step waits for.
@@ -124,7 +128,8 @@ type Sim struct {
 	clock     *clock.Manual
 	idleSeq   int
 	idleUntil time.Time
-	schedules int // made by schedule steps: their ids
+	schedules int      // made by schedule steps: their ids
+	served    []served // the scenario's tool servers (signin.go)
 
 	// boot builds the service again (a restart) in life, the context
 	// Start was given: a restart's service lives as long as the first
@@ -199,7 +204,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		}
 	}
 	cfg := s.config(o, home)
-	if len(o.SignIn) > 0 {
+	if len(o.SignIn) > 0 || len(o.ToolServers) > 0 {
 		if err := s.signIn(o, home, cfg); err != nil {
 			s.cleanup()
 			return nil, err
@@ -357,6 +362,7 @@ func (s *Sim) Close() error {
 }
 
 func (s *Sim) cleanup() {
+	s.closeServed()
 	if s.home != "" {
 		os.RemoveAll(s.home)
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 // Behaviours are the scripts the model plays, in the order interfaces.md lists them.
-var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments", "context", "events2", "memory"}
+var Behaviours = []string{"reply", "echo", "request_approval", "boom", "events", "markdown", "silent", "upload", "edit", "read", "attachments", "context", "events2", "memory", "call"}
 
 // Valid reports whether name is a behaviour.
 func Valid(name string) bool {
@@ -261,6 +261,9 @@ func (m *Model) Send(ctx context.Context, p anthropic.MessageNewParams) (msg *an
 	steps := script(behaviour)
 	if behaviour == "memory" {
 		steps = memoryScript(words, carriedMemories(p.Messages))
+	}
+	if behaviour == "call" {
+		steps = callScript(words)
 	}
 	if len(results) >= len(steps) {
 		return &anthropic.Message{Role: "assistant", StopReason: anthropic.StopReasonEndTurn, Model: "stub"}, nil
