@@ -13,9 +13,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/schedule"
+	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/pipeline"
 )
 
 // connectKey is a test AGENT_SECRET_KEY (32 bytes, base64).
@@ -373,4 +376,48 @@ func TestConnectCardNamesWhoseAccountActs(t *testing.T) {
 	}
 	h.click("U0MGR", card, "approve")
 	h.waitReply("C0TEAM", "800.1", `issue "flaky build" created by alice-gh`)
+}
+
+// A turn a crash cut off is resumed at the next start with its sender's
+// account: bob's message, left running in the inbox, acts as bob (never
+// as the manager, also connected); carol's, who never connected, gets
+// the pinned answer and the server is not called for her.
+func TestConnectResumedTurnUsesItsSendersAccount(t *testing.T) {
+	h := newConnectHarness(t)
+	h.start()
+	h.signIn("U0BOB", "C0TEAM", "bob-gh")
+	h.signIn("U0MGR", "C0TEAM", "mgr-gh")
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(h.home, "db.sqlite"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutOff := func(id, user, ts string) {
+		t.Helper()
+		ev := pipeline.Event{ID: id, Kind: pipeline.KindMessage, Type: "app_mention", ChannelID: "C0TEAM",
+			ChannelType: pipeline.ChannelPublic, UserID: user, TS: ts,
+			Text: "<@" + fake.DefaultBotUserID + "> who am I on the tracker?", Received: time.Now()}
+		data, _ := json.Marshal(&ev)
+		if _, err := st.InboxReceive(t.Context(), store.InboxEntry{EventID: id, Kind: "message", ChannelID: "C0TEAM",
+			ThreadTS: ts, UserID: user, MsgKey: "C0TEAM:" + ts, Event: data}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.InboxStart(t.Context(), id, "trace-"+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cutOff("EvBob", "U0BOB", "900.1")
+	cutOff("EvCarol", "U0CAROL", "901.1")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	h.waitReply("C0TEAM", "900.1", "acting as bob-gh")
+	h.waitReply("C0TEAM", "901.1", "ERROR not connected to tracker: ask <@U0CAROL> to run /connect tracker")
+	calls := h.tools.Calls()
+	if len(calls) != 1 || calls[0].Account != "bob-gh" {
+		t.Fatalf("tool server calls = %+v, want one, as bob", calls)
+	}
 }
