@@ -54,49 +54,63 @@ func noBulkPageCache(tls *libc.TLS) {
 	sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_PAGECACHE, va)
 }
 
-// journalOnce keeps pages of SQLite's in-memory journal chunks mapped.
-var journalOnce sync.Once
+// scratchOnce keeps pages of SQLite's busiest size classes mapped for the
+// in-memory stores.
+var scratchOnce sync.Once
 
-// journalPages is how many 64 KiB pages of the journal chunks' class stay
-// mapped: a transaction of the simulator's that changes a message and
-// its index journals up to about thirty 4 KiB pages, four chunks each.
-const journalPages = 4
+// scratchPages is how many 64 KiB pages of each pinned class stay mapped.
+// A transaction of the simulator's that changes a message and its index
+// journals up to about thirty 4 KiB pages, four chunks each; a query that
+// sorts (the scheduler's due schedules, the mutes that apply to a
+// message) holds an ephemeral b-tree of several pages.
+const scratchPages = 4
 
 // journalClass is the size SQLite mallocs for a chunk of an in-memory
 // journal (1,024 bytes and its 8-byte header): the allocator's 2 KiB
 // class, 31 chunks to a page.
 const journalClass = 1024 + 8
 
-// pinJournal keeps journalPages pages of the journal chunks' class
+// pinScratch keeps scratchPages pages of two of the allocator's classes
 // mapped, once per process, for the in-memory stores (the simulator's,
-// the tests'): their transactions keep a rollback journal in memory, in
-// chunks of the allocator's 2 KiB class, and a transaction that journals
-// more than seven pages filled a second page of that class, mapped
-// before the chunks and unmapped after them — about seven mmap and munmap
-// pairs per scenario, the class's churn a tenth of a simulation's CPU. It
-// fills the pages with blocks and frees all but one of each page, which
-// keep the pages mapped and their blocks on the class's free list. A file
-// store in WAL mode keeps no rollback journal and does not pin.
-func pinJournal() {
-	journalOnce.Do(func() {
+// the tests'): the 2 KiB class of their rollback journal's chunks (their
+// transactions keep the journal in memory) and the 8 KiB class of the
+// pages of a statement's ephemeral b-tree (pinnedClass). A transaction
+// that journaled more than seven pages, or a statement whose b-tree
+// held more than six, filled a second page of the class, mapped before
+// and unmapped after: several mmap and munmap pairs per scenario, each
+// unmap a TLB shootdown on every core, the classes' churn a tenth of a
+// simulation's CPU. It fills the pages with blocks and frees all but one
+// of each page, which keep the pages mapped and their blocks on the
+// class's free list. A file store in WAL mode keeps no rollback journal
+// and a persona runs one query at a time: it pins only pinCHeap's block.
+func pinScratch() {
+	scratchOnce.Do(func() {
 		tls := libc.NewTLS()
 		defer tls.Close()
-		const mask = 1<<16 - 1 // the allocator's 64 KiB pages are aligned
-		kept := map[uintptr]bool{}
-		var spare []uintptr
-		for len(kept) < journalPages {
-			p := libc.Xmalloc(tls, journalClass)
-			if p == 0 {
-				break
-			}
-			if pg := p &^ mask; !kept[pg] {
-				kept[pg] = true
-				continue
-			}
-			spare = append(spare, p)
-		}
-		for _, p := range spare {
-			libc.Xfree(tls, p)
-		}
+		pinPages(tls, journalClass, scratchPages)
+		pinPages(tls, pinnedClass, scratchPages)
 	})
+}
+
+// pinPages keeps n pages of the class of size mapped: it allocates
+// blocks of that size until they came from n pages, keeps the first
+// block of each page and frees the others.
+func pinPages(tls *libc.TLS, size libc.Tsize_t, n int) {
+	const mask = 1<<16 - 1 // the allocator's 64 KiB pages are aligned
+	kept := map[uintptr]bool{}
+	var spare []uintptr
+	for len(kept) < n {
+		p := libc.Xmalloc(tls, size)
+		if p == 0 {
+			break
+		}
+		if pg := p &^ mask; !kept[pg] {
+			kept[pg] = true
+			continue
+		}
+		spare = append(spare, p)
+	}
+	for _, p := range spare {
+		libc.Xfree(tls, p)
+	}
 }

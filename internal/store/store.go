@@ -115,7 +115,7 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 	var keep io.Closer
 	embedded := migrations == nil
 	if path == InMemory {
-		pinJournal()
+		pinScratch()
 		abs = InMemory
 		name := fmt.Sprintf("/agent-%d-%d", os.Getpid(), memSeq.Add(1))
 		source = memDSN(name)
