@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -88,20 +87,7 @@ func TestParsePersonasErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseScenario(f, []byte(c.src))
-			if err == nil {
-				t.Fatalf("no error, want %q", c.want)
-			}
-			if !strings.HasPrefix(err.Error(), c.want) {
-				t.Errorf("error = %q\nwant prefix %q", err, c.want)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("error %q is more than one line", err)
-			}
-			var se *Error
-			if !errors.As(err, &se) || se.File != f {
-				t.Errorf("error %T does not name the file", err)
-			}
+			parseFails(t, f, c.src, c.want)
 		})
 	}
 }

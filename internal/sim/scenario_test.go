@@ -193,18 +193,28 @@ func TestParseScenarioErrorLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseScenario(f, []byte(c.src))
-			if err == nil {
-				t.Fatalf("no error, want %q", c.want)
-			}
-			if !strings.HasPrefix(err.Error(), c.want) {
-				t.Errorf("error = %q\nwant prefix %q", err, c.want)
-			}
-			var se *Error
-			if !errors.As(err, &se) || se.File != f {
-				t.Errorf("error %T does not name the file", err)
-			}
+			parseFails(t, f, c.src, c.want)
 		})
+	}
+}
+
+// parseFails checks that src, read as the scenario file f, fails with one
+// line that starts with want and names the file.
+func parseFails(t *testing.T, f, src, want string) {
+	t.Helper()
+	_, err := ParseScenario(f, []byte(src))
+	if err == nil {
+		t.Fatalf("no error, want %q", want)
+	}
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error = %q\nwant prefix %q", err, want)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %q is more than one line", err)
+	}
+	var se *Error
+	if !errors.As(err, &se) || se.File != f {
+		t.Errorf("error %T does not name the file", err)
 	}
 }
 

@@ -48,16 +48,7 @@ func (c *Chat) StartStream(ctx context.Context, m pipeline.Message, markdown str
 	if c.streams.has(m.ChannelID) {
 		return "", errNoStreaming
 	}
-	opts := []slack.MsgOption{slack.MsgOptionMarkdownText(markdown)}
-	if m.ThreadTS != "" {
-		opts = append(opts, slack.MsgOptionTS(m.ThreadTS))
-	}
-	if m.RecipientUser != "" {
-		opts = append(opts, slack.MsgOptionRecipientUserID(m.RecipientUser))
-	}
-	if m.RecipientTeam != "" {
-		opts = append(opts, slack.MsgOptionRecipientTeamID(m.RecipientTeam))
-	}
+	opts := streamTarget(m, slack.MsgOptionMarkdownText(markdown))
 	_, ts, err := c.api.StartStreamContext(ctx, m.ChannelID, opts...)
 	if err != nil {
 		var se slack.SlackErrorResponse
@@ -90,4 +81,19 @@ func (c *Chat) StopStream(ctx context.Context, channelID, ts string) error {
 		return c.wrap("chat.stopStream", err)
 	}
 	return nil
+}
+
+// streamTarget is opts and where a stream goes: m's thread, and the
+// person and team the platform wants named for a stream in a channel.
+func streamTarget(m pipeline.Message, opts ...slack.MsgOption) []slack.MsgOption {
+	if m.ThreadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(m.ThreadTS))
+	}
+	if m.RecipientUser != "" {
+		opts = append(opts, slack.MsgOptionRecipientUserID(m.RecipientUser))
+	}
+	if m.RecipientTeam != "" {
+		opts = append(opts, slack.MsgOptionRecipientTeamID(m.RecipientTeam))
+	}
+	return opts
 }

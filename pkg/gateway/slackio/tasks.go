@@ -35,16 +35,7 @@ func (c *Chat) StartTasks(ctx context.Context, m pipeline.Message, tasks []pipel
 		return "", fmt.Errorf("%s: %w (%s before)", methodTasks, pipeline.ErrNoTasks, code)
 	}
 	chunks := append([]slack.StreamChunk{slack.NewPlanUpdateChunk(taskPlanTitle)}, taskChunks(tasks)...)
-	opts := []slack.MsgOption{slack.MsgOptionChunks(chunks...), slack.MsgOptionTaskDisplayMode(slack.TaskDisplayModePlan)}
-	if m.ThreadTS != "" {
-		opts = append(opts, slack.MsgOptionTS(m.ThreadTS))
-	}
-	if m.RecipientUser != "" {
-		opts = append(opts, slack.MsgOptionRecipientUserID(m.RecipientUser))
-	}
-	if m.RecipientTeam != "" {
-		opts = append(opts, slack.MsgOptionRecipientTeamID(m.RecipientTeam))
-	}
+	opts := streamTarget(m, slack.MsgOptionChunks(chunks...), slack.MsgOptionTaskDisplayMode(slack.TaskDisplayModePlan))
 	_, ts, err := c.api.StartStreamContext(ctx, m.ChannelID, opts...)
 	if err != nil {
 		if taskRefusal(err) {
