@@ -371,11 +371,20 @@ func TestConnectCardNamesWhoseAccountActs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no card: %v\nlogs:\n%s", err, h.logs)
 	}
-	if !strings.Contains(string(card.Blocks), `This acts with \u0026lt;@U0ALICE\u0026gt;'s own tracker account.`) {
-		t.Fatalf("card does not say whose account acts: %s", card.Blocks)
+	// The person is a mention, as the pinned sentence writes it.
+	if !strings.Contains(string(card.Blocks), `This acts with \u003c@U0ALICE\u003e's own tracker account.`) {
+		t.Fatalf("card does not name whose account acts: %s", card.Blocks)
 	}
 	h.click("U0MGR", card, "approve")
 	h.waitReply("C0TEAM", "800.1", `issue "flaky build" created by alice-gh`)
+	// Resolved, the card still names her.
+	done, err := h.slack.WaitForUpdate(h.ctx(), func(p fake.Post) bool { return p.TS == card.TS && strings.Contains(string(p.Blocks), "approved by") })
+	if err != nil {
+		t.Fatalf("card not resolved: %v", err)
+	}
+	if !strings.Contains(string(done.Blocks), `This acts with \u003c@U0ALICE\u003e's own tracker account.`) {
+		t.Fatalf("resolved card lost whose account acted: %s", done.Blocks)
+	}
 }
 
 // A turn a crash cut off is resumed at the next start with its sender's

@@ -119,6 +119,9 @@ type Request struct {
 	Digest     string
 	// OfferAlways adds the "always" button (tool-gate cards).
 	OfferAlways bool
+	// ActsAs is the tool server whose tool acts with RequestedBy's own
+	// account ("auth": "oauth"): the card names that person; "" for none.
+	ActsAs string
 }
 
 // Outcome is how a request ended.
@@ -179,7 +182,7 @@ func (g *Gate) Ask(ctx context.Context, r Request) (out Outcome, err error) {
 		span.End()
 	}()
 	a := store.Approval{ID: id, ThreadKey: r.ThreadKey, ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, Category: r.Category,
-		Tool: r.Tool, Summary: r.Summary, Digest: r.Digest, RequestedBy: r.RequestedBy}
+		Tool: r.Tool, Summary: r.Summary, Digest: r.Digest, RequestedBy: r.RequestedBy, ActsAs: r.ActsAs}
 	var file, attached string
 	if r.Attachment != "" {
 		file, attached = "call-"+id+".txt", attachmentText(a, r.Attachment)
@@ -488,8 +491,12 @@ func cardOf(a store.Approval, details string, always bool) *pipeline.Card {
 	if always {
 		actions = append(actions, pipeline.ActionAlways)
 	}
-	return &pipeline.Card{Kind: "approval", ID: a.ID, Category: a.Category, Summary: a.Summary, Details: details,
+	card := &pipeline.Card{Kind: "approval", ID: a.ID, Category: a.Category, Summary: a.Summary, Details: details,
 		Digest: a.Digest, Actions: actions}
+	if a.ActsAs != "" {
+		card.ActsAs = pipeline.ActsAs{User: a.RequestedBy, Server: a.ActsAs}
+	}
+	return card
 }
 
 // fallbackText is the notification text of a card: its first line (the

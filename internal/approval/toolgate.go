@@ -90,9 +90,10 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 		category, always = folder, false
 		lead = wallParts(path, redact)
 	}
+	var actsAs string
 	if g.ActsAs != nil {
 		if server, ok := g.ActsAs(tool); ok {
-			lead = append(lead, part{kind: prose, text: ActsAsSentence(t.Event.UserID, server) + "\n"})
+			actsAs = server // the card says whose account, above the summary
 		}
 	}
 	// Redaction runs on each field before it is rendered, so a secret is
@@ -109,6 +110,7 @@ func (g *ToolGate) Check(ctx context.Context, t *pipeline.Turn, tool string, inp
 		Summary:     call.Card,
 		Digest:      Digest(tool, input),
 		OfferAlways: always,
+		ActsAs:      actsAs,
 	}
 	if call.Cut {
 		req.Attachment = call.Full
@@ -195,10 +197,4 @@ func Digest(tool string, input json.RawMessage) string {
 // and cut only where the card says so.
 func Summarize(tool string, input json.RawMessage) string {
 	return renderCall(tool, input, func(s string) string { return s }).Card
-}
-
-// ActsAsSentence opens the card of a tool that acts with the sender's own
-// account on a tool server: whose account will act.
-func ActsAsSentence(user, server string) string {
-	return "This acts with <@" + user + ">'s own " + server + " account."
 }

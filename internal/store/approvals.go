@@ -37,6 +37,10 @@ type Approval struct {
 	Digest      string
 	RequestedBy string
 	RequestedAt time.Time
+	// ActsAs is the tool server whose tool the approval releases when that
+	// tool acts with RequestedBy's own account ("auth": "oauth"); "" for
+	// any other.
+	ActsAs string
 	// State is the latest event; DecidedBy and DecidedAt belong to it when
 	// it is not "requested".
 	State     string
@@ -48,6 +52,7 @@ type approvalRow struct {
 	ApprovalID, ThreadKey, ChannelID, ThreadTS, CardTS string
 	Category, Tool, Summary, Digest, RequestedBy       string
 	RequestedAt                                        int64
+	ActsAs                                             string
 	Event, Actor                                       string
 	At                                                 int64
 }
@@ -55,13 +60,13 @@ type approvalRow struct {
 // scan reads a row of approvalSelect.
 func (r *approvalRow) scan(row interface{ Scan(...any) error }) error {
 	return row.Scan(&r.ApprovalID, &r.ThreadKey, &r.ChannelID, &r.ThreadTS, &r.CardTS, &r.Category, &r.Tool,
-		&r.Summary, &r.Digest, &r.RequestedBy, &r.RequestedAt, &r.Event, &r.Actor, &r.At)
+		&r.Summary, &r.Digest, &r.RequestedBy, &r.RequestedAt, &r.ActsAs, &r.Event, &r.Actor, &r.At)
 }
 
 func (r approvalRow) approval() Approval {
 	a := Approval{ID: r.ApprovalID, ThreadKey: r.ThreadKey, ChannelID: r.ChannelID, ThreadTS: r.ThreadTS, CardTS: r.CardTS,
 		Category: r.Category, Tool: r.Tool, Summary: r.Summary, Digest: r.Digest, RequestedBy: r.RequestedBy,
-		RequestedAt: fromUnixMilli(r.RequestedAt), State: r.Event}
+		RequestedAt: fromUnixMilli(r.RequestedAt), ActsAs: r.ActsAs, State: r.Event}
 	if r.Event != ApprovalRequested {
 		a.DecidedBy, a.DecidedAt = r.Actor, fromUnixMilli(r.At)
 	}
@@ -74,7 +79,7 @@ func (r approvalRow) approval() Approval {
 // approvals expired then.
 const approvalSelect = `
 	SELECT a.approval_id, a.thread_key, a.channel_id, a.thread_ts, a.card_ts, a.category, a.tool, a.summary,
-		a.digest, a.requested_by, a.requested_at, e.event, e.actor, e.at FROM approvals a
+		a.digest, a.requested_by, a.requested_at, a.acts_as, e.event, e.actor, e.at FROM approvals a
 	JOIN approval_events e ON e.approval_id = a.approval_id
 	AND e.seq = (SELECT max(seq) FROM approval_events WHERE approval_id = a.approval_id)`
 
@@ -89,8 +94,9 @@ func (s *Store) CreateApproval(ctx context.Context, a Approval) error {
 	}
 	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO approvals (approval_id, thread_key, channel_id, thread_ts, card_ts,
-			category, tool, summary, digest, requested_by, requested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-			a.ID, a.ThreadKey, a.ChannelID, a.ThreadTS, a.CardTS, a.Category, a.Tool, a.Summary, a.Digest, a.RequestedBy, at.UnixMilli()); err != nil {
+			category, tool, summary, digest, requested_by, requested_at, acts_as) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+			a.ID, a.ThreadKey, a.ChannelID, a.ThreadTS, a.CardTS, a.Category, a.Tool, a.Summary, a.Digest, a.RequestedBy, at.UnixMilli(),
+			a.ActsAs); err != nil {
 			return fmt.Errorf("create approval: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO approval_events (approval_id, seq, event, actor, at) VALUES (?, 1, ?, ?, ?)`,

@@ -63,6 +63,34 @@ func TestApprovalLifecycle(t *testing.T) {
 	}
 }
 
+// An approval of a tool that acts with the asker's own account keeps its
+// server through every read, decided or not.
+func TestApprovalActsAs(t *testing.T) {
+	ctx := context.Background()
+	s := openApprovals(t)
+	for _, a := range []Approval{
+		{ID: "own", ThreadKey: "C1:1.0", Category: "mcp__tracker__create", Tool: "mcp__tracker__create", RequestedBy: "U1", ActsAs: "tracker"},
+		{ID: "plain", ThreadKey: "C1:1.0", Category: "Bash", Tool: "Bash", RequestedBy: "U1"},
+	} {
+		if err := s.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.GetApproval(ctx, "own"); err != nil || got.ActsAs != "tracker" {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	if got, err := s.GetApproval(ctx, "plain"); err != nil || got.ActsAs != "" {
+		t.Fatalf("get plain = %+v, %v", got, err)
+	}
+	pending, err := s.PendingApprovals(ctx)
+	if err != nil || len(pending) != 2 || pending[0].ActsAs != "tracker" || pending[1].ActsAs != "" {
+		t.Fatalf("pending = %+v, %v", pending, err)
+	}
+	if dec, err := s.DecideApproval(ctx, "own", ApprovalDenied, "U1"); err != nil || dec.ActsAs != "tracker" {
+		t.Fatalf("decide = %+v, %v", dec, err)
+	}
+}
+
 func TestApprovalOneDecisionWins(t *testing.T) {
 	ctx := context.Background()
 	s := openApprovals(t)

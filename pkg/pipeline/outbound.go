@@ -57,6 +57,56 @@ type Card struct {
 	Actions []string
 	// Outcome is set once decided: "approved by <@U…>", "timed out", ...
 	Outcome string
+	// ActsAs, when its Server is set, says above the summary whose own
+	// account the call acts with.
+	ActsAs ActsAs
+}
+
+// Body is what the card says above its details, as a person reads it: the
+// ActsAs line, when there is one, then the summary.
+func (c *Card) Body() string {
+	if c.ActsAs.Server == "" {
+		return c.Summary
+	}
+	line := c.ActsAs.Sentence(func(s string) string { return s })
+	if c.Summary == "" {
+		return line
+	}
+	return line + "\n" + c.Summary
+}
+
+// ActsAs names the person whose own account a tool server's tool acts
+// with ("auth": "oauth"): the card of such a call says so, the person as
+// a mention, on a line of its own, outside the summary (which is escaped
+// whole, so that a summary cannot imitate the line).
+type ActsAs struct {
+	User   string // the person's user id: the turn's sender
+	Server string // the tool server, as mcp.json names it
+}
+
+// Sentence is the card's line, "This acts with <@U…>'s own <server>
+// account.", in the platform's markup: escape escapes the server's name
+// (and a user id that is not one: letters and digits only).
+func (a ActsAs) Sentence(escape func(string) string) string {
+	who := "<@" + a.User + ">"
+	if !isUserID(a.User) {
+		who = escape(who)
+	}
+	return "This acts with " + who + "'s own " + escape(a.Server) + " account."
+}
+
+// isUserID reports whether s is shaped like a platform user id: upper-case
+// letters and digits, nothing that could close a mention.
+func isUserID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // Upload is a file the bot uploads into a thread.

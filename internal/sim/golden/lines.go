@@ -82,7 +82,7 @@ func outboundLine(n *renamer, m platform.Entry) string {
 				return fmt.Sprintf("< %s %s card %s resolved: %s", thread, n.msg(m.TS), id, c.Outcome)
 			}
 			line := fmt.Sprintf("< %s %s card %s · %s · %s · [%s]: %s", thread, n.msg(m.TS), id, c.Kind, c.Category,
-				strings.Join(c.Actions, ", "), indentText(c.Summary))
+				strings.Join(c.Actions, ", "), indentText(c.Body()))
 			if c.Details != "" {
 				line += "\n  | " + indentText(c.Details)
 			}

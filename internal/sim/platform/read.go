@@ -48,7 +48,7 @@ func (m *Chat) conversationLocked(channel string) []message {
 			cur := *m.state[e.TS]
 			text := cur.Text
 			if cur.Card != nil && text == "" {
-				text = "[" + cur.Card.Kind + " card: " + cur.Card.Summary + "]"
+				text = "[" + cur.Card.Kind + " card: " + cur.Card.Body() + "]"
 			}
 			p := pipeline.PostedMessage{TS: e.TS, ThreadTS: e.ThreadTS, UserID: bot.UserID, BotID: bot.BotID, Text: text}
 			if e.UserID != bot.UserID { // another app's post (AddApp)

@@ -95,7 +95,7 @@ func (m *model) cardLine(ts string, c pipeline.Card) string {
 	if len(c.Actions) == 0 {
 		state = ": " + cmp.Or(c.Outcome, "resolved")
 	}
-	return fmt.Sprintf("[card %d] %s · %s: %s%s", n, c.Kind, c.Category, c.Summary, state)
+	return fmt.Sprintf("[card %d] %s · %s: %s%s", n, c.Kind, c.Category, c.Body(), state)
 }
 
 func (m *model) cardNumber(ts string) int {

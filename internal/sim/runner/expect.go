@@ -21,7 +21,7 @@ func (p *Player) expectReply(ctx context.Context, st sim.Step) error {
 		var seen []string
 		for _, m := range s.Messages {
 			if (m.Op == platform.OpPost || m.Op == platform.OpUpdate || m.Op == platform.OpUpload) && m.UserID == author {
-				if strings.Contains(m.Text, st.Contains) || (m.Card != nil && strings.Contains(m.Card.Summary, st.Contains)) {
+				if strings.Contains(m.Text, st.Contains) || (m.Card != nil && strings.Contains(m.Card.Body(), st.Contains)) {
 					return true, ""
 				}
 				seen = append(seen, fmt.Sprintf("%q", golden.OneLine(m.Text, 80)))
@@ -40,14 +40,14 @@ func (p *Player) expectCard(ctx context.Context, st sim.Step) error {
 	return p.expect(ctx, want, func(s platform.Snapshot) (bool, string) {
 		var seen []string
 		for _, c := range s.Cards {
-			if !c.Resolved && c.Card.Kind == kind && (st.Contains == "" || strings.Contains(c.Card.Summary+" "+c.Card.Details, st.Contains)) {
+			if !c.Resolved && c.Card.Kind == kind && (st.Contains == "" || strings.Contains(c.Card.Body()+" "+c.Card.Details, st.Contains)) {
 				return true, ""
 			}
 			state := "unresolved"
 			if c.Resolved {
 				state = "resolved: " + c.Card.Outcome
 			}
-			seen = append(seen, fmt.Sprintf("%s card %q (%s)", c.Card.Kind, golden.OneLine(c.Card.Summary, 60), state))
+			seen = append(seen, fmt.Sprintf("%s card %q (%s)", c.Card.Kind, golden.OneLine(c.Card.Body(), 60), state))
 		}
 		return false, seenList(seen)
 	})

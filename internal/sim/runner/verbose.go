@@ -60,7 +60,7 @@ func entryLine(m platform.Entry) string {
 			if len(m.Card.Actions) == 0 {
 				state = m.Card.Outcome
 			}
-			return fmt.Sprintf("%s %s: [%s card · %s] %s (%s)", where, verb, m.Card.Kind, m.Card.Category, m.Card.Summary, state)
+			return fmt.Sprintf("%s %s: [%s card · %s] %s (%s)", where, verb, m.Card.Kind, m.Card.Category, m.Card.Body(), state)
 		}
 		return fmt.Sprintf("%s %s: %s", where, verb, m.Text)
 	case platform.OpEphemeral:

@@ -47,6 +47,10 @@ func cardBlocks(c *pipeline.Card) []slack.Block {
 	if c.Category != "" {
 		head += " · " + cardEscape(c.Category)
 	}
+	if c.ActsAs.Server != "" {
+		// The runtime's line: the person stays a mention.
+		head += "\n" + c.ActsAs.Sentence(cardEscape)
+	}
 	if c.Summary != "" {
 		head += "\n" + cardEscape(c.Summary)
 	}

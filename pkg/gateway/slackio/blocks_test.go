@@ -62,6 +62,24 @@ func TestCardBlocks(t *testing.T) {
 			contains: []string{"denied by <@U1>"},
 		},
 		{
+			// The runtime's line keeps the person a mention; a summary
+			// that imitates it stays text, and so does a server's name
+			// or a user id that would close the mention.
+			name: "acts as the person asking",
+			card: pipeline.Card{ID: "a5", Category: "mcp__tracker__create", Summary: "This acts with <@U0MGR>'s own tracker account.",
+				ActsAs: pipeline.ActsAs{User: "U0ALICE", Server: "tracker"}, Actions: []string{pipeline.ActionApprove}},
+			types:     "section,actions",
+			contains:  []string{"This acts with <@U0ALICE>'s own tracker account.\nThis acts with &lt;@U0MGR&gt;'s own tracker account."},
+			forbidden: []string{"<@U0MGR>"},
+		},
+		{
+			name:      "acts as: nothing closes the mention",
+			card:      pipeline.Card{ID: "a6", Summary: "s", ActsAs: pipeline.ActsAs{User: "U1> <!here", Server: "x<y>"}},
+			types:     "section",
+			contains:  []string{"This acts with &lt;@U1&gt; &lt;!here&gt;'s own x&lt;y&gt; account."},
+			forbidden: []string{"<!here", "x<y>"},
+		},
+		{
 			name:  "no digest, no actions",
 			card:  pipeline.Card{ID: "a3", Summary: "s"},
 			types: "section",
