@@ -329,9 +329,12 @@ func dropCapabilities() error {
 }
 
 // probeNamespaces reports whether the kernel gives exe's helper a user
-// and network namespace with a loopback it can bring up.
+// and network namespace with a loopback it can bring up. The helper gets
+// no environment: it needs none, and the runtime's holds its credentials.
 func probeNamespaces(exe string) bool {
-	return exec.Command(exe, HelperCommand, "--"+probeFlag).Run() == nil
+	cmd := exec.Command(exe, HelperCommand, "--"+probeFlag)
+	cmd.Env = []string{}
+	return cmd.Run() == nil
 }
 
 // probe is the helper's side of probeNamespaces: the first process starts

@@ -174,17 +174,17 @@ func New(o Options) (*Sandbox, error) {
 		return nil, ErrNoLandlock
 	}
 	if s.exe == "" {
-		exe, err := os.Executable()
+		exe, err := helperOfRuntime()
 		if err != nil {
-			return nil, fmt.Errorf("sandbox: the runtime's own binary: %w", err)
+			return nil, err
 		}
-		s.exe = helperBeside(exe)
+		s.exe = exe
 	}
 	if s.net == NetAllowlist {
 		if o.Namespaces != nil {
 			s.netns = o.Namespaces()
 		} else {
-			s.netns = probeNamespaces(s.exe)
+			s.netns = namespacesFor(s.exe).wait()
 		}
 	}
 	for _, p := range o.ReadOnly {
@@ -246,6 +246,73 @@ func helperBeside(exe string) string {
 		}
 	}
 	return helper
+}
+
+// helperOfRuntime is the helper New starts commands through when its
+// options name none: the small one beside the runtime's binary, else the
+// runtime's own.
+func helperOfRuntime() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("sandbox: the runtime's own binary: %w", err)
+	}
+	return helperBeside(exe), nil
+}
+
+// Prewarm starts, in the background, what New asks the kernel for a
+// sandbox of o: whether the helper gets a user and network namespace of
+// its own (two helper processes, NetAllowlist only) and, as root, the
+// pids controller (a cgroup made and removed). A service calls it first
+// thing, so that the probes run beside the rest of its start (its
+// database, its persona, the platform's auth.test) and New waits only for
+// what is left of them. Calling it is optional. The answers are the
+// process's, probed once: the kernel does not change while it runs.
+func Prewarm(o Options) {
+	if o.Mode == ModeOff || (o.Mode != "" && o.Mode != ModeAuto && o.Mode != ModeRequired) {
+		return
+	}
+	if o.Net == NetAllowlist && o.Namespaces == nil {
+		exe := o.Exe
+		if exe == "" {
+			var err error
+			if exe, err = helperOfRuntime(); err != nil {
+				return // New says so
+			}
+		}
+		namespacesFor(exe)
+	}
+	if os.Geteuid() == 0 {
+		go sharedPidsLimiter()
+	}
+}
+
+// nsProbes holds each helper's namespace probe (probeNamespaces), made
+// once per process: a *nsProbe by helper path.
+var nsProbes sync.Map
+
+// nsProbe is one helper's namespace probe: ok is set before done closes.
+type nsProbe struct {
+	done chan struct{}
+	ok   bool
+}
+
+// namespacesFor returns exe's probe, started now unless it was before.
+func namespacesFor(exe string) *nsProbe {
+	p := &nsProbe{done: make(chan struct{})}
+	if got, loaded := nsProbes.LoadOrStore(exe, p); loaded {
+		return got.(*nsProbe)
+	}
+	go func() {
+		defer close(p.done)
+		p.ok = probeNamespaces(exe)
+	}()
+	return p
+}
+
+// wait returns the probe's answer once it has one.
+func (p *nsProbe) wait() bool {
+	<-p.done
+	return p.ok
 }
 
 // The pids limiter is found (and proven, by making and removing a group)

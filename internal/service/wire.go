@@ -27,6 +27,7 @@ import (
 	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/mrkdwn"
 	"github.com/persona-runtime/agent/internal/redact"
+	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/schedule"
 	"github.com/persona-runtime/agent/internal/soulx"
 	"github.com/persona-runtime/agent/internal/store"
@@ -52,6 +53,10 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 			s.close(context.Background())
 		}
 	}()
+	// The sandbox's questions to the kernel (two helper processes, a
+	// cgroup) run beside the rest of the start; newSandbox takes their
+	// answers.
+	sandbox.Prewarm(sandbox.Options{Mode: sandbox.Mode(cfg.Sandbox), Net: sandbox.Net(cfg.SandboxNet)})
 	// mcp.json first: the credentials its tool servers are given are
 	// scrubbed from everything the runtime says, its logs included.
 	mcpConf, err := tools.LoadMCPConfig(filepath.Join(cfg.Home, "mcp.json"), d.Getenv)
