@@ -385,6 +385,16 @@ func TestConnectCardNamesWhoseAccountActs(t *testing.T) {
 	if !strings.Contains(string(done.Blocks), `This acts with \u003c@U0ALICE\u003e's own tracker account.`) {
 		t.Fatalf("resolved card lost whose account acted: %s", done.Blocks)
 	}
+	// The audit record keeps it too.
+	out, _, code := h.runCLI("audit", "--json")
+	var record map[string]any // one approval, one line
+	if code != 0 || strings.Count(out, "\n") != 1 || json.Unmarshal([]byte(out), &record) != nil ||
+		record["acts_as"] != "tracker" || record["requested_by"] != "U0ALICE" {
+		t.Fatalf("agent audit --json (exit %d): %s", code, out)
+	}
+	if out, _, code := h.runCLI("audit"); code != 0 || !strings.Contains(out, "This acts with <@U0ALICE>'s own tracker account.") {
+		t.Fatalf("agent audit (exit %d): %s", code, out)
+	}
 }
 
 // A turn a crash cut off is resumed at the next start with its sender's
