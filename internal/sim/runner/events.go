@@ -140,9 +140,20 @@ func (s *Sim) Settle(ctx context.Context, in Injected) error {
 			return s.wait(ctx, "the stopped turn did not end", func() bool { return s.handled(false, in.stopping) })
 		}
 	}
+	// A click the gate took resumed a turn: the card it decided counts as
+	// resolved whether or not its update has reached the platform yet, so
+	// that the step ends with that turn (its reply, its feedback buttons)
+	// and not before, or with a new card.
+	took := false
+	if in.click && in.card != "" {
+		took, _ = s.stores.approvalDecided(ctx, in.card)
+	}
 	return s.wait(ctx, "the service did not settle", func() bool {
 		if len(s.team) > 0 && s.release() {
 			return false // a persona is at work again
+		}
+		if took {
+			return s.handled(s.scope == All, in.IDs) || unresolvedBut(s.chat.Cards(), in.TS) > in.CardsBefore
 		}
 		return s.handled(s.scope == All, in.IDs) || unresolved(s.chat.Cards()) > in.CardsBefore
 	})
@@ -222,6 +233,17 @@ func (l *toolLog) list() []golden.ToolCall {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.calls)
+}
+
+// unresolvedBut is unresolved without the card at ts.
+func unresolvedBut(cards []platform.Card, ts string) int {
+	n := 0
+	for _, c := range cards {
+		if !c.Resolved && c.TS != ts {
+			n++
+		}
+	}
+	return n
 }
 
 func unresolved(cards []platform.Card) int {

@@ -59,6 +59,9 @@ type keptStore struct {
 	mu      sync.Mutex
 	holding bool         // a restart: what the service puts back is kept
 	held    *store.Store // the database between a stop and the next start
+	// current is the database the running service was given (nil before
+	// the first start): the runner reads an approval's state from it.
+	current *store.Store
 	// seed, when set, writes what the scenario starts with into the
 	// database of the first start (signin.go: the people connected to a
 	// served tool server), before the service reads it.
@@ -73,10 +76,14 @@ func (k *keptStore) Get(ctx context.Context, opts store.Options) (*store.Store, 
 	defer k.mu.Unlock()
 	if st := k.held; st != nil {
 		k.held = nil
+		k.current = st
 		return st, nil
 	}
 	st, err := k.pool.Get(ctx, opts)
 	if err != nil || k.seed == nil {
+		if err == nil {
+			k.current = st
+		}
 		return st, err
 	}
 	seed := k.seed
@@ -84,7 +91,25 @@ func (k *keptStore) Get(ctx context.Context, opts store.Options) (*store.Store, 
 	if err := seed(ctx, st); err != nil {
 		return nil, errors.Join(err, k.pool.Put(ctx, st))
 	}
+	k.current = st
 	return st, nil
+}
+
+// approvalDecided reports whether the approval id is decided in the
+// running service's database; ok is false when it cannot tell (no
+// database, no such approval).
+func (k *keptStore) approvalDecided(ctx context.Context, id string) (decided, ok bool) {
+	k.mu.Lock()
+	st := k.current
+	k.mu.Unlock()
+	if st == nil || id == "" {
+		return false, false
+	}
+	a, err := st.GetApproval(ctx, id)
+	if err != nil {
+		return false, false
+	}
+	return a.State != store.ApprovalRequested, true
 }
 
 // Put keeps st for the next start during a restart, else gives it back
@@ -92,6 +117,9 @@ func (k *keptStore) Get(ctx context.Context, opts store.Options) (*store.Store, 
 func (k *keptStore) Put(ctx context.Context, st *store.Store) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.current == st {
+		k.current = nil
+	}
 	if k.holding {
 		k.held = st
 		return nil

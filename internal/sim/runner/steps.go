@@ -20,6 +20,11 @@ type Injected struct {
 	// the card clicked: one more means a turn waits on a click.
 	CardsBefore int
 	click       bool
+	// card, for a click on a card, is the approval it decides: a click the
+	// gate took resumes the turn that waited on it, one it refused leaves
+	// the card waiting (the card's own update may come after the click
+	// was handled: the approval's state says which).
+	card string
 	// stopping, for a stop click, are the events of the thread's turn it
 	// may stop.
 	stopping []string
@@ -106,7 +111,7 @@ func (s *Sim) SendWith(user, channel, thread, text string, o SendOptions) (Injec
 
 // Click injects user's click on the button action of card.
 func (s *Sim) Click(user string, card platform.Card, action string) (Injected, error) {
-	in := Injected{TS: card.TS, CardsBefore: unresolved(s.chat.Cards()) - 1, click: true} // this one may resolve
+	in := Injected{TS: card.TS, CardsBefore: unresolved(s.chat.Cards()) - 1, click: true, card: card.Card.ID} // this one may resolve
 	ev := &pipeline.Event{Kind: pipeline.KindAction, Type: "block_actions", UserID: user, ChannelID: card.ChannelID,
 		ThreadTS: card.ThreadTS, TS: card.TS, Action: &pipeline.Action{ActionID: action, Value: card.Card.ID, MessageTS: card.TS}}
 	if err := s.inject(ev); err != nil {
