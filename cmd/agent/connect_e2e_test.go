@@ -313,10 +313,10 @@ func TestConnectRefusesToStartWithoutKey(t *testing.T) {
 	}
 }
 
-// A scheduled run acts with its creator's account, never another
-// connected person's; after a restart the server's tools are listed with
-// a stored connection, and the tokens open with the same key.
-func TestConnectScheduledRunUsesItsCreatorsAccount(t *testing.T) {
+// bobAndManagerSignedIn is a service at which bob and the manager signed
+// in to the tracker (as bob-gh and mgr-gh), stopped.
+func bobAndManagerSignedIn(t *testing.T) *connectHarness {
+	t.Helper()
 	h := newConnectHarness(t)
 	h.start()
 	h.signIn("U0BOB", "C0TEAM", "bob-gh")
@@ -324,6 +324,14 @@ func TestConnectScheduledRunUsesItsCreatorsAccount(t *testing.T) {
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
+	return h
+}
+
+// A scheduled run acts with its creator's account, never another
+// connected person's; after a restart the server's tools are listed with
+// a stored connection, and the tokens open with the same key.
+func TestConnectScheduledRunUsesItsCreatorsAccount(t *testing.T) {
+	h := bobAndManagerSignedIn(t)
 	h.addDueSchedule("U0MGR", "C0TEAM", "700.1", schedule.TargetThread, "who runs this?")
 	h.start()
 	h.waitReply("C0TEAM", "700.1", "acting as mgr-gh")
@@ -402,13 +410,7 @@ func TestConnectCardNamesWhoseAccountActs(t *testing.T) {
 // as the manager, also connected); carol's, who never connected, gets
 // the pinned answer and the server is not called for her.
 func TestConnectResumedTurnUsesItsSendersAccount(t *testing.T) {
-	h := newConnectHarness(t)
-	h.start()
-	h.signIn("U0BOB", "C0TEAM", "bob-gh")
-	h.signIn("U0MGR", "C0TEAM", "mgr-gh")
-	if err := h.stop(); err != nil {
-		t.Fatal(err)
-	}
+	h := bobAndManagerSignedIn(t)
 	st, err := store.Open(t.Context(), filepath.Join(h.home, "db.sqlite"), store.Options{})
 	if err != nil {
 		t.Fatal(err)

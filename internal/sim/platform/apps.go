@@ -212,28 +212,8 @@ func (a *App) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 		m.notifyLocked()
 		m.mu.Unlock()
 	}()
-	for {
-		m.mu.Lock()
-		for len(a.queue) == 0 {
-			m.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-a.wake:
-			}
-			m.mu.Lock()
-		}
-		if ctx.Err() != nil {
-			m.mu.Unlock()
-			return nil
-		}
-		ev := a.queue[0]
-		a.queue[0] = nil
-		a.queue = a.queue[1:]
-		m.notifyLocked()
-		m.mu.Unlock()
-		deliver(ev)
-	}
+	m.deliverQueued(ctx, &a.queue, a.wake, nil, deliver)
+	return nil
 }
 
 // AuthTest returns the app's bot.

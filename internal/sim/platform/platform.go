@@ -115,25 +115,36 @@ func (m *Chat) Run(ctx context.Context, deliver func(*pipeline.Event)) error {
 		m.notifyLocked()
 		m.mu.Unlock()
 	}()
+	m.deliverQueued(ctx, &m.queue, m.wake, func() { m.delivered++ }, deliver)
+	return nil
+}
+
+// deliverQueued delivers the events of *queue (guarded by m.mu) in order,
+// waiting on wake while it is empty, until ctx is done: the delivery loop
+// of the platform's own bot and of every other app (AddApp). taken, when
+// set, runs under m.mu as an event leaves the queue.
+func (m *Chat) deliverQueued(ctx context.Context, queue *[]*pipeline.Event, wake <-chan struct{}, taken func(), deliver func(*pipeline.Event)) {
 	for {
 		m.mu.Lock()
-		for len(m.queue) == 0 {
+		for len(*queue) == 0 {
 			m.mu.Unlock()
 			select {
 			case <-ctx.Done():
-				return nil
-			case <-m.wake:
+				return
+			case <-wake:
 			}
 			m.mu.Lock()
 		}
 		if ctx.Err() != nil {
 			m.mu.Unlock()
-			return nil
+			return
 		}
-		ev := m.queue[0]
-		m.queue[0] = nil
-		m.queue = m.queue[1:]
-		m.delivered++
+		ev := (*queue)[0]
+		(*queue)[0] = nil
+		*queue = (*queue)[1:]
+		if taken != nil {
+			taken()
+		}
 		m.notifyLocked()
 		m.mu.Unlock()
 		deliver(ev)
