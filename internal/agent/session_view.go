@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/persona-runtime/agent/pkg/pipeline"
@@ -36,10 +37,13 @@ type sessionView struct {
 	// tasks shows a card's wait as a task (tasks.go).
 	tasks *taskView
 
-	mu        sync.Mutex // orders the updates after the first
-	waits     int        // cards the turn waits for
-	finishing bool       // finish was called
-	finished  bool       // the last update is done
+	// finishing: finish was called (not under mu, which the last update
+	// holds while it goes out).
+	finishing atomic.Bool
+
+	mu       sync.Mutex // orders the updates after the first
+	waits    int        // cards the turn waits for
+	finished bool       // the last update is done
 }
 
 var _ pipeline.Suspender = (*sessionView)(nil)
@@ -151,13 +155,9 @@ func (v *sessionView) Suspend(ctx context.Context) (resume func(ctx context.Cont
 // path), even when the turn's context is over; settled is closed once it
 // is done. Only the first call does anything.
 func (v *sessionView) finish(ctx context.Context) {
-	v.mu.Lock()
-	if v.finishing {
-		v.mu.Unlock()
+	if !v.finishing.CompareAndSwap(false, true) {
 		return
 	}
-	v.finishing = true
-	v.mu.Unlock()
 	if v.e.o.Sessions == nil { // no update to send: the status line has none
 		close(v.settled)
 		return
