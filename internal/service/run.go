@@ -74,9 +74,15 @@ func (s *Service) Run(ctx context.Context) error {
 	}()
 	s.runCtx = ctx
 	// Start-up leaves garbage (package init, the persona, the tools'
-	// schemas, the first connections): collect it and give the pages back
+	// schemas, the first connections) and the pages it read cached in
+	// each of the store's connections: free them and give the pages back
 	// once the service is up, rather than when the scavenger gets to them.
-	releaseStartup := time.AfterFunc(time.Second, debug.FreeOSMemory)
+	releaseStartup := time.AfterFunc(time.Second, func() {
+		if err := s.store.ReleaseMemory(ctx); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "release the store's caches", "err", err)
+		}
+		debug.FreeOSMemory()
+	})
 	defer releaseStartup.Stop()
 	stopWaits := context.AfterFunc(ctx, s.gate.Close)
 	defer stopWaits()

@@ -133,3 +133,34 @@ func isBusy(err error) bool {
 	var coded interface{ Code() int }
 	return errors.As(err, &coded) && coded.Code()&0xff == sqliteBusy
 }
+
+// ReleaseMemory frees what SQLite's idle connections keep that they can
+// read again: each one's page cache (PRAGMA shrink_memory). The service
+// calls it once it is up, with the start-up release of Go's heap: the
+// pages its start read stay cached in every connection otherwise, about
+// a third of a MiB of an idle persona's own memory. A connection in use
+// is left alone; on Postgres, nothing to do.
+func (s *Store) ReleaseMemory(ctx context.Context) error {
+	if s.pg {
+		return nil
+	}
+	var conns []bun.Conn
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	// Each connection taken is held until the end, so that the next one
+	// taken is another idle one.
+	for s.db.Stats().Idle > 0 {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("release memory: %w", err)
+		}
+		conns = append(conns, c)
+		if _, err := c.ExecContext(ctx, "PRAGMA shrink_memory"); err != nil {
+			return fmt.Errorf("release memory: %w", err)
+		}
+	}
+	return nil
+}
