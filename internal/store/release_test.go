@@ -18,6 +18,7 @@ func TestReleaseMemoryOnIdleConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	s.stopCheckpointer() // no connection taken behind the test's back
 	if err := s.CreateSession(ctx, Session{ID: "s1", ThreadKey: "C1:1.0", State: SessionLive}); err != nil {
 		t.Fatal(err)
 	}
