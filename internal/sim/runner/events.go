@@ -144,18 +144,17 @@ func (s *Sim) Settle(ctx context.Context, in Injected) error {
 	// resolved whether or not its update has reached the platform yet, so
 	// that the step ends with that turn (its reply, its feedback buttons)
 	// and not before, or with a new card.
-	took := false
+	decided := "" // the ts of that card, else none
 	if in.click && in.card != "" {
-		took, _ = s.stores.approvalDecided(ctx, in.card)
+		if took, _ := s.stores.approvalDecided(ctx, in.card); took {
+			decided = in.TS
+		}
 	}
 	return s.wait(ctx, "the service did not settle", func() bool {
 		if len(s.team) > 0 && s.release() {
 			return false // a persona is at work again
 		}
-		if took {
-			return s.handled(s.scope == All, in.IDs) || unresolvedBut(s.chat.Cards(), in.TS) > in.CardsBefore
-		}
-		return s.handled(s.scope == All, in.IDs) || unresolved(s.chat.Cards()) > in.CardsBefore
+		return s.handled(s.scope == All, in.IDs) || unresolvedBut(s.chat.Cards(), decided) > in.CardsBefore
 	})
 }
 
@@ -235,23 +234,16 @@ func (l *toolLog) list() []golden.ToolCall {
 	return slices.Clone(l.calls)
 }
 
-// unresolvedBut is unresolved without the card at ts.
+// unresolvedBut is unresolved without the card at ts ("": none).
 func unresolvedBut(cards []platform.Card, ts string) int {
 	n := 0
 	for _, c := range cards {
-		if !c.Resolved && c.TS != ts {
+		if !c.Resolved && (ts == "" || c.TS != ts) {
 			n++
 		}
 	}
 	return n
 }
 
-func unresolved(cards []platform.Card) int {
-	n := 0
-	for _, c := range cards {
-		if !c.Resolved {
-			n++
-		}
-	}
-	return n
-}
+// unresolved counts the cards still waiting for a click.
+func unresolved(cards []platform.Card) int { return unresolvedBut(cards, "") }

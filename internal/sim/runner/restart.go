@@ -74,16 +74,21 @@ type keptStore struct {
 func (k *keptStore) Get(ctx context.Context, opts store.Options) (*store.Store, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	st, err := k.get(ctx, opts)
+	if err == nil {
+		k.current = st
+	}
+	return st, err
+}
+
+// get is Get's store; k.mu is held.
+func (k *keptStore) get(ctx context.Context, opts store.Options) (*store.Store, error) {
 	if st := k.held; st != nil {
 		k.held = nil
-		k.current = st
 		return st, nil
 	}
 	st, err := k.pool.Get(ctx, opts)
 	if err != nil || k.seed == nil {
-		if err == nil {
-			k.current = st
-		}
 		return st, err
 	}
 	seed := k.seed
@@ -91,7 +96,6 @@ func (k *keptStore) Get(ctx context.Context, opts store.Options) (*store.Store, 
 	if err := seed(ctx, st); err != nil {
 		return nil, errors.Join(err, k.pool.Put(ctx, st))
 	}
-	k.current = st
 	return st, nil
 }
 
