@@ -443,22 +443,23 @@ type encodedBlock struct {
 	raw        json.RawMessage
 }
 
-// writeBehind appends msg to the session's history in the background; the
-// channel gets the write's outcome. The write starts at once, so a result
-// is as durable as when the turn waited for it.
-// The message is encoded before it returns: the request that follows
-// marks its last block (the cache breakpoint) in place.
-func (e *Engine) writeBehind(ctx context.Context, sid string, msg anthropic.MessageParam) <-chan error {
+// writeBehind appends rows to the session's history in the background,
+// then runs then (if any) once they are stored; the channel gets the
+// write's outcome. The write starts at once, so what it stores is as
+// durable as when the turn waited for it; the turn's next write, and its
+// end, wait for it (turn.caughtUp). The rows are encoded before it
+// returns: the request that follows marks its last block (the cache
+// breakpoint) in place.
+func (e *Engine) writeBehind(ctx context.Context, sid string, rows []store.Message, then func()) <-chan error {
 	done := make(chan error, 1)
-	rows, err := e.historyRows(sid, "", []anthropic.MessageParam{msg})
-	if err != nil {
-		done <- err
-		return done
-	}
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		done <- e.appendRows(ctx, sid, store.Answer{}, rows)
+		err := e.appendRows(ctx, sid, store.Answer{}, rows)
+		if err == nil && then != nil {
+			then()
+		}
+		done <- err
 	}()
 	return done
 }
@@ -469,12 +470,22 @@ func (e *Engine) persist(ctx context.Context, sid string, msgs ...anthropic.Mess
 }
 
 // persistEvent appends messages answering the chat event eventID ("" for
-// none), whose message is ts, to the session's history: the last user
-// message carries it (its last envelope), which recall names by ts.
+// none), whose message is ts, to the session's history (eventRows).
 func (e *Engine) persistEvent(ctx context.Context, sid, eventID, ts string, msgs ...anthropic.MessageParam) error {
-	rows, err := e.historyRows(sid, eventID, msgs)
+	rows, err := e.eventRows(sid, eventID, ts, msgs)
 	if err != nil {
 		return err
+	}
+	return e.appendRows(ctx, sid, store.Answer{}, rows)
+}
+
+// eventRows encodes messages answering the chat event eventID ("" for
+// none), whose message is ts, as the history's rows: the last user
+// message carries ts (its last envelope), which recall names by ts.
+func (e *Engine) eventRows(sid, eventID, ts string, msgs []anthropic.MessageParam) ([]store.Message, error) {
+	rows, err := e.historyRows(sid, eventID, msgs)
+	if err != nil {
+		return nil, err
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		if rows[i].Role == store.RoleUser {
@@ -482,7 +493,7 @@ func (e *Engine) persistEvent(ctx context.Context, sid, eventID, ts string, msgs
 			break
 		}
 	}
-	return e.appendRows(ctx, sid, store.Answer{}, rows)
+	return rows, nil
 }
 
 // persistAnswer appends the model's answer with what it records beside it

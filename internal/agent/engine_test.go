@@ -1446,22 +1446,89 @@ func TestResumedTurnAnswersInterruptedCalls(t *testing.T) {
 	}
 }
 
-// resultWrites is the store as the engine's history, with its writes of
-// tool results held back or failed by the test.
-type resultWrites struct {
+// heldWrites is the store as the engine's history, with its writes of
+// the messages that hold content held back or failed by the test.
+type heldWrites struct {
 	*store.Store
-	hold func() error // called before a tool result is written
+	content string       // what a held message holds (its JSON)
+	hold    func() error // called before such a message is written
 }
 
-func (h resultWrites) AppendAnswer(ctx context.Context, sid string, a store.Answer, msgs ...store.Message) error {
+// resultWrites holds the writes of tool results.
+func resultWrites(h agent.History, hold func() error) heldWrites {
+	return heldWrites{Store: h.(*store.Store), content: `"tool_result"`, hold: hold}
+}
+
+func (h heldWrites) AppendAnswer(ctx context.Context, sid string, a store.Answer, msgs ...store.Message) error {
 	for _, m := range msgs {
-		if strings.Contains(string(m.Content), `"tool_result"`) {
+		if strings.Contains(string(m.Content), h.content) {
 			if err := h.hold(); err != nil {
 				return err
 			}
 		}
 	}
 	return h.Store.AppendAnswer(ctx, sid, a, msgs...)
+}
+
+// The person's message is written while the model is asked, not before;
+// the model's answer is stored after it, and the turn ends once it is.
+func TestMessageWrittenBesideTheFirstCall(t *testing.T) {
+	var e *env
+	var writeWaits <-chan struct{}
+	e = newEnv(t, config{history: func(h agent.History) agent.History {
+		return heldWrites{Store: h.(*store.Store), content: "what time is it", hold: func() error {
+			// Held until the model has the request and its answer is
+			// back: a turn that waited for the write before asking
+			// would never get there.
+			select {
+			case <-writeWaits:
+			case <-time.After(5 * time.Second):
+				return errors.New("the model was not asked while the message was written")
+			}
+			return nil
+		}}
+	}})
+	writeWaits = e.waits("write")
+	e.fake.Enqueue(reply("Noon."), fake.TextReply("Done."))
+	turn, out := e.turn(t, "1.0", "what time is it", pipeline.RoleMember)
+	if err := e.engine.Turn(t.Context(), turn); err != nil {
+		t.Fatalf("Turn: %v", err)
+	}
+	if got := out.Posts(); !slices.Equal(got, []string{"Noon."}) {
+		t.Errorf("posts = %q", got)
+	}
+	want := []string{"user:text", "assistant:tool_use", "user:tool_result", "assistant:text"}
+	if got := e.history(t, turn.Session.ID()); !slices.Equal(got, want) {
+		t.Errorf("history = %q, want %q", got, want)
+	}
+}
+
+// A person's message that cannot be stored fails the turn before the
+// model's answer is stored or done; the call's cost is still recorded.
+func TestMessageWriteFails(t *testing.T) {
+	e := newEnv(t, config{history: func(h agent.History) agent.History {
+		return heldWrites{Store: h.(*store.Store), content: "what time is it", hold: func() error { return errors.New("disk full") }}
+	}})
+	e.fake.Enqueue(reply("Noon."), fake.TextReply("Done."))
+	turn, out := e.turn(t, "1.0", "what time is it", pipeline.RoleMember)
+	err := e.engine.Turn(t.Context(), turn)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Turn = %v, want the write's error", err)
+	}
+	if got := out.Posts(); len(got) != 0 {
+		t.Errorf("posts = %q: the reply asked for after the failed write ran", got)
+	}
+	if got := e.history(t, turn.Session.ID()); len(got) != 0 {
+		t.Errorf("history = %q: the answer after the failed write was stored", got)
+	}
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want 1", n)
+	}
+	e.engine.Wait()
+	var calls int
+	if err := e.store.DB().QueryRowContext(t.Context(), "SELECT count(*) FROM model_usage").Scan(&calls); err != nil || calls != 1 {
+		t.Errorf("model_usage rows = %d, %v; want 1: the call's cost", calls, err)
+	}
 }
 
 // A tool's result is written while the model is asked again, not before;
@@ -1471,7 +1538,7 @@ func TestToolResultWrittenBehind(t *testing.T) {
 	var writeWaits <-chan struct{}
 	written := make(chan struct{}, 2)
 	e = newEnv(t, config{extra: []tools.Tool{lookupTool()}, history: func(h agent.History) agent.History {
-		return resultWrites{Store: h.(*store.Store), hold: func() error {
+		return resultWrites(h, func() error {
 			// Held until the model has the next request: a turn that
 			// waited for the write before asking would never get there.
 			if !fake.Eventually(5*time.Second, func() bool { return len(e.fake.Requests()) >= len(written)+2 }) {
@@ -1486,7 +1553,7 @@ func TestToolResultWrittenBehind(t *testing.T) {
 			}
 			written <- struct{}{}
 			return nil
-		}}
+		})
 	}})
 	writeWaits = e.waits("write")
 	e.fake.Enqueue(fake.ToolUse("toolu_l", "lookup", map[string]string{}), reply("It is 42."), fake.TextReply("Done."))
@@ -1510,7 +1577,7 @@ func TestToolResultWrittenBehind(t *testing.T) {
 // model asked next is stored or done.
 func TestToolResultWriteFails(t *testing.T) {
 	e := newEnv(t, config{extra: []tools.Tool{lookupTool()}, history: func(h agent.History) agent.History {
-		return resultWrites{Store: h.(*store.Store), hold: func() error { return errors.New("disk full") }}
+		return resultWrites(h, func() error { return errors.New("disk full") })
 	}})
 	e.fake.Enqueue(fake.ToolUse("toolu_l", "lookup", map[string]string{}), reply("It is 42."), fake.TextReply("Done."))
 	turn, out := e.turn(t, "1.0", "look it up", pipeline.RoleMember)

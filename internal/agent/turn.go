@@ -186,11 +186,25 @@ func (r *turn) prepare(ctx context.Context, after <-chan struct{}) (_ context.Co
 	if err != nil {
 		return ctx, nil, false, err
 	}
-	if err := e.persistEvent(ctx, r.sid, t.Event.ID, t.Event.TS, input...); err != nil {
+	if !admitted {
+		// The turn stops here: nothing waits beside it for the write.
+		if err := e.persistEvent(ctx, r.sid, t.Event.ID, t.Event.TS, input...); err != nil {
+			return ctx, nil, false, err
+		}
+		e.markSeen(ctx, t)
+		return ctx, append(msgs, input...), false, nil
+	}
+	// The message is stored beside the first model call (the call does
+	// not read it back): the answer's write waits for it (caughtUp), so
+	// the history keeps its order, and a turn whose message could not be
+	// stored ends with that error, its model call counted. The thread's
+	// unseen mark is cleared once the message is stored.
+	rows, err := e.eventRows(r.sid, t.Event.ID, t.Event.TS, input)
+	if err != nil {
 		return ctx, nil, false, err
 	}
-	e.markSeen(ctx, t)
-	return ctx, append(msgs, input...), admitted, nil
+	r.behind = e.writeBehind(ctx, r.sid, rows, func() { e.markSeen(ctx, t) })
+	return ctx, append(msgs, input...), true, nil
 }
 
 // input is the person's message as the history stores it: their words,
@@ -432,7 +446,11 @@ func (r *turn) useTools(ctx context.Context, streams *replyStreams, assistant an
 		if err := r.caughtUp(); err != nil {
 			return err
 		}
-		r.behind = r.e.writeBehind(ctx, r.sid, result)
+		rows, err := r.e.historyRows(r.sid, "", []anthropic.MessageParam{result})
+		if err != nil {
+			return err
+		}
+		r.behind = r.e.writeBehind(ctx, r.sid, rows, nil)
 		return nil
 	})
 	if streams != nil {
