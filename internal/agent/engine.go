@@ -202,7 +202,7 @@ type Engine struct {
 
 	// waits, when set (by tests: export_test.go), is told each time a
 	// turn starts to wait: for a slot, for its first status call, for a
-	// tool result written behind it. A test learns that a turn is blocked
+	// message or tool result written behind it. A test learns that a turn is blocked
 	// from it rather than by sleeping.
 	waits func(what string)
 }

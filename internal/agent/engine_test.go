@@ -1601,7 +1601,7 @@ func TestToolResultWriteFails(t *testing.T) {
 	if !errors.Is(err, llm.ErrContextTooLong) {
 		t.Fatalf("Turn = %v, want the model's error", err)
 	}
-	if logs := e.logs.String(); !strings.Contains(logs, "tool result not stored") || !strings.Contains(logs, "disk full") {
+	if logs := e.logs.String(); !strings.Contains(logs, "a message written behind the turn was not stored") || !strings.Contains(logs, "disk full") {
 		t.Errorf("the write's failure is not logged:\n%s", logs)
 	}
 }

@@ -19,10 +19,11 @@ import (
 // A turn, in the order Engine.Turn runs it:
 //
 //	register  the thread's running turn (Abort, Ended) and its span
-//	prepare   the history loaded, the person's message stored (input)
+//	prepare   the history loaded, the person's message (input) written
+//	          beside the first model call (behind)
 //	loop      model call, its answer stored with its cost, the tools it
 //	          asks for, again (step), until the model ends the turn
-//	wrapUp    the tool result written behind caught up, the session
+//	wrapUp    the write behind the turn caught up, the session
 //	          shown active, a large history compacted, a status cleared
 //	end       the span and the turn's metrics
 //
@@ -51,8 +52,8 @@ type turn struct {
 	// promptTokens is the last request's prompt size: past CompactAt, the
 	// history is compacted once the turn has answered.
 	promptTokens int64
-	// behind is the write of the last tool result, running behind the
-	// turn (writeBehind); nil when none runs.
+	// behind is the write of the person's message or of the last tool
+	// result, running behind the turn (writeBehind); nil when none runs.
 	behind <-chan error
 }
 
@@ -467,8 +468,8 @@ func (r *turn) useTools(ctx context.Context, streams *replyStreams, assistant an
 	return nil
 }
 
-// caughtUp waits for the tool result written behind the turn, if any:
-// the turn's next write waits for it, and so does its end.
+// caughtUp waits for the message or tool result written behind the
+// turn, if any: the turn's next write waits for it, and so does its end.
 func (r *turn) caughtUp() error {
 	if r.behind == nil {
 		return nil
@@ -485,7 +486,7 @@ func (r *turn) caughtUp() error {
 }
 
 // wrapUp ends the loop, whatever ended it (err), in this order: the
-// result written behind is waited for (its error is the turn's unless the
+// write behind the turn is waited for (its error is the turn's unless the
 // turn failed anyway); the session shows the turn answered (and drops its
 // stop button) at once; then, past CompactAt, the history is compacted
 // (it reads the history: after the write); then a status shown since the
@@ -497,7 +498,7 @@ func (r *turn) wrapUp(ctx context.Context, err error) error {
 	case err == nil:
 		err = werr
 	default: // the turn failed anyway: the write's error is not lost
-		r.e.o.Log.ErrorContext(ctx, "tool result not stored", "session_id", r.sid, "err", werr)
+		r.e.o.Log.ErrorContext(ctx, "a message written behind the turn was not stored", "session_id", r.sid, "err", werr)
 	}
 	r.state.tasks.finish(context.WithoutCancel(ctx))
 	r.state.view.finish(ctx)
