@@ -202,8 +202,8 @@ type Engine struct {
 
 	// waits, when set (by tests: export_test.go), is told each time a
 	// turn starts to wait: for a slot, for its first status call, for a
-	// message or tool result written behind it. A test learns that a turn is blocked
-	// from it rather than by sleeping.
+	// message or tool result written behind it. A test learns that a
+	// turn is blocked from it rather than by sleeping.
 	waits func(what string)
 }
 
@@ -447,9 +447,9 @@ type encodedBlock struct {
 // then runs then (if any) once they are stored; the channel gets the
 // write's outcome. The write starts at once, so what it stores is as
 // durable as when the turn waited for it; the turn's next write, and its
-// end, wait for it (turn.caughtUp). The rows are encoded before it
-// returns: the request that follows marks its last block (the cache
-// breakpoint) in place.
+// end, wait for it (turn.caughtUp). The caller encodes the rows before
+// the request that follows, which marks the message's last block (the
+// cache breakpoint) in place.
 func (e *Engine) writeBehind(ctx context.Context, sid string, rows []store.Message, then func()) <-chan error {
 	done := make(chan error, 1)
 	e.bg.Add(1)
