@@ -187,14 +187,6 @@ func (r *turn) prepare(ctx context.Context, after <-chan struct{}) (_ context.Co
 	if err != nil {
 		return ctx, nil, false, err
 	}
-	if !admitted {
-		// The turn stops here: nothing waits beside it for the write.
-		if err := e.persistEvent(ctx, r.sid, t.Event.ID, t.Event.TS, input...); err != nil {
-			return ctx, nil, false, err
-		}
-		e.markSeen(ctx, t)
-		return ctx, append(msgs, input...), false, nil
-	}
 	// The message is stored beside the first model call (the call does
 	// not read it back): the answer's write waits for it (caughtUp), so
 	// the history keeps its order, and a turn whose message could not be
@@ -205,6 +197,10 @@ func (r *turn) prepare(ctx context.Context, after <-chan struct{}) (_ context.Co
 		return ctx, nil, false, err
 	}
 	r.behind = e.writeBehind(ctx, r.sid, rows, func() { e.markSeen(ctx, t) })
+	if !admitted {
+		// The turn stops here: it ends once its message is stored.
+		return ctx, append(msgs, input...), false, r.caughtUp()
+	}
 	return ctx, append(msgs, input...), true, nil
 }
 
