@@ -100,9 +100,11 @@ func pinScratch() {
 		defer tls.Close()
 		pinPages(tls, journalClass, scratchPages)
 		pinPages(tls, pinnedClass, scratchPages)
+		pinned.Lock()
+		defer pinned.Unlock()
 		for size := libc.Tsize_t(minClass); size <= maxClass; size <<= 1 {
 			if size != 2<<10 && size != pinnedClass { // pinned above
-				libc.Xmalloc(tls, size)
+				pinned.keep(libc.Xmalloc(tls, size))
 			}
 		}
 	})
@@ -115,20 +117,20 @@ const (
 	maxClass = 16 << 10
 )
 
-// pinPages keeps n pages of the class of size mapped: it allocates
-// blocks of that size until they came from n pages, keeps the first
-// block of each page and frees the others.
+// pinPages keeps n more pages of the class of size mapped: it allocates
+// blocks of that size until they came from n pages not kept yet, keeps
+// the first block of each such page and frees the others.
 func pinPages(tls *libc.TLS, size libc.Tsize_t, n int) {
-	const mask = 1<<16 - 1 // the allocator's 64 KiB pages are aligned
-	kept := map[uintptr]bool{}
+	pinned.Lock()
+	defer pinned.Unlock()
 	var spare []uintptr
-	for len(kept) < n {
+	for got := 0; got < n; {
 		p := libc.Xmalloc(tls, size)
 		if p == 0 {
 			break
 		}
-		if pg := p &^ mask; !kept[pg] {
-			kept[pg] = true
+		if pinned.keep(p) {
+			got++
 			continue
 		}
 		spare = append(spare, p)
@@ -136,4 +138,76 @@ func pinPages(tls *libc.TLS, size libc.Tsize_t, n int) {
 	for _, p := range spare {
 		libc.Xfree(tls, p)
 	}
+}
+
+// pinned are the allocator's pages that hold a block never freed, which
+// keeps them mapped.
+var pinned pinnedPages
+
+type pinnedPages struct {
+	sync.Mutex
+	pages map[uintptr]bool
+}
+
+// pageMask masks the allocator's pages, aligned at 64 KiB.
+const pageMask = 1<<16 - 1
+
+// keep reports whether p lies in a page no kept block holds yet, and then
+// keeps p (its caller never frees it); called with the lock held.
+func (k *pinnedPages) keep(p uintptr) bool {
+	pg := p &^ pageMask
+	if k.pages[pg] {
+		return false
+	}
+	if k.pages == nil {
+		k.pages = map[uintptr]bool{}
+	}
+	k.pages[pg] = true
+	return true
+}
+
+// keepHeadroom makes sure each of the allocator's classes has room for a
+// statement's passing blocks in pages that stay mapped, once per
+// in-memory store handed out (InMemoryPool.Get). The blocks a process
+// keeps for long (each prepared statement's, past its connection's
+// lookaside) fill the pages pinScratch pinned as the pooled stores
+// prepare statements; once a class's kept pages are full, every
+// statement that needs one more block of it (a cursor: the 512-byte
+// class) maps a page and unmaps it at its end, each unmap a TLB
+// shootdown on every core. With 253 of the 254 blocks of two pages kept
+// by the simulator's statements, one statement more made the shipped
+// scenarios a half slower (3,394 pages mapped and unmapped in one pass,
+// from one). It takes headroom(size) blocks of each class and keeps the
+// first block of any page not kept yet (which gives the class that
+// page's room), freeing the others: the kept pages grow with what the
+// process keeps, a page at a time, and a class whose kept pages still
+// have the room costs its probe's blocks only.
+func keepHeadroom() {
+	tls := libc.NewTLS()
+	defer tls.Close()
+	pinned.Lock()
+	defer pinned.Unlock()
+	var spare []uintptr
+	for size := libc.Tsize_t(minClass); size <= maxClass; size <<= 1 {
+		spare = spare[:0]
+		for range headroom(size) {
+			p := libc.Xmalloc(tls, size)
+			if p == 0 {
+				break
+			}
+			if !pinned.keep(p) {
+				spare = append(spare, p)
+			}
+		}
+		for _, p := range spare {
+			libc.Xfree(tls, p)
+		}
+	}
+}
+
+// headroom is how many passing blocks of the class of size keepHeadroom
+// makes room for: a quarter of a page's blocks, at least two and at most
+// 32 (a statement's cursors and values are a few blocks of a class).
+func headroom(size libc.Tsize_t) int {
+	return min(32, max(2, (1<<16)/int(size)/4))
 }

@@ -123,6 +123,7 @@ const maxPooledStores = 8
 
 // Get returns an emptied store from the pool, with opts, or a new one.
 func (p *InMemoryPool) Get(ctx context.Context, opts Options) (*Store, error) {
+	keepHeadroom()
 	p.mu.Lock()
 	if n := len(p.free); n > 0 {
 		s := p.free[n-1]
