@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,8 +21,10 @@ type PersonThread struct {
 // ThreadsOf returns the threads where userID's turns called the model
 // (model_usage), the most recent first, at most limit.
 func (s *Store) ThreadsOf(ctx context.Context, userID string, limit int) ([]PersonThread, error) {
+	// The limit is written into the statement, not bound (see stmt.go):
+	// the App Home asks for one page size.
 	rows, err := s.query(ctx, `SELECT thread_key, channel_id, max(at) AS last FROM model_usage WHERE user_id = ? AND thread_key <> ''
-		GROUP BY thread_key, channel_id ORDER BY last DESC, thread_key LIMIT ?`, userID, limit)
+		GROUP BY thread_key, channel_id ORDER BY last DESC, thread_key LIMIT `+strconv.Itoa(limit), userID)
 	if err != nil {
 		return nil, fmt.Errorf("threads of a person: %w", err)
 	}

@@ -96,21 +96,30 @@ const maxCommon = 3
 // matches hold the best; ranking more costs as much again per row.
 const maxCommonCandidates = 200
 
-// qCandidatesSQLite is the newest ?3 rows of a MATCH (maxCandidates, or
+// qCandidatesSQLite are the newest rows of a MATCH (maxCandidates, or
 // maxCommonCandidates for common words alone), which rankCandidates
-// ranks: FTS5's own bm25() would weigh the words by the whole index.
-const qCandidatesSQLite = `SELECT rowid, kind, ref, chan, channel, thread_ts, ts, author, created_at, body
+// ranks: FTS5's own bm25() would weigh the words by the whole index. The
+// limit is written into the statement, not bound (see stmt.go).
+var (
+	qCandidatesSQLite       = candidatesSQLite(maxCandidates)
+	qCandidatesSQLiteCommon = candidatesSQLite(maxCommonCandidates)
+)
+
+func candidatesSQLite(limit int) string {
+	return `SELECT rowid, kind, ref, chan, channel, thread_ts, ts, author, created_at, body
 	FROM recall WHERE recall MATCH ?1 AND NOT (kind = 'message' AND thread_ts = ?2)
-	ORDER BY rowid DESC LIMIT ?3`
+	ORDER BY rowid DESC LIMIT ` + strconv.Itoa(limit)
+}
 
 // qStats is a conversation's counts.
 const qStats = `SELECT docs, words FROM recall_stats WHERE channel_id = ?`
 
 // qCountSQLite counts the rows of a MATCH, up to a limit; qSpanSQLite is
 // the span of the index's row ids: about its number of rows, read from
-// both ends of its rowid order without a scan.
+// both ends of its rowid order without a scan. The limit follows the
+// index's size, so it is bound, behind a unary plus (see stmt.go).
 const (
-	qCountSQLite = `SELECT count(*) FROM (SELECT 1 FROM recall WHERE recall MATCH ? LIMIT ?)`
+	qCountSQLite = `SELECT count(*) FROM (SELECT 1 FROM recall WHERE recall MATCH ? LIMIT +?)`
 	qSpanSQLite  = `SELECT coalesce((SELECT rowid FROM recall ORDER BY rowid DESC LIMIT 1), 0)
 		- coalesce((SELECT rowid FROM recall ORDER BY rowid LIMIT 1), 1) + 1`
 )
@@ -129,12 +138,12 @@ func (s *Store) recallSQLite(ctx context.Context, terms []string, q memory.Recal
 	if err != nil {
 		return nil, err
 	}
-	candidates := maxCandidates
+	candidates := qCandidatesSQLite
 	if allCommon {
-		candidates = maxCommonCandidates
+		candidates = qCandidatesSQLiteCommon
 	}
 	match := where + ` AND body : ("` + strings.Join(terms, `" OR "`) + `")`
-	rows, err := s.query(ctx, qCandidatesSQLite, match, q.Thread, candidates)
+	rows, err := s.query(ctx, candidates, match, q.Thread)
 	if err != nil {
 		return nil, err
 	}

@@ -156,3 +156,19 @@ func indexBytes(b *testing.B, s *Store) int64 {
 	}
 	return n
 }
+
+// BenchmarkRecallSmall is one recall of three content words over a young
+// persona's index (2,000 messages and 200 memories in 40 conversations):
+// no word is counted as common, so the recall is the index's span, the
+// candidates' query and their ranking, and what each statement costs
+// beyond its rows shows.
+func BenchmarkRecallSmall(b *testing.B) {
+	s := openAt(b, testPath(b), newClock())
+	vocab := benchVocabulary(5000)
+	fillRecall(b, s, 2000, 200, vocab)
+	r := rand.New(rand.NewPCG(21, 22))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(23, 24)), 1.1, 1, uint64(len(vocab)-1))
+	benchRecall(b, s, func() string {
+		return strings.Join([]string{vocab[100+zipf.Uint64()%4900], vocab[100+zipf.Uint64()%4900], vocab[r.IntN(len(vocab))]}, " ")
+	})
+}

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -215,8 +217,10 @@ func (s *Store) NextScheduleDue(ctx context.Context) (time.Time, bool, error) {
 // DueSchedules lists the schedules not paused due at now, earliest first,
 // at most limit (schedule.Store).
 func (s *Store) DueSchedules(ctx context.Context, now time.Time, limit int) ([]schedule.Schedule, error) {
+	// The limit is written into the statement, not bound (see stmt.go):
+	// the scheduler asks for one batch size.
 	out, err := s.schedules(ctx, `SELECT `+scheduleColumns+` FROM schedules
-		WHERE NOT paused AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?`, now.UnixMilli(), limit)
+		WHERE NOT paused AND next_run_at <= ? ORDER BY next_run_at, id LIMIT `+strconv.Itoa(limit), now.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("due schedules: %w", err)
 	}
@@ -354,8 +358,9 @@ func milliOrZero(t time.Time) int64 {
 // The inbox is pruned of settled rows, so the read stays small.
 func (s *Store) ScheduleRunUnfinished(ctx context.Context, id string) (bool, error) {
 	var n int
-	err := s.queryRow(ctx, `SELECT count(*) FROM inbox WHERE event_id LIKE ? AND state IN (?, ?, ?)`,
-		schedule.RunIDPrefix(id)+"%", InboxReceived, InboxRunning, InboxAnswering).Scan(&n)
+	prefix := schedule.RunIDPrefix(id)
+	err := s.queryRow(ctx, `SELECT count(*) FROM inbox WHERE substr(event_id, 1, ?) = ? AND state IN (?, ?, ?)`,
+		utf8.RuneCountInString(prefix), prefix, InboxReceived, InboxRunning, InboxAnswering).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("schedule %s: unfinished run: %w", id, err)
 	}

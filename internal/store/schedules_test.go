@@ -480,3 +480,57 @@ func TestSchedulerReplicasOnStore(t *testing.T) {
 		t.Fatalf("%d due times ran", len(seen))
 	}
 }
+
+// TestScheduleRunUnfinished: a run of the schedule is unfinished while its
+// event is received, running or answering, on any replica; a settled run,
+// a run of another schedule (one whose id the first's starts, or differs
+// from in case only) and an event that only looks like a run do not count.
+func TestScheduleRunUnfinished(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	due := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	receive := func(id string) {
+		t.Helper()
+		if _, err := s.InboxReceive(ctx, InboxEntry{EventID: id, Kind: "schedule", ChannelID: "C1", Event: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unfinished := func(id string) bool {
+		t.Helper()
+		busy, err := s.ScheduleRunUnfinished(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return busy
+	}
+	receive(schedule.RunID("s10", due))
+	receive(schedule.RunID("S1", due))
+	receive("x" + schedule.RunID("s1", due))
+	receive("sched:s1") // no separator: not a run of s1
+	if unfinished("s1") {
+		t.Fatal("runs of s10 and S1, and look-alike events, count as s1's")
+	}
+	run := schedule.RunID("s1", due)
+	receive(run)
+	if !unfinished("s1") {
+		t.Fatal("a received run is not unfinished")
+	}
+	if _, err := s.InboxStart(ctx, run, "trace"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InboxAnswering(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if !unfinished("s1") {
+		t.Fatal("an answering run is not unfinished")
+	}
+	if err := s.InboxFinish(ctx, run, InboxAnswered, ""); err != nil {
+		t.Fatal(err)
+	}
+	if unfinished("s1") {
+		t.Fatal("an answered run is still unfinished")
+	}
+	if !unfinished("s10") || !unfinished("S1") {
+		t.Fatal("the other schedules' runs were lost")
+	}
+}
