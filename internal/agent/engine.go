@@ -19,6 +19,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/llm"
 	"github.com/persona-runtime/agent/internal/store"
+	"github.com/persona-runtime/agent/pkg/gopool"
 	"github.com/persona-runtime/agent/pkg/pipeline"
 	"github.com/persona-runtime/agent/pkg/tools"
 )
@@ -196,7 +197,8 @@ type Engine struct {
 	mu      sync.Mutex
 	running map[string]runningTurn // thread key → its running turn
 
-	bg sync.WaitGroup // work a turn left running beside it (beside)
+	bg   sync.WaitGroup // work a turn left running beside it (beside, writeBehind)
+	work *gopool.Pool   // the goroutines that run it
 
 	static atomic.Pointer[encodedBlock] // the last static system block (staticBlock)
 
@@ -221,9 +223,22 @@ func (e *Engine) waiting(what string) {
 	}
 }
 
-// Wait waits for the work turns left running beside them: call it after
-// the last turn ended and before the store closes.
-func (e *Engine) Wait() { e.bg.Wait() }
+// Wait waits for the work turns left running beside them, and lets the
+// goroutines that ran it end: call it after the last turn ended and
+// before the store closes.
+func (e *Engine) Wait() {
+	e.bg.Wait()
+	e.work.Close()
+}
+
+// The work beside turns (their writes behind, their usage) runs on
+// goroutines that wait a while for the next: that work goes down into
+// SQLite, whose frames grow a new goroutine's stack by copying it three
+// or four times, for every write (see gopool).
+const (
+	besideWorkers = 4
+	besideWait    = 2 * time.Second
+)
 
 var _ pipeline.Agent = (*Engine)(nil)
 
@@ -250,7 +265,8 @@ func New(o Options) (*Engine, error) {
 	if o.CompactAt <= 0 {
 		o.CompactAt = 150_000
 	}
-	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns), running: map[string]runningTurn{}}
+	e := &Engine{o: o, slots: make(chan struct{}, o.MaxTurns), running: map[string]runningTurn{},
+		work: gopool.New(besideWorkers, besideWait)}
 	e.toolsAt = o.Tools.Version()
 	e.tools = toolParams(o.Tools.List())
 	return e, nil
@@ -453,14 +469,14 @@ type encodedBlock struct {
 func (e *Engine) writeBehind(ctx context.Context, sid string, rows []store.Message, then func()) <-chan error {
 	done := make(chan error, 1)
 	e.bg.Add(1)
-	go func() {
+	e.work.Go(func() {
 		defer e.bg.Done()
 		err := e.appendRows(ctx, sid, store.Answer{}, rows)
 		if err == nil && then != nil {
 			then()
 		}
 		done <- err
-	}()
+	})
 	return done
 }
 

@@ -41,10 +41,10 @@ func (e *Engine) recordUsage(ctx context.Context, r *store.UsageRecord) {
 // beside runs f beside the turn, off its path; Wait waits for it.
 func (e *Engine) beside(f func()) {
 	e.bg.Add(1)
-	go func() {
+	e.work.Go(func() {
 		defer e.bg.Done()
 		f()
-	}()
+	})
 }
 
 func storeUsage(u anthropic.Usage) store.Usage {
