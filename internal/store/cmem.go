@@ -176,12 +176,13 @@ func (k *pinnedPages) keep(p uintptr) bool {
 // class) maps a page and unmaps it at its end, each unmap a TLB
 // shootdown on every core. With 253 of the 254 blocks of two pages kept
 // by the simulator's statements, one statement more made the shipped
-// scenarios a half slower (3,394 pages mapped and unmapped in one pass,
-// from one). It takes headroom(size) blocks of each class and keeps the
-// first block of any page not kept yet (which gives the class that
-// page's room), freeing the others: the kept pages grow with what the
-// process keeps, a page at a time, and a class whose kept pages still
-// have the room costs its probe's blocks only.
+// scenarios two thirds slower (3,394 pages of the 512-byte class mapped
+// and unmapped in one pass, from none). It takes headroom(size) blocks
+// of each class and keeps the first block of any page not kept yet
+// (which gives the class that page's room), freeing the others: the
+// kept pages grow with what the process keeps, a page at a time, and a
+// class whose kept pages still have the room costs its probe's blocks
+// only.
 func keepHeadroom() {
 	tls := libc.NewTLS()
 	defer tls.Close()

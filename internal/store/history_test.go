@@ -343,3 +343,23 @@ func TestContentRoundTrip(t *testing.T) {
 		t.Errorf("content =\n%s\nwant\n%s", h[0].Content, content)
 	}
 }
+
+// BenchmarkAppendAnswer is the write a turn makes before it posts its
+// reply: the model's tool call, what the call cost and the event's
+// answering mark, one transaction.
+func BenchmarkAppendAnswer(b *testing.B) {
+	s, _ := newTestStore(b)
+	newSession(b, s, "s1")
+	ctx := b.Context()
+	call := Message{Role: RoleAssistant, Content: json.RawMessage(`[{"type":"tool_use","id":"t1","name":"mcp__agent_chat__reply","input":{"text":"ack"}}]`)}
+	if _, err := s.InboxReceive(ctx, InboxEntry{EventID: "Ev1", Kind: "message", ChannelID: "D1", Event: json.RawMessage(`{}`)}); err != nil {
+		b.Fatal(err)
+	}
+	a := Answer{Answering: "Ev1", Spent: &UsageRecord{ThreadKey: "thread-s1", ChannelID: "D1", UserID: "U1", Model: "m",
+		Usage: Usage{Input: 900, Output: 40}}}
+	for b.Loop() {
+		if err := s.AppendAnswer(ctx, "s1", a, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -19,17 +19,17 @@ type stmtCache struct {
 }
 
 // A prepared statement runs as prepared unless a bound value steers
-// SQLite's plan: a bound LIMIT (the planner weighs a small limit) or the
-// pattern of a LIKE or GLOB (a prefix may use an index). Binding such a
-// parameter, even to the value it had, expires the statement, and SQLite
-// prepares it again at its next run: parsed and planned at every call,
-// as if never prepared (the scheduler's due schedules took 0.13 ms of
-// every simulated scenario so). So a limit is written into the statement
-// when it takes few values (DueSchedules, ThreadsOf, the recall's
-// candidates), and bound behind a unary plus, which SQLite does not read
-// as a known value, when it follows the data (qCountSQLite, SQLite's
-// alone); a prefix is matched with substr, not LIKE.
-// TestNoPlanSteeringParameter keeps it so.
+// SQLite's plan (3.51): a bound LIMIT (the planner weighs a small
+// limit) or the pattern of a LIKE or GLOB (a prefix may use an index).
+// Binding such a parameter, even to the value it had, expires the
+// statement, and SQLite prepares it again at its next run: parsed and
+// planned at every call, as if never prepared (the scheduler's due
+// schedules took 0.13 ms of every simulated scenario so). So a limit is
+// written into the statement when it takes few values (DueSchedules,
+// ThreadsOf, the recall's candidates), and bound behind a unary plus,
+// which SQLite does not read as a known value, when it follows the data
+// (qCountSQLite, SQLite's alone); a prefix is matched with substr, not
+// LIKE. TestNoPlanSteeringParameter keeps it so.
 
 // stmt returns query prepared (written with ? placeholders).
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
