@@ -82,7 +82,8 @@ const journalClass = 1024 + 8
 // unmap a TLB shootdown on every core, the classes' churn a tenth of a
 // simulation's CPU. It fills the pages with blocks and frees all but one
 // of each page, which keep the pages mapped and their blocks on the
-// class's free list. The other classes get one block each, never freed:
+// class's free list. The other classes get a kept page each, with room
+// (keepHeadroom, which every store the pool hands out runs again):
 // a scenario's store, its connection and its statements come and go, and
 // each class whose last block they freed was unmapped, to be mapped
 // again by the next scenario (the message a turn appends, a row's value
@@ -100,13 +101,7 @@ func pinScratch() {
 		defer tls.Close()
 		pinPages(tls, journalClass, scratchPages)
 		pinPages(tls, pinnedClass, scratchPages)
-		pinned.Lock()
-		defer pinned.Unlock()
-		for size := libc.Tsize_t(minClass); size <= maxClass; size <<= 1 {
-			if size != 2<<10 && size != pinnedClass { // pinned above
-				pinned.keep(libc.Xmalloc(tls, size))
-			}
-		}
+		keepHeadroom() // the other classes: a kept page each, with its room
 	})
 }
 
