@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,25 +213,29 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// The .env files are read once per run, for every command's flags, not
-// once per command: LoadEnv asks for HOME once, and `version` nothing
-// more.
+// The .env files are read at most once per run, not once per command:
+// LoadEnv asks for HOME once. `agent --help` builds every command (each
+// registering its settings' flags) and reads them once; `agent version`
+// builds its own command alone, which reads no setting, and reads none.
 func TestEnvReadOncePerRun(t *testing.T) {
-	home := t.TempDir()
-	homes := 0
-	getenv := func(k string) string {
-		if k == "HOME" {
-			homes++
-			return home
+	for args, want := range map[string]int{"--help": 1, "version": 0} {
+		home := t.TempDir()
+		homes := 0
+		getenv := func(k string) string {
+			if k == "HOME" {
+				homes++
+				return home
+			}
+			return ""
 		}
-		return ""
-	}
-	var out bytes.Buffer
-	if err := run(t.Context(), []string{"version"}, getenv, strings.NewReader(""), &out, &out); err != nil {
-		t.Fatal(err)
-	}
-	if homes != 1 {
-		t.Errorf("HOME read %d times for `agent version`, want 1 (the .env files read once)", homes)
+		var out bytes.Buffer
+		err := run(t.Context(), strings.Fields(args), getenv, strings.NewReader(""), &out, &out)
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("agent %s: %v", args, err)
+		}
+		if homes != want {
+			t.Errorf("HOME read %d times for `agent %s`, want %d", homes, args, want)
+		}
 	}
 }
 

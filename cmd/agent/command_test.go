@@ -38,7 +38,7 @@ func TestParseSince(t *testing.T) {
 func TestSinceTakesDaysEverywhere(t *testing.T) {
 	c := &cli{getenv: func(string) string { return "" }}
 	seen := 0
-	for _, cmd := range c.commands() {
+	for _, cmd := range c.commands(nil) {
 		f := cmd.FlagSet.Lookup("since")
 		if f == nil {
 			continue
@@ -58,6 +58,31 @@ func TestSinceTakesDaysEverywhere(t *testing.T) {
 		env := map[string]string{"AGENT_HOME": t.TempDir()}
 		if _, stderr, code := runCLI(t, env, name, "--since", "7d"); code != 0 {
 			t.Errorf("agent %s --since 7d: exit %d: %s", name, code, strings.TrimSpace(stderr))
+		}
+	}
+}
+
+// A command line naming a command builds that command alone, under the
+// name it is run by; any other line builds them all.
+func TestCommandsBuiltByName(t *testing.T) {
+	c := &cli{getenv: func(string) string { return "" }}
+	all := c.commands(nil)
+	if len(all) < 15 {
+		t.Fatalf("%d commands", len(all))
+	}
+	for _, cmd := range all {
+		got := c.commands([]string{cmd.Name, "--help"})
+		if len(got) != 1 || got[0].Name != cmd.Name {
+			var names []string
+			for _, g := range got {
+				names = append(names, g.Name)
+			}
+			t.Errorf("commands(%q) built %v, want it alone", cmd.Name, names)
+		}
+	}
+	for _, args := range [][]string{{}, {"--help"}, {"strat"}, {"-h", "start"}} {
+		if got := c.commands(args); len(got) != len(all) {
+			t.Errorf("commands(%q) built %d commands, want all %d", args, len(got), len(all))
 		}
 	}
 }

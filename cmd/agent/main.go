@@ -126,7 +126,7 @@ func (c *cli) run(ctx context.Context) error {
 		ShortUsage:  "agent <command> [flags]",
 		ShortHelp:   "the persona agent runtime",
 		FlagSet:     flag.NewFlagSet(service.Name, flag.ContinueOnError),
-		Subcommands: c.commands(),
+		Subcommands: c.commands(args),
 	}
 	root.Exec = func(_ context.Context, rest []string) error {
 		if len(rest) == 0 {
@@ -154,25 +154,45 @@ func (c *cli) run(ctx context.Context) error {
 }
 
 // commands are the binary's commands, a file each; all but sim are built
-// on the shared scaffolding of command.go.
-func (c *cli) commands() []*ffcli.Command {
-	return []*ffcli.Command{
-		c.startCommand("start"),
-		c.startCommand("dev"),
-		c.manifestCommand(),
-		c.validateSoulCommand(),
-		c.installDepsCommand(),
-		c.simCommand(),
-		c.auditCommand(),
-		c.inboxCommand(),
-		c.memoryCommand(),
-		c.doctorCommand(),
-		c.feedbackCommand(),
-		c.usageCommand(),
-		c.schedulesCommand(),
-		c.connectionsCommand(),
-		c.versionCommand(),
+// on the shared scaffolding of command.go. A command line that names one
+// (args[0]) gets that one alone: building a command registers its flags
+// and, for most, every setting's (a few milliseconds of each start, on
+// 2 cores, for commands the line does not run). Anything else — help, a
+// root flag, a misspelt name — gets them all, in this order, for the
+// usage and the nearest name.
+func (c *cli) commands(args []string) []*ffcli.Command {
+	table := []struct {
+		name  string
+		build func() *ffcli.Command
+	}{
+		{"start", func() *ffcli.Command { return c.startCommand("start") }},
+		{"dev", func() *ffcli.Command { return c.startCommand("dev") }},
+		{"manifest", c.manifestCommand},
+		{"validate-soul", c.validateSoulCommand},
+		{"install-deps", c.installDepsCommand},
+		{"sim", c.simCommand},
+		{"audit", c.auditCommand},
+		{"inbox", c.inboxCommand},
+		{"memory", c.memoryCommand},
+		{"doctor", c.doctorCommand},
+		{"feedback", c.feedbackCommand},
+		{"usage", c.usageCommand},
+		{"schedules", c.schedulesCommand},
+		{"connections", c.connectionsCommand},
+		{"version", c.versionCommand},
 	}
+	if len(args) > 0 {
+		for _, t := range table {
+			if t.name == args[0] {
+				return []*ffcli.Command{t.build()}
+			}
+		}
+	}
+	all := make([]*ffcli.Command, len(table))
+	for i, t := range table {
+		all[i] = t.build()
+	}
+	return all
 }
 
 // unknownCommand is the error for a command that is not one, naming the
