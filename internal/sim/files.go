@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"path"
 	"strings"
+	"sync"
 )
 
 // The files a scenario's send attaches (`files: [chart.png, spec.pdf]`):
@@ -36,7 +37,7 @@ func SampleFile(name string) (mimeType string, content []byte) {
 	}
 	switch ext {
 	case ".png", ".jpg", ".jpeg", ".gif":
-		return mimeType, sampleImage(ext)
+		return mimeType, bytes.Clone(sampleImages()[ext])
 	case ".webp":
 		b, _ := base64.StdEncoding.DecodeString(sampleWebP)
 		return mimeType, b
@@ -57,6 +58,18 @@ const samplePDF = "%PDF-1.4\n1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj\n" +
 // sampleWebP is a 1×1 lossless WebP image (the standard library has no
 // WebP encoder).
 const sampleWebP = "UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA=="
+
+// sampleImages are sampleImage's images by extension, encoded once per
+// process: an encoder's state outweighs the image many times over (the
+// PNG encoder's compressor alone is hundreds of KiB), and a scenario
+// attaches a few.
+var sampleImages = sync.OnceValue(func() map[string][]byte {
+	m := map[string][]byte{}
+	for _, ext := range []string{".png", ".jpg", ".jpeg", ".gif"} {
+		m[ext] = sampleImage(ext)
+	}
+	return m
+})
 
 // sampleImage is a 4×3 image with a diagonal, encoded in the format of ext.
 func sampleImage(ext string) []byte {

@@ -103,6 +103,7 @@ func TestParseScenarioFiles(t *testing.T) {
 }
 
 // Sample files are what their names say, the same bytes every time.
+// (The images are encoded once; each call returns a copy.)
 func TestSampleFile(t *testing.T) {
 	for name, want := range map[string]string{"a.png": "image/png", "b.JPG": "image/jpeg", "c.gif": "image/gif",
 		"d.webp": "image/webp", "e.pdf": "application/pdf", "f.txt": "text/plain", "g": "text/plain"} {
@@ -113,6 +114,12 @@ func TestSampleFile(t *testing.T) {
 		if _, again := SampleFile(name); !bytes.Equal(content, again) {
 			t.Errorf("SampleFile(%s) changed between calls", name)
 		}
+		kept := bytes.Clone(content)
+		content[0] ^= 0xff // a caller's copy is its own
+		if _, again := SampleFile(name); !bytes.Equal(kept, again) {
+			t.Errorf("SampleFile(%s) changed after a caller wrote its copy", name)
+		}
+		content = kept
 		if got := http.DetectContentType(content); strings.HasPrefix(want, "image/") || want == "application/pdf" {
 			if got != want {
 				t.Errorf("SampleFile(%s)'s bytes are %s, want %s", name, got, want)

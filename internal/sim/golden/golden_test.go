@@ -84,3 +84,20 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("skip: %q, %v", note, err)
 	}
 }
+
+// Free text names the messages named so far, including those named after
+// an earlier text was renamed.
+func TestRenamerText(t *testing.T) {
+	n := newRenamer()
+	if got := n.text("at 1700000000.000100"); got != "at 1700000000.000100" {
+		t.Errorf("nothing named: %q", got)
+	}
+	n.msg("1700000000.000100")
+	if got := n.text("at 1700000000.000100"); got != "at m1" {
+		t.Errorf("one named: %q", got)
+	}
+	n.msg("1700000000.000200")
+	if got := n.text("1700000000.000200 after 1700000000.000100"); got != "m2 after m1" {
+		t.Errorf("two named: %q", got)
+	}
+}

@@ -10,6 +10,11 @@ import (
 type renamer struct {
 	threads, msgs, cards map[string]string
 	replace              []string // old, new pairs for free text
+	// replacer replaces the first replaced pairs of replace: built again
+	// only once a message has been named since (a transcript's texts
+	// outnumber its messages).
+	replacer *strings.Replacer
+	replaced int
 }
 
 func newRenamer() *renamer {
@@ -45,5 +50,8 @@ func (n *renamer) text(s string) string {
 	if len(n.replace) == 0 {
 		return s
 	}
-	return strings.NewReplacer(n.replace...).Replace(s)
+	if n.replaced != len(n.replace) {
+		n.replacer, n.replaced = strings.NewReplacer(n.replace...), len(n.replace)
+	}
+	return n.replacer.Replace(s)
 }
