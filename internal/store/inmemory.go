@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -202,20 +203,37 @@ var templateEmptying = sync.OnceValues(func() (emptying, error) {
 	if err != nil {
 		return emptying{}, err
 	}
-	tables, err := tpl.names("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name",
-		migrationsTable)
+	// One query for the tables, their kind and the tables their foreign
+	// keys point to (a row per key; none for a table without): a query a
+	// table prepared in SQLite again, on each process's first emptying.
+	rows, err := tpl.db.QueryContext(context.Background(), `SELECT t.name, t.type, f."table" FROM pragma_table_list AS t
+		LEFT JOIN pragma_foreign_key_list(t.name) AS f
+		WHERE t.schema = 'main' AND t.type IN ('table', 'virtual') AND t.name NOT LIKE 'sqlite_%' AND t.name <> ?
+		ORDER BY t.name`, migrationsTable)
 	if err != nil {
-		return emptying{}, err
+		return emptying{}, fmt.Errorf("tables: %w", err)
 	}
-	virtual, err := tpl.names("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'virtual'")
-	if err != nil {
-		return emptying{}, err
-	}
-	parents := make(map[string][]string, len(tables))
-	for _, t := range tables {
-		if parents[t], err = tpl.names(`SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)`, t); err != nil {
-			return emptying{}, fmt.Errorf("foreign keys of %s: %w", t, err)
+	defer rows.Close()
+	var tables, virtual []string
+	parents := map[string][]string{}
+	for rows.Next() {
+		var name, kind string
+		var parent sql.NullString
+		if err := rows.Scan(&name, &kind, &parent); err != nil {
+			return emptying{}, fmt.Errorf("tables: %w", err)
 		}
+		if len(tables) == 0 || tables[len(tables)-1] != name {
+			tables = append(tables, name)
+			if kind == "virtual" {
+				virtual = append(virtual, name)
+			}
+		}
+		if parent.Valid && !slices.Contains(parents[name], parent.String) {
+			parents[name] = append(parents[name], parent.String)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return emptying{}, fmt.Errorf("tables: %w", err)
 	}
 	order, err := childrenFirst(tables, parents)
 	if err != nil {
@@ -266,24 +284,6 @@ func (s *Store) txIndexes(ctx context.Context, tx bun.Tx, query string) ([]int, 
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-// names runs a query of one text column and returns its values.
-func (s *Store) names(query string, args ...any) ([]string, error) {
-	rows, err := s.db.QueryContext(context.Background(), query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		names = append(names, n)
-	}
-	return names, rows.Err()
 }
 
 // childrenFirst orders tables so that each comes before every table it
