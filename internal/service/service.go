@@ -188,6 +188,12 @@ type Deps struct {
 	// PruneEvery, when set, is how often the old inbox rows, event keys
 	// and attachments are pruned (an hour).
 	PruneEvery time.Duration
+	// Metrics, when set, are the instruments the service reports to,
+	// shared with other services (the simulator's scenarios, whose
+	// metrics nobody scrapes: making a set with its series at zero was
+	// a twentieth of a scenario's work). Nil: a set of its own, which
+	// its metrics port serves.
+	Metrics *metrics.Metrics
 }
 
 // Stores gives the service its database and takes it back when the

@@ -104,7 +104,10 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	if err := s.joinFleet(ctx); err != nil {
 		return nil, err
 	}
-	s.metrics = metrics.New()
+	s.metrics = d.Metrics
+	if s.metrics == nil {
+		s.metrics = metrics.New()
+	}
 	if sm, ok := transport.(interface{ SetConnectedGauge(slackio.Gauge) }); ok {
 		sm.SetConnectedGauge(s.metrics.SocketGauge()) // agent_socket_connected, socket mode only
 	}

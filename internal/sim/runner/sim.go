@@ -18,6 +18,7 @@ import (
 
 	"github.com/persona-runtime/agent/internal/agent"
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/sandbox"
 	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/sim"
@@ -32,6 +33,12 @@ import (
 
 // bot is the bot's identity in the simulator.
 var bot = pipeline.Identity{UserID: sim.BotUser, BotID: "B0BOT", TeamID: "T0SIM"}
+
+// simMetrics are the instruments every simulated service reports to: the
+// simulator serves no metrics and reads none, so its scenarios share one
+// set (each making its own, with every series at zero, was a twentieth
+// of a scenario's work).
+var simMetrics = sync.OnceValue(metrics.New)
 
 // stepTimeout bounds every wait of a scenario step. The waits are
 // event-driven: a passing step returns as soon as its condition holds.
@@ -243,6 +250,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 		ScheduleIDs: ids("s", "schedule", counts), MemoryIDs: ids("m", "memory", counts),
 		ConnectStates: ids("c", "sign-in", counts),
 		LandlockABI:   o.LandlockABI,
+		Metrics:       simMetrics(),
 		OnHandled:     s.onHandled, OnDrop: s.onDrop,
 		Clock: s.clock, OnScheduleRun: s.onScheduleRun, OnSchedulerIdle: s.onSchedulerIdle,
 		OnToolCall: func(name, input, result, outcome string) {

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/persona-runtime/agent/internal/config"
+	"github.com/persona-runtime/agent/internal/metrics"
 	"github.com/persona-runtime/agent/internal/service"
 	"github.com/persona-runtime/agent/internal/sim"
 	"github.com/persona-runtime/agent/internal/sim/golden"
 	"github.com/persona-runtime/agent/internal/sim/platform"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 const twoPersonas = "../../../sim/scenarios/peers-two-personas.yaml"
@@ -88,5 +90,32 @@ func TestTeamOnlyWithPersonas(t *testing.T) {
 	}
 	if n := boots.Load(); n != 1 {
 		t.Fatalf("%d services booted for one persona, want 1", n)
+	}
+}
+
+// The scenarios' services report to the simulator's one set of metrics,
+// which counts their turns: no set is made per service.
+func TestScenariosShareMetrics(t *testing.T) {
+	sc, err := sim.ParseScenario("one.yaml", []byte("steps:\n  - send: {text: hi}\n  - expect_reply: {contains: ack}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var given []*metrics.Metrics
+	c := Config{Boot: func(ctx context.Context, cfg *config.Config, d service.Deps) (Service, error) {
+		given = append(given, d.Metrics)
+		return bootService(ctx, cfg, d)
+	}}
+	turns := func() float64 { return testutil.ToFloat64(simMetrics().Turns.WithLabelValues("ok")) }
+	before := turns()
+	for range 2 {
+		if _, err := Scenario(context.Background(), sc, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(given) != 2 || given[0] == nil || given[0] != given[1] || given[0] != simMetrics() {
+		t.Fatalf("the services were given metrics %p, want the simulator's %p each", given, simMetrics())
+	}
+	if got := turns() - before; got < 2 {
+		t.Errorf("the shared metrics counted %v turns of two scenarios, want 2 or more", got)
 	}
 }
