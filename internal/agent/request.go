@@ -148,41 +148,52 @@ func toolParams(ts []tools.Tool) []anthropic.ToolUnionParam {
 	}
 	out := make([]anthropic.ToolUnionParam, 0, len(ts))
 	for i, t := range ts {
-		key := toolKey{name: t.Name, description: t.Description, schema: string(t.Schema), last: i == len(ts)-1}
-		raw, ok := toolJSON.Load(key)
-		if !ok {
-			w := wire{Name: t.Name, Description: t.Description, InputSchema: compactJSON(t.Schema)}
-			if key.last {
-				w.CacheControl = &cacheControl{Type: "ephemeral"}
-			}
-			b, err := json.Marshal(w)
-			if err != nil {
-				panic("agent: tool " + t.Name + " has an invalid schema") // the registry checks schemas at Add
-			}
-			raw = json.RawMessage(b)
-			if toolJSONSize.Add(1) <= maxToolJSON {
-				toolJSON.Store(key, raw)
-			}
+		key := toolKey{name: t.Name, description: t.Description, last: i == len(ts)-1}
+		if v, ok := toolJSON.Load(key); ok && bytes.Equal(v.(*toolEntry).schema, t.Schema) {
+			out = append(out, anthropic.ToolUnionParam{OfTool: v.(*toolEntry).param})
+			continue
 		}
-		tp := param.Override[anthropic.ToolParam](raw.(json.RawMessage))
+		w := wire{Name: t.Name, Description: t.Description, InputSchema: compactJSON(t.Schema)}
+		if key.last {
+			w.CacheControl = &cacheControl{Type: "ephemeral"}
+		}
+		b, err := json.Marshal(w)
+		if err != nil {
+			panic("agent: tool " + t.Name + " has an invalid schema") // the registry checks schemas at Add
+		}
+		tp := param.Override[anthropic.ToolParam](json.RawMessage(b))
+		if _, had := toolJSON.Load(key); had || toolJSONSize.Add(1) <= maxToolJSON {
+			toolJSON.Store(key, &toolEntry{schema: bytes.Clone(t.Schema), param: &tp})
+		}
 		out = append(out, anthropic.ToolUnionParam{OfTool: &tp})
 	}
 	return out
 }
 
-// toolJSON keeps each tool's JSON for the process (read-only bytes): the
-// simulator makes an engine per scenario, with the same tools each time.
-// It holds at most maxToolJSON tools.
+// toolJSON keeps each tool's request form for the process (read-only: a
+// request marshals it, nothing changes it): the simulator makes an engine
+// per scenario, with the same tools each time. A tool is found by its
+// name, description and place (last or not), and is the one kept when its
+// schema is the one kept, byte for byte (a tool of the same name may come
+// with another schema: it replaces the one kept). It holds at most
+// maxToolJSON tools.
 var (
-	toolJSON     sync.Map // toolKey → json.RawMessage
+	toolJSON     sync.Map // toolKey → *toolEntry
 	toolJSONSize atomic.Int64
 )
 
 const maxToolJSON = 1024
 
 type toolKey struct {
-	name, description, schema string
-	last                      bool // carries the tools' cache breakpoint
+	name, description string
+	last              bool // carries the tools' cache breakpoint
+}
+
+// toolEntry is a tool as the requests carry it: its JSON, built once, as
+// the override of a ToolParam.
+type toolEntry struct {
+	schema json.RawMessage // as the registry has it
+	param  *anthropic.ToolParam
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {
