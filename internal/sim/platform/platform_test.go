@@ -252,6 +252,9 @@ func TestChatRecordsOutput(t *testing.T) {
 	if !slices.Equal(ops, want) {
 		t.Fatalf("ops = %v, want %v", ops, want)
 	}
+	if n := m.Len(); n != len(msgs) {
+		t.Errorf("Len() = %d, want %d, the entries Messages returns", n, len(msgs))
+	}
 	if e := msgs[0]; e.UserID != "U0MGR" || e.TS != root || e.Text != "<@U0SIMBOT> hi" {
 		t.Errorf("inbound = %+v", e)
 	}

@@ -102,6 +102,14 @@ func (m *Chat) Messages() []Entry {
 	return m.messagesLocked()
 }
 
+// Len is the number of the transcript's entries (what len(Messages())
+// is, without copying them).
+func (m *Chat) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.log)
+}
+
 // Message returns the latest state of the post or upload at ts.
 func (m *Chat) Message(ts string) (Entry, bool) {
 	m.mu.Lock()

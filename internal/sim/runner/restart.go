@@ -36,7 +36,7 @@ func (s *Sim) Restart(ctx context.Context, down time.Duration) error {
 		return fmt.Errorf("restart: stop: %w", err)
 	}
 	s.clock.Advance(down)
-	s.tools.addPlain(len(s.chat.Messages()), golden.RestartLine(down, s.clock.Now()))
+	s.tools.addPlain(s.chat.Len(), golden.RestartLine(down, s.clock.Now()))
 	s.mu.Lock()
 	seq := s.idleSeq
 	s.mu.Unlock()

@@ -69,10 +69,10 @@ func (s *Sim) serve(ts sim.ToolServer) *toolserver.Server {
 	}
 	srv := toolserver.Start(ts.Name, tools,
 		func(tool, account string) {
-			s.tools.add(len(s.chat.Messages()), fmt.Sprintf("%s server: %s called as %s", ts.Name, tool, account))
+			s.tools.add(s.chat.Len(), fmt.Sprintf("%s server: %s called as %s", ts.Name, tool, account))
 		},
 		func() {
-			s.tools.add(len(s.chat.Messages()), ts.Name+" server: refused a request without a token it issued")
+			s.tools.add(s.chat.Len(), ts.Name+" server: refused a request without a token it issued")
 		})
 	s.served = append(s.served, served{ToolServer: ts, srv: srv})
 	return srv

@@ -259,7 +259,7 @@ func Start(ctx context.Context, o Options) (*Sim, error) {
 			if s.home != "" {
 				input, result = strings.ReplaceAll(input, s.home, "$AGENT_HOME"), strings.ReplaceAll(result, s.home, "$AGENT_HOME")
 			}
-			s.tools.add(len(s.chat.Messages()), golden.ToolLine(name, input, result, outcome))
+			s.tools.add(s.chat.Len(), golden.ToolLine(name, input, result, outcome))
 		},
 	}
 	s.counts = counts

@@ -105,7 +105,7 @@ func (s *Sim) startTeam(o Options, boot Boot, d service.Deps) error {
 		md.OnScheduleRun, md.OnSchedulerIdle = nil, nil
 		md.OnToolCall = func(name, input, result, outcome string) {
 			input, result = strings.ReplaceAll(input, m.home, "$AGENT_HOME"), strings.ReplaceAll(result, m.home, "$AGENT_HOME")
-			s.tools.add(len(s.chat.Messages()), golden.ToolLine(name, input, result, outcome))
+			s.tools.add(s.chat.Len(), golden.ToolLine(name, input, result, outcome))
 		}
 		svc, err := boot(s.life, s.config(Options{Config: o.Config, LandlockABI: o.LandlockABI}, m.home), md)
 		if err != nil {
