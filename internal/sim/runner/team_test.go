@@ -113,7 +113,7 @@ func TestScenariosShareMetrics(t *testing.T) {
 		}
 	}
 	if len(given) != 2 || given[0] == nil || given[0] != given[1] || given[0] != simMetrics() {
-		t.Fatalf("the services were given metrics %p, want the simulator's %p each", given, simMetrics())
+		t.Fatalf("the services were given metrics %v, want the simulator's %p each", given, simMetrics())
 	}
 	if got := turns() - before; got < 2 {
 		t.Errorf("the shared metrics counted %v turns of two scenarios, want 2 or more", got)
