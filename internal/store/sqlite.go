@@ -135,11 +135,15 @@ func isBusy(err error) bool {
 }
 
 // ReleaseMemory frees what SQLite's idle connections keep that they can
-// read again: each one's page cache (PRAGMA shrink_memory). The service
-// calls it once it is up, with the start-up release of Go's heap: the
-// pages its start read stay cached in every connection otherwise, about
-// a third of a MiB of an idle persona's own memory. A connection in use
-// is left alone; on Postgres, nothing to do.
+// read again: each one's page cache (PRAGMA shrink_memory), then every
+// idle connection but one, which the start's work running a few at once
+// opened (each keeps its own parsed schema and prepared statements, about
+// a tenth of a MiB). The service calls it once it is up, with the
+// start-up release of Go's heap: otherwise the pages its start read stay
+// cached in every connection, and the connections stay open, about half
+// a MiB of an idle persona's own memory. Work running a few at once later
+// opens connections again, up to the pool's cap, and keeps them. A
+// connection in use is left alone; on Postgres, nothing to do.
 func (s *Store) ReleaseMemory(ctx context.Context) error {
 	if s.pg {
 		return nil
@@ -162,5 +166,14 @@ func (s *Store) ReleaseMemory(ctx context.Context) error {
 			return fmt.Errorf("release memory: %w", err)
 		}
 	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	conns = nil
+	// Lowering the idle cap closes the idle connections above it; raised
+	// again, it keeps the ones opened from now on.
+	idle := s.db.Stats().MaxOpenConnections
+	s.db.SetMaxIdleConns(1)
+	s.db.SetMaxIdleConns(idle)
 	return nil
 }
