@@ -332,7 +332,9 @@ func (s *Sim) config(o Options, home string) *config.Config {
 	if o.Home == "" {
 		cfg.DBPath = store.InMemory // a scenario's database lives as long as the scenario
 	}
-	cfg.HealthPort, cfg.LogFormat = 0, "text"
+	// No health or metrics port: the simulator serves none (its
+	// scenarios share one set of metrics, simMetrics).
+	cfg.HealthPort, cfg.MetricsPort, cfg.LogFormat = 0, 0, "text"
 	return cfg
 }
 

@@ -119,3 +119,17 @@ func TestScenariosShareMetrics(t *testing.T) {
 		t.Errorf("the shared metrics counted %v turns of two scenarios, want 2 or more", got)
 	}
 }
+
+// A scenario's service serves no metrics, even with a live model's
+// configuration that names a metrics port: the set it reports to is
+// every scenario's.
+func TestScenarioServesNoMetrics(t *testing.T) {
+	shared := &config.Config{HealthPort: 8080, MetricsPort: 9100}
+	cfg := (&Sim{}).config(Options{Config: shared}, t.TempDir())
+	if p := cfg.MetricsListenPort(); p != 0 || cfg.HealthPort != 0 {
+		t.Fatalf("a scenario's service listens for metrics on %d, health on %d; want neither", p, cfg.HealthPort)
+	}
+	if shared.MetricsPort != 9100 {
+		t.Fatalf("the shared configuration was changed: metrics port %d", shared.MetricsPort)
+	}
+}
