@@ -108,3 +108,5 @@ require (
 )
 
 replace github.com/jinzhu/inflection => ./third_party/inflection
+
+replace github.com/yuin/goldmark => ./third_party/goldmark
