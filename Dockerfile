@@ -2,7 +2,7 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-# A patched dependency go.mod replaces (third_party/inflection/README.md).
+# The patched dependencies go.mod replaces (third_party/*/README.md).
 COPY third_party ./third_party
 RUN go mod download
 COPY . .
