@@ -51,3 +51,20 @@ func TestHelperBeside(t *testing.T) {
 		t.Fatalf("a symlink as the helper: %s, want the runtime's binary", got)
 	}
 }
+
+// The runtime's helper is the one beside its binary, looked up once: every
+// sandbox of the process (the simulator builds one per scenario) gets the
+// same answer without asking the file system again.
+func TestHelperOfRuntime(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := helperOfRuntime()
+	if err != nil || got != helperBeside(exe) {
+		t.Fatalf("helperOfRuntime() = %q, %v; want %q", got, err, helperBeside(exe))
+	}
+	if again, err := helperOfRuntime(); again != got || err != nil {
+		t.Fatalf("again: %q, %v; want %q", again, err, got)
+	}
+}

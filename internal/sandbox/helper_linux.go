@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -43,14 +44,17 @@ const (
 	notInRW = ll.AccessFSMakeChar | ll.AccessFSMakeBlock | ll.AccessFSIoctlDev
 )
 
-// LandlockABI is the Landlock ABI version the kernel offers, 0 for none.
-func LandlockABI() int {
+// LandlockABI is the Landlock ABI version the kernel offers, 0 for none:
+// asked once per process (the kernel's does not change while it runs).
+func LandlockABI() int { return landlockABI() }
+
+var landlockABI = sync.OnceValue(func() int {
 	v, err := ll.LandlockGetABIVersion()
 	if err != nil || v < 0 {
 		return 0
 	}
 	return v
-}
+})
 
 // abiConfigs are go-landlock's configurations by ABI version.
 var abiConfigs = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,

@@ -250,14 +250,15 @@ func helperBeside(exe string) string {
 
 // helperOfRuntime is the helper New starts commands through when its
 // options name none: the small one beside the runtime's binary, else the
-// runtime's own.
-func helperOfRuntime() (string, error) {
+// runtime's own. It is found once per process, as the kernel's answers
+// are (the simulator builds a sandbox for every scenario).
+var helperOfRuntime = sync.OnceValues(func() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("sandbox: the runtime's own binary: %w", err)
 	}
 	return helperBeside(exe), nil
-}
+})
 
 // Prewarm starts, in the background, what New asks the kernel for a
 // sandbox of o: whether the helper gets a user and network namespace of
