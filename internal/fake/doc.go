@@ -19,8 +19,9 @@
 // sleeping; [Outbox], a recording pipeline.Outbox; [LogBuffer], a log sink
 // safe for concurrent use; [Eventually], for a state a test can observe but
 // not be told of; [Swapper], the symlink swap race of a sandboxed command;
-// and the file helpers ([WriteFiles], [ReadFile], [Symlink],
-// [CopyTestBinary]). Golden files are package golden's.
+// [InitAllocs], what each package allocates at program start; and the file
+// helpers ([WriteFiles], [ReadFile], [Symlink], [CopyTestBinary]). Golden
+// files are package golden's.
 //
 // fake imports nothing of this module but pkg/clock, so that the tests of
 // any package, internal ones included, can use it.

@@ -2,13 +2,12 @@ package mrkdwn
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/internal/fake/golden"
 )
 
@@ -187,37 +186,24 @@ func BenchmarkConvert(b *testing.B) {
 
 // TestGoldmarkInitLight checks the patched goldmark (third_party/goldmark)
 // is the one linked: no package of it builds its regular expressions or
-// tables at program start. It runs this test binary again, doing nothing,
-// and reads each package's initialisation from the runtime's inittrace
-// (bytes allocated: upstream's extension, util and parser packages
+// tables at program start (upstream's extension, util and parser packages
 // allocate 264, 139 and 110 KB there).
 func TestGoldmarkInitLight(t *testing.T) {
-	if os.Getenv("MRKDWN_INITTRACE") != "" {
+	allocs, ok := fake.InitAllocs(t)
+	if !ok {
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1", "MRKDWN_INITTRACE=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
 	seen := 0
-	for line := range strings.Lines(string(out)) {
-		// init github.com/yuin/goldmark/util @24 ms, 0.023 ms clock, 144 bytes, 4 allocs
-		f := strings.Fields(line)
-		if len(f) < 10 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/yuin/goldmark") {
+	for pkg, n := range allocs {
+		if !strings.HasPrefix(pkg, "github.com/yuin/goldmark") {
 			continue
 		}
 		seen++
-		n, err := strconv.Atoi(f[7])
-		if err != nil || f[8] != "bytes," {
-			t.Fatalf("unreadable inittrace line %q", line)
-		}
 		if n > 32<<10 {
-			t.Errorf("%s allocates %d bytes at program start, want ≤ 32 KiB (is third_party/goldmark replaced in go.mod?)", f[1], n)
+			t.Errorf("%s allocates %d bytes at program start, want ≤ 32 KiB (is third_party/goldmark replaced in go.mod?)", pkg, n)
 		}
 	}
 	if seen == 0 {
-		t.Fatalf("no goldmark package in the inittrace:\n%s", out)
+		t.Fatalf("no goldmark package in the inittrace: %v", allocs)
 	}
 }
