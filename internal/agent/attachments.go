@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
@@ -44,9 +45,12 @@ var labelMarker = []byte(`"` + labelPrefix)
 
 // labelPattern parses a label (attachmentLabel). The path is the runtime's
 // cleaned file name (tools.Attachments: one line, no envelope opener); the
-// fields after it are the runtime's own, matched from the end.
-var labelPattern = regexp.MustCompile(`^Attachment (attachments/.+) \((image/png|image/jpeg|image/gif|image/webp|application/pdf), ` +
-	`(\d+) bytes, sha256 ([0-9a-f]{64})\):$`)
+// fields after it are the runtime's own, matched from the end. Compiled
+// on first use: most processes never read a label.
+var labelPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^Attachment (attachments/.+) \((image/png|image/jpeg|image/gif|image/webp|application/pdf), ` +
+		`(\d+) bytes, sha256 ([0-9a-f]{64})\):$`)
+})
 
 // attachmentLabel is the text that stands for a shown file in the history,
 // and precedes it in a request.
@@ -59,7 +63,7 @@ func parseLabel(text string) (s tools.Shown, ok bool) {
 	if len(text) < len(labelPrefix) || text[:len(labelPrefix)] != labelPrefix {
 		return tools.Shown{}, false
 	}
-	m := labelPattern.FindStringSubmatch(text)
+	m := labelPattern().FindStringSubmatch(text)
 	if m == nil {
 		return tools.Shown{}, false
 	}

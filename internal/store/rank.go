@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/persona-runtime/agent/internal/memory"
@@ -173,22 +174,24 @@ func wordCount(text string) int {
 	return n
 }
 
-// dateWords are the words of dates and times, which say when, not what.
-var dateWords = map[string]bool{}
-
-func init() {
+// dateWords are the words of dates and times, which say when, not what:
+// made on first use (a process that never indexes or recalls a word never
+// holds them).
+var dateWords = sync.OnceValue(func() map[string]bool {
+	dateWords := map[string]bool{}
 	for _, w := range strings.Fields(`am pm january february march april may june july august september october november
 		december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday
 		sunday today yesterday tomorrow ok okay yes yeah yep no nope thanks thank haha lol hi hey bye`) {
 		dateWords[w] = true
 	}
-}
+	return dateWords
+})
 
 // isContent reports whether w (lower-cased) is a word that says what a
 // message is about: not a function word, a number, or a date, time or
 // courtesy word.
 func isContent(w string) bool {
-	if stopwords[w] || dateWords[w] {
+	if stopwords()[w] || dateWords()[w] {
 		return false
 	}
 	for _, r := range w {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -505,10 +506,10 @@ func finish(r *memory.Recalled, body string) {
 	r.Snippet = strings.TrimSpace(r.Snippet)
 }
 
-// stopwords are words too common to search for (Postgres drops its own).
-var stopwords = map[string]bool{}
-
-func init() {
+// stopwords are words too common to search for (Postgres drops its own),
+// made on first use.
+var stopwords = sync.OnceValue(func() map[string]bool {
+	stopwords := map[string]bool{}
 	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
 		before being below between both but by can could did do does doing down during each few for from further
 		had has have having he her here hers him his how i if in into is it its itself just me more most my no nor
@@ -517,7 +518,8 @@ func init() {
 		which while who whom why will with would you your yours`) {
 		stopwords[w] = true
 	}
-}
+	return stopwords
+})
 
 // QueryTerms are the words Recall searches for in text: lower-cased
 // letters and digits, without the commonest English words, each once, in
@@ -530,7 +532,7 @@ func QueryTerms(text string) []string {
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		if stopwords[w] || seen[w] || (len(w) < 2 && !unicode.IsDigit([]rune(w)[0])) {
+		if stopwords()[w] || seen[w] || (len(w) < 2 && !unicode.IsDigit([]rune(w)[0])) {
 			continue
 		}
 		seen[w] = true

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Transport types of an MCPServer.
@@ -22,7 +23,7 @@ const (
 
 // mcpServerName is what a server name may be: it becomes part of the tool
 // names the model sees (mcp__<server>__<tool>), whose alphabet is this one.
-var mcpServerName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var mcpServerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // mcpReservedServers are the in-process tool servers; an mcp.json entry of
 // the same name would produce duplicate tool names (a Registry panic).
@@ -195,7 +196,7 @@ func LoadMCPConfig(path string, getenv func(string) string) (*MCPConfig, error) 
 // validate checks the name and settles the type of an entry.
 func (s *MCPServer) validate(command, url string) error {
 	switch {
-	case !mcpServerName.MatchString(s.Name):
+	case !mcpServerName().MatchString(s.Name):
 		return errors.New("name must match ^[A-Za-z0-9_-]+$")
 	case mcpReservedServers[s.Name]:
 		return errors.New("name is reserved for a built-in tool server")
@@ -285,7 +286,7 @@ func isRuntimeCredential(name string) bool {
 }
 
 // mcpVarName is a shell variable name.
-var mcpVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var mcpVarName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // expander expands ${VAR} and ${VAR:-default}; anything else, including a
 // lone $ or an unterminated ${, is kept literally.
@@ -313,7 +314,7 @@ func (x *expander) expand(s string) string {
 		b.WriteString(s[:i])
 		ref := s[i+2 : i+end]
 		name, def, hasDef := strings.Cut(ref, ":-")
-		if !mcpVarName.MatchString(name) {
+		if !mcpVarName().MatchString(name) {
 			b.WriteString(s[i : i+end+1])
 		} else {
 			b.WriteString(x.lookup(name, def, hasDef))
@@ -362,7 +363,9 @@ func (x *expander) credential(key, v string) {
 
 // credentialName matches the names of variables, headers and parameters
 // that carry credentials.
-var credentialName = regexp.MustCompile(`(?i)key|token|secret|pass|pwd|auth|cred|cookie|session|private|signature|bearer|jwt`)
+var credentialName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)key|token|secret|pass|pwd|auth|cred|cookie|session|private|signature|bearer|jwt`)
+})
 
 // credentialValue reports whether a value written in mcp.json is a
 // credential: by its name (API_TOKEN, Authorization, X-Api-Key), or by its
@@ -372,7 +375,7 @@ var credentialName = regexp.MustCompile(`(?i)key|token|secret|pass|pwd|auth|cred
 // application/json, a path) stay out of the redactor: each would be
 // masked in every reply that says the word.
 func credentialValue(key, v string) bool {
-	if credentialName.MatchString(key) {
+	if credentialName().MatchString(key) {
 		return true
 	}
 	if len(v) < 16 || strings.ContainsAny(v, " \t\r\n") || strings.ContainsAny(v[:1], "/.~") || strings.Contains(v, "://") {
