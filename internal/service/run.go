@@ -75,7 +75,7 @@ func (s *Service) Run(ctx context.Context) error {
 	s.runCtx = ctx
 	// Start-up leaves garbage (package init, the persona, the tools'
 	// schemas, the first connections) and the pages it read cached in
-	// each of the store's connections: free them and give the pages back
+	// the store's connection: free them and give the pages back
 	// once the service is up, rather than when the scavenger gets to them.
 	// Wall time on purpose, not s.clock: this is the process's memory, not
 	// the persona's behaviour, and a simulated clock's jumps would force a

@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"sync"
+
+	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
 // SQLite copies the WAL back into the database file (a checkpoint) in the
@@ -15,10 +19,15 @@ import (
 // never waiting for them. The WAL thus stays well below the autocheckpoint
 // size, which remains as the backstop when the checkpointer falls behind,
 // and for the other processes that open the file (the CLI's commands).
+// The checkpoints run on a connection of their own, opened for each and
+// closed after it: the store's pool is its one connection (maxOpenConns),
+// which a checkpoint's sync would hold for its duration, and an idle
+// store keeps no second connection open.
 const checkpointEvery = 32
 
 // checkpointer runs the background checkpoints of a file store.
 type checkpointer struct {
+	db     *sql.DB       // the checkpoints' own pool: no idle connection
 	kick   chan struct{} // capacity 1: a checkpoint is due
 	stop   context.CancelFunc
 	done   chan struct{}
@@ -27,9 +36,15 @@ type checkpointer struct {
 }
 
 // startCheckpointer starts s's background checkpoints.
-func (s *Store) startCheckpointer() {
+func (s *Store) startCheckpointer() error {
+	db, err := sql.Open(sqliteshim.ShimName, s.source)
+	if err != nil {
+		return fmt.Errorf("checkpoints: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(0)
 	ctx, stop := context.WithCancel(context.Background())
-	c := &checkpointer{kick: make(chan struct{}, 1), stop: stop, done: make(chan struct{})}
+	c := &checkpointer{db: db, kick: make(chan struct{}, 1), stop: stop, done: make(chan struct{})}
 	s.ckpt = c
 	go func() {
 		defer close(c.done)
@@ -42,13 +57,14 @@ func (s *Store) startCheckpointer() {
 			}
 		}
 	}()
+	return nil
 }
 
 // checkpoint copies what it can of the WAL into the database file,
 // PASSIVE: the frames a reader still needs stay for the next one.
 func (s *Store) checkpoint(ctx context.Context) {
 	var busy, frames, copied int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+	if err := s.ckpt.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
 		if ctx.Err() == nil {
 			s.logger.Warn("store: WAL checkpoint", "err", err)
 		}
@@ -82,6 +98,7 @@ func (s *Store) stopCheckpointer() {
 		c.once.Do(func() {
 			c.stop()
 			<-c.done
+			_ = c.db.Close()
 		})
 	}
 }

@@ -51,6 +51,14 @@ func TestCheckpointsInTheBackground(t *testing.T) {
 	if !fake.Eventually(10*time.Second, func() bool { return size(path) > before }) {
 		t.Fatalf("after %d writes the database file is still %d bytes: no checkpoint ran", checkpointEvery+1, before)
 	}
+	// On a connection of its own, closed once it is done: the store's
+	// pool stays its one connection.
+	if !fake.Eventually(10*time.Second, func() bool { return s.ckpt.db.Stats().OpenConnections == 0 }) {
+		t.Errorf("the checkpoints' connection is still open: %+v", s.ckpt.db.Stats())
+	}
+	if st := s.db.Stats(); st.OpenConnections != 1 {
+		t.Errorf("the store has %d connections open, want 1", st.OpenConnections)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,18 @@ const (
 	// lock far too long — and then an error beats waiting forever.
 	busyTimeout = 5 * time.Second
 
-	// maxOpenConns caps the pool. WAL lets any number of readers run beside
-	// the one writer, but each connection keeps its own page cache (2 MiB by
-	// default) and pure-Go SQLite reads are CPU-bound: on the 2 cores we run
-	// on, one writer plus three readers saturates the machine.
-	maxOpenConns = 4
+	// maxOpenConns caps the pool: one connection. WAL would let readers
+	// run beside the writer, but SQLite cannot tell which of a
+	// connection's cached pages another connection's commit changed: a
+	// connection that finds the log moved drops its whole page cache
+	// (pager_reset) and reads the pages again. With four connections that
+	// was 3.4 % of the live service's CPU, and one connection took 0.3 ms
+	// off the time from an event to its reply (the bench, four alternated
+	// pairs of 220 turns). Statements take well under a millisecond, and
+	// pure-Go SQLite is CPU-bound on the two cores we run on; the
+	// background checkpoint runs on a connection of its own
+	// (checkpoint.go), so that none of its syncs is on an event's path.
+	maxOpenConns = 1
 )
 
 // sqliteBusy is SQLite's primary result code SQLITE_BUSY.
@@ -134,46 +141,23 @@ func isBusy(err error) bool {
 	return errors.As(err, &coded) && coded.Code()&0xff == sqliteBusy
 }
 
-// ReleaseMemory frees what SQLite's idle connections keep that they can
-// read again: each one's page cache (PRAGMA shrink_memory), then every
-// idle connection but one, which the start's work running a few at once
-// opened (each keeps its own parsed schema and prepared statements, about
-// a tenth of a MiB). The service calls it once it is up, with the
-// start-up release of Go's heap: otherwise the pages its start read stay
-// cached in every connection, and the connections stay open, about half
-// a MiB of an idle persona's own memory. Work running a few at once later
-// opens connections again, up to the pool's cap, and keeps them. A
-// connection in use is left alone; on Postgres, nothing to do.
+// ReleaseMemory frees what SQLite's connection keeps that it can read
+// again: its page cache and scratch (PRAGMA shrink_memory). The service
+// calls it once it is up, with the start-up release of Go's heap:
+// otherwise the pages its start read stay cached, part of an idle
+// persona's own memory. It waits for the connection if a statement holds
+// it; on Postgres, nothing to do.
 func (s *Store) ReleaseMemory(ctx context.Context) error {
 	if s.pg {
 		return nil
 	}
-	var conns []bun.Conn
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	}()
-	// Each connection taken is held until the end, so that the next one
-	// taken is another idle one.
-	for s.db.Stats().Idle > 0 {
-		c, err := s.db.Conn(ctx)
-		if err != nil {
-			return fmt.Errorf("release memory: %w", err)
-		}
-		conns = append(conns, c)
-		if _, err := c.ExecContext(ctx, "PRAGMA shrink_memory"); err != nil {
-			return fmt.Errorf("release memory: %w", err)
-		}
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("release memory: %w", err)
 	}
-	for _, c := range conns {
-		_ = c.Close()
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "PRAGMA shrink_memory"); err != nil {
+		return fmt.Errorf("release memory: %w", err)
 	}
-	conns = nil
-	// Lowering the idle cap closes the idle connections above it; raised
-	// again, it keeps the ones opened from now on.
-	idle := s.db.Stats().MaxOpenConnections
-	s.db.SetMaxIdleConns(1)
-	s.db.SetMaxIdleConns(idle)
 	return nil
 }

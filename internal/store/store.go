@@ -138,17 +138,10 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open store: %w", err), closeKeeper(keep))
 	}
-	conns := maxOpenConns
-	if path == InMemory {
-		// In memory, reads are as cheap as the writes they would run
-		// beside, and every connection parses the schema and prepares its
-		// statements again (the simulator opens a store per scenario).
-		conns = 1
-	}
-	sqldb.SetMaxOpenConns(conns)
-	// Keep idle connections forever: reopening one re-runs the pragmas and
-	// starts with a cold page cache.
-	sqldb.SetMaxIdleConns(conns)
+	sqldb.SetMaxOpenConns(maxOpenConns)
+	// Keep the idle connection forever: reopening it re-runs the pragmas,
+	// parses the schema and starts with a cold page cache.
+	sqldb.SetMaxIdleConns(maxOpenConns)
 	sqldb.SetConnMaxIdleTime(0)
 	sqldb.SetConnMaxLifetime(0)
 
@@ -174,7 +167,9 @@ func openSQLite(ctx context.Context, path string, opts Options, migrations fs.FS
 		}
 	}
 	if path != InMemory {
-		s.startCheckpointer()
+		if err := s.startCheckpointer(); err != nil {
+			return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.Close())
+		}
 	}
 	if !embedded {
 		return s, nil
