@@ -25,7 +25,7 @@ const (
 	// connection that finds the log moved drops its whole page cache
 	// (pager_reset) and reads the pages again. With four connections that
 	// was 3.4 % of the live service's CPU, and one connection took 0.3 ms
-	// off the time from an event to its reply (the bench, four alternated
+	// off the time from an event to its reply (the bench, eight alternated
 	// pairs of 220 turns). Statements take well under a millisecond, and
 	// pure-Go SQLite is CPU-bound on the two cores we run on; the
 	// background checkpoint runs on a connection of its own
