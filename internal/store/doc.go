@@ -12,9 +12,12 @@
 //
 // # Concurrency
 //
-// The database runs in WAL mode, so readers never block the writer or each
-// other, but SQLite admits one writer at a time. Store therefore funnels its
-// own writes through a single in-process writer slot, and every transaction
+// The database runs in WAL mode, so other processes' readers (the CLI's
+// commands) never block its writer, but SQLite admits one writer at a
+// time. In this process a SQLite store is one connection (maxOpenConns
+// says why; its background checkpoints take one of their own), so its
+// statements run one after the other. Store funnels its own writes
+// through a single in-process writer slot, and every transaction
 // begins IMMEDIATE (it takes the write lock at BEGIN, so it can never fail
 // half-way through trying to upgrade a read lock). busy_timeout (5 s) only
 // matters against writers outside that slot: another process, or code
