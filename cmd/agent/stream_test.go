@@ -25,8 +25,9 @@ func streamReply() string {
 }
 
 // scriptStream makes the model write the reply slowly: pieces of its
-// input every delay, and records when each answer began.
-func scriptStream(h *harness, text string, pieces int, delay time.Duration) *[]time.Time {
+// input every delay, and records when each answer began; firstBegan
+// reads when the first did (under the lock the fake's later calls take).
+func scriptStream(h *harness, text string, pieces int, delay time.Duration) (firstBegan func() time.Time) {
 	var mu sync.Mutex
 	var began []time.Time
 	n := 0
@@ -42,7 +43,11 @@ func scriptStream(h *harness, text string, pieces int, delay time.Duration) *[]t
 		}
 		return fake.TextReply("")
 	}
-	return &began
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return began[0]
+	}
 }
 
 // With the model writing a 2-second reply, its first words are in the
@@ -75,7 +80,7 @@ func TestStreamingReplies(t *testing.T) {
 	if len(streams) < 3 || streams[0].Method != "chat.startStream" || streams[len(streams)-1].Method != "chat.stopStream" {
 		t.Fatalf("stream calls: %+v", streams)
 	}
-	first := streams[0].At.Sub((*began)[0])
+	first := streams[0].At.Sub(began())
 	t.Logf("first words in the thread %v after the model's answer began (input written over ~2 s)", first.Round(time.Millisecond))
 	if first > 1500*time.Millisecond {
 		t.Errorf("the first words came %v after the model began", first)
@@ -170,7 +175,7 @@ func BenchmarkStreamFirstWords(b *testing.B) {
 		if _, err := h.slack.WaitForUpdate(h.ctx(), func(p fake.Post) bool { return strings.Contains(p.Text, "Done.") }); err != nil {
 			b.Fatal(err)
 		}
-		total += h.slack.Streams()[0].At.Sub((*began)[0])
+		total += h.slack.Streams()[0].At.Sub(began())
 		if err := h.stop(); err != nil {
 			b.Fatal(err)
 		}
