@@ -115,10 +115,27 @@ func sleepers(t *testing.T, arg string) []int {
 	return out
 }
 
+// survivors returns the pids of the `sleep <arg>` processes still running
+// once those already killed have had time to end. A process killed by a
+// signal is still listed, with its command line, until the kernel has
+// torn it down, which on a loaded machine takes a while after kill
+// returns: what is still there after a few seconds was not killed.
+func survivors(t *testing.T, arg string) []int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := sleepers(t, arg)
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // noSleepers fails the test if a `sleep <arg>` runs, and kills it.
 func noSleepers(t *testing.T, arg string) {
 	t.Helper()
-	if pids := sleepers(t, arg); len(pids) > 0 {
+	if pids := survivors(t, arg); len(pids) > 0 {
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

@@ -33,7 +33,7 @@ func TestKilledHelperBelowABI6(t *testing.T) {
 	killGroup(cmd) // as Bash does once its command has ended
 	cleanup()
 	for k := 1; k <= 3; k++ {
-		for _, pid := range sleepers(t, arg(k)) {
+		for _, pid := range survivors(t, arg(k)) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("sleep %s outlived its command: pid %d", arg(k), pid)
 		}
