@@ -75,9 +75,9 @@ func each(n int, fn func(i int)) {
 // parallel is how many files are loaded, and how many scenarios run, at
 // once: each scenario boots its own service on its own temporary home and
 // in-memory database. One per core (GOMAXPROCS). A worker more, to fill
-// a core while a scenario waits, was measured: it cost CPU (another
-// in-memory database to copy and prepare, the cores' caches shared three
-// ways) and peak memory, and won no wall time.
+// a core while a scenario waits, was measured (the README's tenth round):
+// it cost CPU (one more in-memory database to copy and prepare, three
+// services on two cores) and peak memory, and won no wall time.
 func parallel() int { return runtime.GOMAXPROCS(0) }
 
 // runOrder is the order in which the loaded scenarios start (those that did
