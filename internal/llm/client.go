@@ -29,6 +29,13 @@ const (
 	// the default HTTP client, as the SDK's own default client does
 	// (internal/requestconfig/defaultclient.go); streams are not affected.
 	defaultResponseHeaderTimeout = 10 * time.Minute
+	// defaultIdleConns is how many idle connections to the provider the
+	// default HTTP client keeps. net/http keeps two per host; turns run
+	// several at a time (AGENT_MAX_TURNS, 8 by default), each with its
+	// model call, and past two the calls that ended together closed their
+	// connections, for the next calls to open them again (a TLS handshake
+	// each).
+	defaultIdleConns = 32
 )
 
 // Config is what the client needs. The package reads no environment
@@ -52,7 +59,8 @@ type Config struct {
 	// none.
 	MaxRetries int
 	// HTTPClient sends the requests. Nil: a clone of http.DefaultTransport
-	// that waits at most 10 minutes for response headers.
+	// that waits at most 10 minutes for response headers and keeps 32 idle
+	// connections.
 	HTTPClient *http.Client
 	// Timeout bounds one attempt, from sending the request to reading the end
 	// of its stream; an attempt that runs out is retried, so set it above the
@@ -159,5 +167,6 @@ func defaultHTTPClient() *http.Client {
 	}
 	t = t.Clone()
 	t.ResponseHeaderTimeout = defaultResponseHeaderTimeout
+	t.MaxIdleConnsPerHost = defaultIdleConns
 	return &http.Client{Transport: t}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -18,12 +19,37 @@ const (
 	// slackHTTPTimeout bounds a Web API call when the caller's context
 	// does not: uploads of a few MB finish well inside it.
 	slackHTTPTimeout = 60 * time.Second
+	// platformIdleConns is how many idle connections to the platform's
+	// host are kept for the next calls. net/http keeps two by default;
+	// turns run several at a time (AGENT_MAX_TURNS, 8 by default) and a
+	// turn's status line, its post and its edits overlap, so with two the
+	// third call in flight opened a connection (a TLS handshake to the
+	// platform) and closed it after: about one a turn (408 in a run of the
+	// project bench, some 420 turns; 28 with this pool).
+	platformIdleConns = 32
 )
+
+// platformTransport is the connection pool of the Web API calls that name
+// no transport of their own (a client whose Transport is nil, the status
+// line's JSON call): http.DefaultTransport's settings, with
+// platformIdleConns idle connections kept per host. One pool for them
+// all, as DefaultTransport would be, so the calls of one thread reuse
+// each other's connections.
+var platformTransport = sync.OnceValue(func() http.RoundTripper {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = platformIdleConns
+	return t
+})
 
 // NewClient returns the Web API client that the socket and the chat
 // calls share. apiURL is the Web API base (CHAT_API_URL; "" means the
 // platform's own); a missing final "/" is added, as slack-go needs it.
-// httpClient nil means a client with a 60 s timeout. Calls answered 429 are
+// httpClient nil means a client with a 60 s timeout; a client with no
+// Transport gets platformTransport (not http.DefaultTransport). Calls answered 429 are
 // retried after the platform's Retry-After, except the reads of the chat
 // tools, which wait on their own terms (read.go). A call whose context
 // carries an answer check (withAnswerCheck: a file download) has the
@@ -42,6 +68,9 @@ func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts 
 	}
 	// A copy: the caller's client keeps its own redirect policy.
 	hc := *httpClient
+	if hc.Transport == nil {
+		hc.Transport = platformTransport()
+	}
 	api, _ := url.Parse(apiURL) // nil (no host gets the token but the platform's) when it does not parse
 	hc.CheckRedirect = tokenRedirects(api, httpClient.CheckRedirect)
 	httpClient = &hc

@@ -54,7 +54,7 @@ func (c *Chat) setStatusLoading(ctx context.Context, channelID, threadTS, status
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("Authorization", "Bearer "+c.botToken)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Transport: platformTransport()}).Do(req)
 	if err != nil {
 		return c.wrap(methodStatus, err)
 	}

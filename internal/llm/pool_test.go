@@ -1,0 +1,55 @@
+package llm_test
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/persona-runtime/agent/internal/fake"
+	"github.com/persona-runtime/agent/internal/llm"
+)
+
+// TestDefaultClientKeepsItsConnections: model calls of turns running
+// together reuse the connections of the calls before them. With
+// net/http's two idle connections per host, every round opened the ones
+// past two again (a TLS handshake each, against the provider).
+func TestDefaultClientKeepsItsConnections(t *testing.T) {
+	var opened atomic.Int64
+	srv := httptest.NewUnstartedServer(&fake.Anthropic{T: t})
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c, err := llm.New(llm.Config{BaseURL: srv.URL, APIKey: testKey}, slog.New(slog.DiscardHandler), noop.NewTracerProvider().Tracer(""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const turns, rounds = 6, 10
+	for range rounds {
+		var wg sync.WaitGroup
+		errs := make([]error, turns)
+		for i := range turns {
+			wg.Go(func() { _, errs[i] = c.Send(t.Context(), userParams("hello")) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// At most turns are open at once; a call may start just before
+	// another's connection is back in the pool, hence the room.
+	if n := opened.Load(); n > 2*turns {
+		t.Errorf("%d rounds of %d calls at once opened %d connections, want at most %d", rounds, turns, n, 2*turns)
+	}
+}
