@@ -29,12 +29,14 @@ const (
 	// the default HTTP client, as the SDK's own default client does
 	// (internal/requestconfig/defaultclient.go); streams are not affected.
 	defaultResponseHeaderTimeout = 10 * time.Minute
-	// defaultIdleConns is how many idle connections to the provider the
-	// default HTTP client keeps. net/http keeps two per host; turns run
-	// several at a time (AGENT_MAX_TURNS, 8 by default), each with its
-	// model call, and past two the calls that ended together closed their
-	// connections, for the next calls to open them again (a TLS handshake
-	// each).
+	// defaultIdleConns is how many idle connections to the provider (or
+	// the gateway of LLM_BASE_URL) the default HTTP client keeps. net/http
+	// keeps two per host; turns run several at a time (AGENT_MAX_TURNS, 8
+	// by default), each with its model call, and over HTTP/1.1 the calls
+	// past two that ended together closed their connections, for the
+	// next calls to open them again (a TLS handshake each, unless the
+	// address is plain http). A host that speaks HTTP/2 carries the calls
+	// on one connection either way.
 	defaultIdleConns = 32
 )
 

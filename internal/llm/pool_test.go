@@ -18,7 +18,8 @@ import (
 // TestDefaultClientKeepsItsConnections: model calls of turns running
 // together reuse the connections of the calls before them. With
 // net/http's two idle connections per host, every round opened the ones
-// past two again (a TLS handshake each, against the provider).
+// past two again (the fake speaks HTTP/1.1, as a gateway at LLM_BASE_URL
+// may: a TLS handshake each over https).
 func TestDefaultClientKeepsItsConnections(t *testing.T) {
 	var opened atomic.Int64
 	srv := httptest.NewUnstartedServer(&fake.Anthropic{T: t})

@@ -19,13 +19,15 @@ const (
 	// slackHTTPTimeout bounds a Web API call when the caller's context
 	// does not: uploads of a few MB finish well inside it.
 	slackHTTPTimeout = 60 * time.Second
-	// platformIdleConns is how many idle connections to the platform's
+	// platformIdleConns is how many idle connections to the Web API's
 	// host are kept for the next calls. net/http keeps two by default;
 	// turns run several at a time (AGENT_MAX_TURNS, 8 by default) and a
-	// turn's status line, its post and its edits overlap, so with two the
-	// third call in flight opened a connection (a TLS handshake to the
-	// platform) and closed it after: about one a turn (408 in a run of the
-	// project bench, some 420 turns; 28 with this pool).
+	// turn's status line, its post and its edits overlap, so over
+	// HTTP/1.1 the third call in flight opened a connection (a TLS
+	// handshake, unless the address is plain http) and closed it after:
+	// about one a turn (408 in a run of the project bench against the
+	// fake, some 420 turns; 28 with this pool). A host that speaks
+	// HTTP/2 carries the calls on one connection either way.
 	platformIdleConns = 32
 )
 

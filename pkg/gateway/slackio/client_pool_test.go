@@ -15,8 +15,9 @@ import (
 // TestChatKeepsItsConnections: calls in flight together — a turn's status
 // line (the JSON call), its post and its edit, two turns at once — reuse
 // the connections of the calls before them. With net/http's two idle
-// connections per host, every round opened the ones past two again (a TLS
-// handshake each, against the platform).
+// connections per host, every round opened the ones past two again (the
+// fake speaks HTTP/1.1, as a proxy or gateway may: a TLS handshake each
+// over https).
 func TestChatKeepsItsConnections(t *testing.T) {
 	s := fake.NewSlack(t)
 	// As agent start builds it: a client with a timeout and no transport.
