@@ -88,6 +88,7 @@ func (s *Service) Run(ctx context.Context) error {
 		debug.FreeOSMemory()
 	})
 	defer releaseStartup.Stop()
+	defer s.idle.stop()
 	stopWaits := context.AfterFunc(ctx, s.gate.Close)
 	defer stopWaits()
 	err := s.gateway.Run(ctx)

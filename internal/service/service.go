@@ -95,6 +95,9 @@ type Service struct {
 	// (schedules.go); the scheduler sets its Notify and Now.
 	schedBook *schedule.Book
 
+	// idle closes the HTTP pools' idle connections once no session is
+	// live (idle.go).
+	idle *idleRelease
 	// Clock is the service's clock for what waits on it (the scheduler);
 	// the simulator's moves only when told (Deps.Clock).
 	clock clock.Clock

@@ -146,9 +146,14 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 		model = client
 	}
 
+	closeSession := closeAgentSession(chat, s.ended, s.log)
+	s.idle = newIdleRelease(func() int { return s.sessions.Live() }, d.Clock, chat, model)
 	if s.sessions, err = session.New(ctx, session.Options{Store: store.RetrySessions{Sessions: s.store.Sessions(s.fleet != nil), Retry: s.storeRetry()}, NotFound: store.ErrNotFound,
 		NewID: store.NewID, Idle: cfg.IdleTimeout(), Live: s.metrics.SessionsLive, Log: s.log,
-		OnIdle: closeAgentSession(chat, s.ended, s.log)}); err != nil {
+		OnIdle: func(ctx context.Context, threadKey string) {
+			closeSession(ctx, threadKey)
+			s.idle.sessionClosed()
+		}}); err != nil {
 		return nil, err
 	}
 

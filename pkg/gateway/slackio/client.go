@@ -47,6 +47,15 @@ var platformTransport = sync.OnceValue(func() http.RoundTripper {
 	return t
 })
 
+// CloseIdleConnections closes the idle connections of platformTransport,
+// the pool of the Web API calls that name no transport of their own (the
+// service's, once no session is live). Calls in flight keep theirs.
+func (c *Chat) CloseIdleConnections() {
+	if t, ok := platformTransport().(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
+
 // NewClient returns the Web API client that the socket and the chat
 // calls share. apiURL is the Web API base (CHAT_API_URL; "" means the
 // platform's own); a missing final "/" is added, as slack-go needs it.
