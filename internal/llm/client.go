@@ -74,7 +74,7 @@ type Config struct {
 // classification, a span and metrics per call. It is safe for concurrent use.
 type Client struct {
 	api        anthropic.Client
-	http       *http.Client // the requests' (CloseIdleConnections)
+	httpClient *http.Client // the requests' (CloseIdleConnections)
 	model      string
 	maxRetries int
 	secret     string
@@ -124,7 +124,7 @@ func New(cfg Config, log *slog.Logger, tracer trace.Tracer, m *Metrics) (*Client
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	c.http = hc
+	c.httpClient = hc
 
 	opts := []option.RequestOption{
 		// Without this the SDK reads ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
@@ -163,7 +163,7 @@ func New(cfg Config, log *slog.Logger, tracer trace.Tracer, m *Metrics) (*Client
 // CloseIdleConnections closes the idle connections of the client's HTTP
 // pool (the service's, once no session is live). Calls in flight keep
 // theirs.
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() { c.httpClient.CloseIdleConnections() }
 
 // Model returns the model used for requests that name none.
 func (c *Client) Model() string { return c.model }
