@@ -60,13 +60,13 @@ func (c *Chat) CloseIdleConnections() {
 // calls share. apiURL is the Web API base (CHAT_API_URL; "" means the
 // platform's own); a missing final "/" is added, as slack-go needs it.
 // httpClient nil means a client with a 60 s timeout; a client with no
-// Transport gets platformTransport (not http.DefaultTransport). Calls answered 429 are
-// retried after the platform's Retry-After, except the reads of the chat
-// tools, which wait on their own terms (read.go). A call whose context
-// carries an answer check (withAnswerCheck: a file download) has the
-// answer's headers checked before its body is read. A redirect carries the
-// bot token only to the platform's hosts and apiURL's (tokenRedirects).
-// opts are applied last.
+// Transport gets platformTransport (not http.DefaultTransport). Calls
+// answered 429 are retried after the platform's Retry-After, except the
+// reads of the chat tools, which wait on their own terms (read.go). A call
+// whose context carries an answer check (withAnswerCheck: a file
+// download) has the answer's headers checked before its body is read. A
+// redirect carries the bot token only to the platform's hosts and
+// apiURL's (tokenRedirects). opts are applied last.
 func NewClient(botToken, appToken, apiURL string, httpClient *http.Client, opts ...slack.Option) *slack.Client {
 	if apiURL == "" {
 		apiURL = slack.APIURL
