@@ -12,6 +12,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/persona-runtime/agent/pkg/httppool"
 )
 
 const (
@@ -29,15 +31,6 @@ const (
 	// the default HTTP client, as the SDK's own default client does
 	// (internal/requestconfig/defaultclient.go); streams are not affected.
 	defaultResponseHeaderTimeout = 10 * time.Minute
-	// defaultIdleConns is how many idle connections to the provider (or
-	// the gateway of LLM_BASE_URL) the default HTTP client keeps. net/http
-	// keeps two per host; turns run several at a time (AGENT_MAX_TURNS, 8
-	// by default), each with its model call, and over HTTP/1.1 the calls
-	// past two that ended together closed their connections, for the
-	// next calls to open them again (a TLS handshake each, unless the
-	// address is plain http). A host that speaks HTTP/2 carries the calls
-	// on one connection either way.
-	defaultIdleConns = 32
 )
 
 // Config is what the client needs. The package reads no environment
@@ -60,9 +53,9 @@ type Config struct {
 	// retry-after-ms and retry-after headers. 0: [DefaultMaxRetries]; negative:
 	// none.
 	MaxRetries int
-	// HTTPClient sends the requests. Nil: a clone of http.DefaultTransport
-	// that waits at most 10 minutes for response headers and keeps 32 idle
-	// connections.
+	// HTTPClient sends the requests. Nil: a pool of its own
+	// (pkg/httppool, 32 idle connections kept per host) that waits at most
+	// 10 minutes for response headers.
 	HTTPClient *http.Client
 	// Timeout bounds one attempt, from sending the request to reading the end
 	// of its stream; an attempt that runs out is retried, so set it above the
@@ -168,14 +161,14 @@ func (c *Client) CloseIdleConnections() { c.httpClient.CloseIdleConnections() }
 // Model returns the model used for requests that name none.
 func (c *Client) Model() string { return c.model }
 
-// defaultHTTPClient returns the client of a Config without one.
+// defaultHTTPClient returns the client of a Config without one: a pool
+// of its own (pkg/httppool: turns running together reuse each other's
+// connections to the provider, or to the gateway of LLM_BASE_URL), which
+// bounds the wait for response headers.
 func defaultHTTPClient() *http.Client {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return &http.Client{Transport: http.DefaultTransport}
+	pool := httppool.New()
+	if t, ok := pool.(*http.Transport); ok {
+		t.ResponseHeaderTimeout = defaultResponseHeaderTimeout
 	}
-	t = t.Clone()
-	t.ResponseHeaderTimeout = defaultResponseHeaderTimeout
-	t.MaxIdleConnsPerHost = defaultIdleConns
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: pool}
 }

@@ -12,13 +12,15 @@ import (
 // session's close finish well inside it.
 const idleQuiet = 2 * time.Second
 
-// idler is an HTTP client's pool of idle connections: the chat platform's
-// (slackio.Chat) and the model's (llm.Client). The simulator's in-process
-// platform and model have none.
+// idler is an HTTP client's pool of idle connections (pkg/httppool): the
+// chat platform's (slackio.Chat), the model's (llm.Client) and the tool
+// servers' over HTTP (tools.MCPMount). The simulator's in-process platform
+// and model have none.
 type idler interface{ CloseIdleConnections() }
 
-// idleRelease closes the idle connections of the chat's and the model's
-// HTTP pools once no session has been live for idleQuiet. The pools keep
+// idleRelease closes the idle connections of the chat's, the model's and
+// the tool servers' HTTP pools once no session has been live for
+// idleQuiet. The pools keep
 // up to 32 connections per host for the turns running together (over
 // HTTP/1.1 each call in flight holds one); a persona at rest keeps its
 // socket and nothing more, not those connections until net/http's 90
@@ -32,16 +34,22 @@ type idleRelease struct {
 	timer clock.Timer
 }
 
-// newIdleRelease returns the release of those of chat and model that have
-// a pool; live counts the live sessions.
-func newIdleRelease(live func() int, c clock.Clock, chat, model any) *idleRelease {
+// newIdleRelease returns the release of those of clients that have a
+// pool; live counts the live sessions.
+func newIdleRelease(live func() int, c clock.Clock, clients ...any) *idleRelease {
 	r := &idleRelease{live: live, clock: clock.Or(c)}
-	for _, p := range []any{chat, model} {
-		if p, ok := p.(idler); ok {
-			r.pools = append(r.pools, p)
-		}
+	for _, p := range clients {
+		r.add(p)
 	}
 	return r
+}
+
+// add releases client's pool too, if it has one. It is called while the
+// service is built, before any session is.
+func (r *idleRelease) add(client any) {
+	if p, ok := client.(idler); ok {
+		r.pools = append(r.pools, p)
+	}
 }
 
 // sessionClosed arms the release when no session is live any more, or

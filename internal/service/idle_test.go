@@ -16,8 +16,9 @@ func (p *pool) CloseIdleConnections() { p.closed.Add(1) }
 func TestIdleReleaseClosesThePoolsOnceNoSessionIsLive(t *testing.T) {
 	c := clock.NewManual(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	var live atomic.Int32
-	chat, model := &pool{}, &pool{}
+	chat, model, servers := &pool{}, &pool{}, &pool{}
 	r := newIdleRelease(func() int { return int(live.Load()) }, c, chat, model)
+	r.add(servers)
 	closed := func() (int32, int32) { return chat.closed.Load(), model.closed.Load() }
 
 	// A session closed while others are live: nothing is armed.
@@ -35,8 +36,8 @@ func TestIdleReleaseClosesThePoolsOnceNoSessionIsLive(t *testing.T) {
 		t.Fatalf("closed before idleQuiet: chat %d, model %d", a, b)
 	}
 	c.Advance(time.Millisecond)
-	if a, b := closed(); a != 1 || b != 1 {
-		t.Fatalf("after idleQuiet: chat closed %d times, model %d, want 1 each", a, b)
+	if a, b := closed(); a != 1 || b != 1 || servers.closed.Load() != 1 {
+		t.Fatalf("after idleQuiet: chat closed %d times, model %d, tool servers %d, want 1 each", a, b, servers.closed.Load())
 	}
 
 	// Another close within the quiet time starts it again.
@@ -75,6 +76,7 @@ func TestIdleReleaseClosesThePoolsOnceNoSessionIsLive(t *testing.T) {
 func TestIdleReleaseWithoutPools(t *testing.T) {
 	c := clock.NewManual(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	r := newIdleRelease(func() int { return 0 }, c, struct{}{}, nil)
+	r.add(struct{}{})
 	r.sessionClosed()
 	if n := c.Timers(); n != 0 {
 		t.Fatalf("%d timers armed with no pool", n)

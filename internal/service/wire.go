@@ -188,6 +188,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (_ *Service, err error
 	if err != nil {
 		return nil, err
 	}
+	if s.mcp != nil {
+		s.idle.add(s.mcp)
+	}
 	s.chat = chat
 	if l, ok := chat.(interface{ SetLoadingMessages([]string) }); ok {
 		l.SetLoadingMessages(s.persona.LoadingMessages)

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/persona-runtime/agent/pkg/httppool"
 )
 
 // DefaultMCPConnectTimeout bounds starting, initialising and listing one
@@ -47,6 +50,10 @@ type MCPOptions struct {
 	// the database): a folder that holds one is never granted to a
 	// confined server, only the files it names there (serverReadable).
 	Deny []string
+
+	// pool carries the requests of the servers over HTTP: the mount's
+	// own (pkg/httppool), made by MountMCP; nil is http.DefaultTransport.
+	pool http.RoundTripper
 }
 
 // MCPMount is the set of external tool servers mounted from an MCPConfig.
@@ -55,6 +62,10 @@ type MCPMount struct {
 	sessions []*mcpSession
 	// people are the "auth": "oauth" servers, by name.
 	people map[string]*mcpPerson
+	// pool carries the requests of the servers over HTTP
+	// (MCPOptions.pool): turns calling one server at once reuse each
+	// other's connections.
+	pool http.RoundTripper
 
 	closeOnce sync.Once
 	closeMu   sync.Mutex
@@ -97,7 +108,8 @@ func MountMCP(ctx context.Context, cfg *MCPConfig, o MCPOptions) (*MCPMount, err
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultMCPConnectTimeout
 	}
-	m := &MCPMount{people: map[string]*mcpPerson{}}
+	o.pool = httppool.New()
+	m := &MCPMount{people: map[string]*mcpPerson{}, pool: o.pool}
 	if cfg == nil || len(cfg.Servers) == 0 {
 		return m, nil
 	}
@@ -261,6 +273,15 @@ func (m *MCPMount) Tools() []Tool {
 	return append([]Tool(nil), m.tools...)
 }
 
+// CloseIdleConnections closes the idle connections of the servers over
+// HTTP (the service's, once no session is live); calls in flight keep
+// theirs, and an SSE server's stream is in use, not idle.
+func (m *MCPMount) CloseIdleConnections() {
+	if m != nil {
+		httppool.CloseIdle(m.pool)
+	}
+}
+
 // Close closes every session in parallel and returns one error naming the
 // servers that did not close cleanly. It is idempotent.
 func (m *MCPMount) Close() error {
@@ -288,6 +309,8 @@ func (m *MCPMount) Close() error {
 			})
 		}
 		wg.Wait()
+		// Nothing is left to use the pool's connections.
+		httppool.CloseIdle(m.pool)
 		errs = append(errs, personal...)
 		var msgs []string
 		for _, e := range errs {

@@ -59,7 +59,11 @@ func (s *mcpSession) transport(o MCPOptions) (mcp.Transport, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, errors.New("url is not an http or https address")
 		}
-		client := &http.Client{Transport: &headerTransport{base: http.DefaultTransport, host: u.Host, header: s.srv.Headers}}
+		base := o.pool
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		client := &http.Client{Transport: &headerTransport{base: base, host: u.Host, header: s.srv.Headers}}
 		if s.srv.Auth == MCPAuthOAuth {
 			client = s.personClient(u, client.Transport)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"github.com/persona-runtime/agent/pkg/httppool"
 )
 
 const (
@@ -19,42 +21,19 @@ const (
 	// slackHTTPTimeout bounds a Web API call when the caller's context
 	// does not: uploads of a few MB finish well inside it.
 	slackHTTPTimeout = 60 * time.Second
-	// platformIdleConns is how many idle connections to the Web API's
-	// host are kept for the next calls. net/http keeps two by default;
-	// turns run several at a time (AGENT_MAX_TURNS, 8 by default) and a
-	// turn's status line, its post and its edits overlap, so over
-	// HTTP/1.1 the third call in flight opened a connection (a TLS
-	// handshake, unless the address is plain http) and closed it after:
-	// about one a turn (408 in a run of the project bench against the
-	// fake, some 420 turns; 28 with this pool). A host that speaks
-	// HTTP/2 carries the calls on one connection either way.
-	platformIdleConns = 32
 )
 
 // platformTransport is the connection pool of the Web API calls that name
 // no transport of their own (a client whose Transport is nil, the status
-// line's JSON call): http.DefaultTransport's settings, with
-// platformIdleConns idle connections kept per host. One pool for them
-// all, as DefaultTransport would be, so the calls of one thread reuse
-// each other's connections.
-var platformTransport = sync.OnceValue(func() http.RoundTripper {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return http.DefaultTransport
-	}
-	t = t.Clone()
-	t.MaxIdleConnsPerHost = platformIdleConns
-	return t
-})
+// line's JSON call): one pool for them all (pkg/httppool), as
+// DefaultTransport would be, so the calls of one thread reuse each
+// other's connections.
+var platformTransport = sync.OnceValue(httppool.New)
 
 // CloseIdleConnections closes the idle connections of platformTransport,
 // the pool of the Web API calls that name no transport of their own (the
 // service's, once no session is live). Calls in flight keep theirs.
-func (c *Chat) CloseIdleConnections() {
-	if t, ok := platformTransport().(interface{ CloseIdleConnections() }); ok {
-		t.CloseIdleConnections()
-	}
-}
+func (c *Chat) CloseIdleConnections() { httppool.CloseIdle(platformTransport()) }
 
 // NewClient returns the Web API client that the socket and the chat
 // calls share. apiURL is the Web API base (CHAT_API_URL; "" means the

@@ -1,0 +1,110 @@
+package httppool_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/persona-runtime/agent/pkg/httppool"
+)
+
+// TestNewKeepsDefaultTransportsSettings: a pool is DefaultTransport's
+// settings with more idle connections kept, and each New is a pool of
+// its own.
+func TestNewKeepsDefaultTransportsSettings(t *testing.T) {
+	def := http.DefaultTransport.(*http.Transport)
+	a, ok := httppool.New().(*http.Transport)
+	if !ok {
+		t.Fatalf("New() is %T, want *http.Transport", httppool.New())
+	}
+	if a.MaxIdleConnsPerHost != httppool.IdleConnsPerHost {
+		t.Errorf("MaxIdleConnsPerHost = %d, want %d", a.MaxIdleConnsPerHost, httppool.IdleConnsPerHost)
+	}
+	if a.Proxy == nil || !a.ForceAttemptHTTP2 || a.IdleConnTimeout != def.IdleConnTimeout ||
+		a.TLSHandshakeTimeout != def.TLSHandshakeTimeout || a.MaxIdleConns != def.MaxIdleConns {
+		t.Errorf("New() lost DefaultTransport's settings: %+v", a)
+	}
+	if b := httppool.New(); b == http.RoundTripper(a) || a == def {
+		t.Error("New() shares a pool")
+	}
+	if def.MaxIdleConnsPerHost != 0 {
+		t.Errorf("DefaultTransport changed: MaxIdleConnsPerHost = %d", def.MaxIdleConnsPerHost)
+	}
+}
+
+// TestPoolKeepsAndClosesItsConnections: calls in flight together reuse
+// the connections of the calls before them (net/http's two kept per host
+// opened the ones past two again each round: the test server speaks
+// HTTP/1.1), and CloseIdle closes every one of them once the calls are
+// done.
+func TestPoolKeepsAndClosesItsConnections(t *testing.T) {
+	var opened, closed atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond) // the calls of a round overlap
+		_, _ = w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		switch state {
+		case http.StateNew:
+			opened.Add(1)
+		case http.StateClosed:
+			closed.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	pool := httppool.New()
+	client := &http.Client{Transport: pool}
+	const calls, rounds = 6, 10
+	for range rounds {
+		var wg sync.WaitGroup
+		errs := make([]error, calls)
+		for i := range calls {
+			wg.Go(func() {
+				resp, err := client.Get(srv.URL)
+				if err == nil {
+					_, err = resp.Body.Read(make([]byte, 8))
+					resp.Body.Close()
+				}
+				if err != nil && err.Error() != "EOF" {
+					errs[i] = err
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// At most calls are open at once; a call may start just before
+	// another's connection is back in the pool, hence the room.
+	n := opened.Load()
+	if n > 2*calls {
+		t.Errorf("%d rounds of %d calls at once opened %d connections, want at most %d", rounds, calls, n, 2*calls)
+	}
+	httppool.CloseIdle(pool)
+	deadline := time.Now().Add(5 * time.Second)
+	for closed.Load() < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if c := closed.Load(); c != n {
+		t.Errorf("after CloseIdle the server saw %d of %d connections closed", c, n)
+	}
+}
+
+// TestCloseIdleOfAnotherTransport: a round tripper without idle
+// connections of its own is left alone.
+func TestCloseIdleOfAnotherTransport(t *testing.T) {
+	httppool.CloseIdle(roundTripper(func(*http.Request) (*http.Response, error) { return nil, nil }))
+	httppool.CloseIdle(nil)
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
