@@ -19,7 +19,9 @@
 // sleeping; [Outbox], a recording pipeline.Outbox; [LogBuffer], a log sink
 // safe for concurrent use; [Eventually], for a state a test can observe but
 // not be told of; [Swapper], the symlink swap race of a sandboxed command;
-// [InitAllocs], what each package allocates at program start; and the file
+// [InitAllocs], what each package allocates at program start; [CountConns]
+// and [InRounds], for a client's connection pool (connections opened and
+// closed at a server, calls in flight together); and the file
 // helpers ([WriteFiles], [ReadFile], [Symlink], [CopyTestBinary]). Golden
 // files are package golden's.
 //

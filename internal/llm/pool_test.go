@@ -2,11 +2,7 @@ package llm_test
 
 import (
 	"log/slog"
-	"net"
-	"net/http"
 	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/otel/trace/noop"
@@ -21,13 +17,8 @@ import (
 // past two again (the fake speaks HTTP/1.1, as a gateway at LLM_BASE_URL
 // may: a TLS handshake each over https).
 func TestDefaultClientKeepsItsConnections(t *testing.T) {
-	var opened atomic.Int64
 	srv := httptest.NewUnstartedServer(&fake.Anthropic{T: t})
-	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-		if state == http.StateNew {
-			opened.Add(1)
-		}
-	}
+	conns := fake.CountConns(srv)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	c, err := llm.New(llm.Config{BaseURL: srv.URL, APIKey: testKey}, slog.New(slog.DiscardHandler), noop.NewTracerProvider().Tracer(""), nil)
@@ -35,22 +26,13 @@ func TestDefaultClientKeepsItsConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	const turns, rounds = 6, 10
-	for range rounds {
-		var wg sync.WaitGroup
-		errs := make([]error, turns)
-		for i := range turns {
-			wg.Go(func() { _, errs[i] = c.Send(t.Context(), userParams("hello")) })
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	fake.InRounds(t, rounds, turns, func(int) error {
+		_, err := c.Send(t.Context(), userParams("hello"))
+		return err
+	})
 	// At most turns are open at once; a call may start just before
 	// another's connection is back in the pool, hence the room.
-	if n := opened.Load(); n > 2*turns {
+	if n := conns.Opened(); n > 2*turns {
 		t.Errorf("%d rounds of %d calls at once opened %d connections, want at most %d", rounds, turns, n, 2*turns)
 	}
 }

@@ -1,14 +1,13 @@
 package httppool_test
 
 import (
-	"net"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/persona-runtime/agent/internal/fake"
 	"github.com/persona-runtime/agent/pkg/httppool"
 )
 
@@ -42,59 +41,34 @@ func TestNewKeepsDefaultTransportsSettings(t *testing.T) {
 // HTTP/1.1), and CloseIdle closes every one of them once the calls are
 // done.
 func TestPoolKeepsAndClosesItsConnections(t *testing.T) {
-	var opened, closed atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(time.Millisecond) // the calls of a round overlap
-		_, _ = w.Write([]byte("ok"))
+		_, _ = io.WriteString(w, "ok")
 	}))
-	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-		switch state {
-		case http.StateNew:
-			opened.Add(1)
-		case http.StateClosed:
-			closed.Add(1)
-		}
-	}
+	conns := fake.CountConns(srv)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	pool := httppool.New()
 	client := &http.Client{Transport: pool}
 	const calls, rounds = 6, 10
-	for range rounds {
-		var wg sync.WaitGroup
-		errs := make([]error, calls)
-		for i := range calls {
-			wg.Go(func() {
-				resp, err := client.Get(srv.URL)
-				if err == nil {
-					_, err = resp.Body.Read(make([]byte, 8))
-					resp.Body.Close()
-				}
-				if err != nil && err.Error() != "EOF" {
-					errs[i] = err
-				}
-			})
+	fake.InRounds(t, rounds, calls, func(int) error {
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			return err
 		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	})
 	// At most calls are open at once; a call may start just before
 	// another's connection is back in the pool, hence the room.
-	n := opened.Load()
+	n := conns.Opened()
 	if n > 2*calls {
 		t.Errorf("%d rounds of %d calls at once opened %d connections, want at most %d", rounds, calls, n, 2*calls)
 	}
 	httppool.CloseIdle(pool)
-	deadline := time.Now().Add(5 * time.Second)
-	for closed.Load() < n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if c := closed.Load(); c != n {
-		t.Errorf("after CloseIdle the server saw %d of %d connections closed", c, n)
+	if !fake.Eventually(5*time.Second, func() bool { return conns.Closed() == n }) {
+		t.Errorf("after CloseIdle the server saw %d of %d connections closed", conns.Closed(), n)
 	}
 }
 

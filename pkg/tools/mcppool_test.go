@@ -2,15 +2,15 @@ package tools
 
 import (
 	"encoding/json"
-	"net"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/persona-runtime/agent/internal/fake"
 )
 
 // TestMountMCPKeepsItsConnections: calls of turns running together to one
@@ -19,7 +19,6 @@ import (
 // the test server speaks HTTP/1.1, as a server inside a cluster may), and
 // the mount's CloseIdleConnections and Close let them go.
 func TestMountMCPKeepsItsConnections(t *testing.T) {
-	var opened, closed atomic.Int64
 	srv := newMCPTestServer(false)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -28,14 +27,7 @@ func TestMountMCPKeepsItsConnections(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	ts.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-		switch state {
-		case http.StateNew:
-			opened.Add(1)
-		case http.StateClosed:
-			closed.Add(1)
-		}
-	}
+	conns := fake.CountConns(ts)
 	ts.Start()
 	t.Cleanup(ts.Close)
 	path := writeMCPJSON(t, map[string]any{"web": map[string]any{"type": "http", "url": "${SRV}/mcp"}})
@@ -49,51 +41,32 @@ func TestMountMCPKeepsItsConnections(t *testing.T) {
 	if echo.Call == nil {
 		t.Fatalf("no echo tool in %v", mcpToolNames(m))
 	}
-	mounted := opened.Load()
+	mounted := conns.Opened()
 
 	const calls, rounds = 6, 10
-	for range rounds {
-		var wg sync.WaitGroup
-		errs := make([]error, calls)
-		for i := range calls {
-			wg.Go(func() {
-				res, err := echo.Call(t.Context(), json.RawMessage(`{"text":"hi"}`))
-				if err == nil && (res.IsError || res.Text != "hi") {
-					t.Errorf("echo = %+v", res)
-				}
-				errs[i] = err
-			})
+	fake.InRounds(t, rounds, calls, func(int) error {
+		res, err := echo.Call(t.Context(), json.RawMessage(`{"text":"hi"}`))
+		if err == nil && (res.IsError || res.Text != "hi") {
+			err = fmt.Errorf("echo = %+v", res)
 		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+		return err
+	})
 	// At most calls are open at once; a call may start just before
 	// another's connection is back in the pool, hence the room.
-	if n := opened.Load() - mounted; n > 2*calls {
+	if n := conns.Opened() - mounted; n > 2*calls {
 		t.Errorf("%d rounds of %d calls at once opened %d connections, want at most %d", rounds, calls, n, 2*calls)
 	}
 
 	// What is idle goes; a stream the server holds open (its GET, if any)
 	// is in use, not idle.
-	waitFor := func(want int64) int64 {
-		deadline := time.Now().Add(5 * time.Second)
-		for closed.Load() < want && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-		return closed.Load()
-	}
 	m.CloseIdleConnections()
-	if c, n := waitFor(opened.Load()-1), opened.Load(); c < n-1 {
-		t.Errorf("after CloseIdleConnections the server saw %d of %d connections closed", c, n)
+	if !fake.Eventually(5*time.Second, func() bool { return conns.Closed() >= conns.Opened()-1 }) {
+		t.Errorf("after CloseIdleConnections the server saw %d of %d connections closed", conns.Closed(), conns.Opened())
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if c, n := waitFor(opened.Load()), opened.Load(); c != n {
-		t.Errorf("after Close the server saw %d of %d connections closed", c, n)
+	if !fake.Eventually(5*time.Second, func() bool { return conns.Closed() == conns.Opened() }) {
+		t.Errorf("after Close the server saw %d of %d connections closed", conns.Closed(), conns.Opened())
 	}
 }

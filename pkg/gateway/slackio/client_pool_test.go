@@ -4,7 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,29 +29,18 @@ func TestChatKeepsItsConnections(t *testing.T) {
 	}
 	const inFlight, rounds = 6, 10
 	before := s.HTTPConnections()
-	for range rounds {
-		var wg sync.WaitGroup
-		errs := make([]error, inFlight)
-		for i := range inFlight {
-			wg.Go(func() {
-				m := pipeline.Message{ChannelID: "C1", ThreadTS: "1.0", Text: "an answer"}
-				switch i % 3 {
-				case 0:
-					errs[i] = chat.SetStatus(t.Context(), "C1", "1.0", "is thinking…")
-				case 1:
-					_, errs[i] = chat.Post(t.Context(), m)
-				default:
-					errs[i] = chat.Update(t.Context(), ts, m)
-				}
-			})
+	fake.InRounds(t, rounds, inFlight, func(i int) error {
+		m := pipeline.Message{ChannelID: "C1", ThreadTS: "1.0", Text: "an answer"}
+		switch i % 3 {
+		case 0:
+			return chat.SetStatus(t.Context(), "C1", "1.0", "is thinking…")
+		case 1:
+			_, err := chat.Post(t.Context(), m)
+			return err
+		default:
+			return chat.Update(t.Context(), ts, m)
 		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	})
 	// At most inFlight are open at once; a call may start just before
 	// another's connection is back in the pool, hence the room.
 	if opened := s.HTTPConnections() - before; opened > 2*inFlight {
