@@ -15,16 +15,16 @@ const idleQuiet = 2 * time.Second
 // idler is an HTTP client's pool of idle connections (pkg/httppool): the
 // chat platform's (slackio.Chat), the model's (llm.Client) and the tool
 // servers' over HTTP (tools.MCPMount). The simulator's in-process platform
-// and model have none.
+// and model have none; its tool servers over HTTP have theirs, released
+// on the scenario's clock.
 type idler interface{ CloseIdleConnections() }
 
 // idleRelease closes the idle connections of the chat's, the model's and
 // the tool servers' HTTP pools once no session has been live for
-// idleQuiet. The pools keep
-// up to 32 connections per host for the turns running together (over
-// HTTP/1.1 each call in flight holds one); a persona at rest keeps its
-// socket and nothing more, not those connections until net/http's 90
-// seconds pass.
+// idleQuiet. The pools keep up to 32 connections per host for the turns
+// running together (over HTTP/1.1 each call in flight holds one); a
+// persona at rest keeps its socket and nothing more, not those
+// connections until net/http's 90 seconds pass.
 type idleRelease struct {
 	live  func() int
 	pools []idler
