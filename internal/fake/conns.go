@@ -18,6 +18,12 @@ type Conns struct{ opened, closed atomic.Int64 }
 // is called before srv starts (httptest.NewUnstartedServer).
 func CountConns(srv *httptest.Server) *Conns {
 	c := &Conns{}
+	c.watch(srv)
+	return c
+}
+
+// watch counts srv's connections in c (srv not started yet).
+func (c *Conns) watch(srv *httptest.Server) {
 	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
 		switch state {
 		case http.StateNew:
@@ -26,7 +32,6 @@ func CountConns(srv *httptest.Server) *Conns {
 			c.closed.Add(1)
 		}
 	}
-	return c
 }
 
 // Opened returns how many connections clients have opened.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -101,7 +100,7 @@ type Slack struct {
 
 	mu         sync.Mutex
 	srv        *httptest.Server
-	conns      atomic.Int64 // connections the clients opened (HTTPConnections)
+	conns      Conns // connections the clients opened (HTTPConnections)
 	closed     bool
 	changed    chan struct{} // closed and replaced whenever a record changes
 	seq        int           // ts, file ids, envelope ids and tickets
@@ -187,11 +186,7 @@ func (s *Slack) URL() string {
 	defer s.mu.Unlock()
 	if s.srv == nil {
 		s.srv = httptest.NewUnstartedServer(s)
-		s.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-			if state == http.StateNew {
-				s.conns.Add(1)
-			}
-		}
+		s.conns.watch(s.srv)
 		s.srv.Start()
 		if s.T != nil {
 			s.T.Cleanup(s.Close)
@@ -203,7 +198,7 @@ func (s *Slack) URL() string {
 // HTTPConnections returns how many connections the clients opened to the
 // fake's server: the Web API calls', the file transfers' and the sockets'
 // (Connections counts the sockets alone).
-func (s *Slack) HTTPConnections() int { return int(s.conns.Load()) }
+func (s *Slack) HTTPConnections() int { return int(s.conns.Opened()) }
 
 // Close closes the sockets and stops the server, waiting for the requests
 // and socket goroutines in flight. Calling it again does nothing.
