@@ -49,7 +49,7 @@ func TestChaosKillMidTurn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "SOUL.md"), []byte(rulesSoul), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := &chaos{t: t, bin: bin, home: home, slack: slack, model: model, port: freePort(t), logs: filepath.Join(home, "runs.log")}
+	c := &chaos{t: t, bin: bin, home: home, tmp: t.TempDir(), slack: slack, model: model, port: freePort(t), logs: filepath.Join(home, "runs.log")}
 	model.Respond, model.Key = c.respond, chaosKey
 
 	started := time.Now()
@@ -155,6 +155,7 @@ type chaos struct {
 	t     *testing.T
 	bin   string
 	home  string
+	tmp   string // the runs' TMPDIR: a killed run leaves its commands' there
 	slack *fake.Slack
 	model *fake.Anthropic
 	port  int
@@ -188,7 +189,7 @@ func (c *chaos) start() {
 		"CHAT_BOT_TOKEN=" + fake.DefaultBotToken, "CHAT_APP_TOKEN=" + fake.DefaultAppToken, "CHAT_API_URL=" + c.slack.URL(),
 		"LLM_API_KEY=" + chaosKey, "LLM_BASE_URL=" + c.model.URL(), "AGENT_MODEL=claude-test",
 		"AGENT_HOME=" + c.home, "AGENT_HEALTH_PORT=" + strconv.Itoa(c.port), "AGENT_DEFAULT_MODE=bypass",
-		"AGENT_LOG_LEVEL=debug", "GORACE=atexit_sleep_ms=0",
+		"AGENT_LOG_LEVEL=debug", "GORACE=atexit_sleep_ms=0", "TMPDIR=" + c.tmp,
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -20,9 +20,13 @@
 // which), write only its own directories (the thread's workspace and a
 // private TMPDIR), and nothing else: not the runtime's home with its .env
 // and database, not /proc (so not the runtime's environment), not other
-// threads' workspaces. Where the kernel has them, TCP connects and binds are denied
-// with AGENT_SANDBOX_NET=deny, and signals and abstract UNIX sockets
-// cannot reach processes outside the domain.
+// threads' workspaces. Where the kernel has them, TCP connects and binds
+// are denied with AGENT_SANDBOX_NET=deny, and signals and abstract UNIX
+// sockets cannot reach processes outside the domain.
+//
+// The private TMPDIR is held (a lock) while its command runs and removed
+// after; one that a runtime killed mid-command left is removed by the next
+// sandbox made over its root (tempdir.go).
 //
 // Under AGENT_SANDBOX_NET=allowlist (the default) the command also gets a
 // network of its own: a user and network namespace with only a loopback,

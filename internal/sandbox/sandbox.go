@@ -107,7 +107,8 @@ type Options struct {
 	// Missing ones are skipped.
 	ReadOnly []string
 	// TempRoot is where private temporary directories are made; empty
-	// means os.TempDir().
+	// means os.TempDir(). The first New over a root in a process removes
+	// the ones there that runtimes killed mid-command left (sweepTemps).
 	TempRoot string
 	// Limits of a Bash command (CPU is set per call from its timeout) and
 	// of a tool server; zero values take the defaults above.
@@ -162,6 +163,12 @@ func New(o Options) (*Sandbox, error) {
 	if s.egress == nil {
 		s.egress = refuseAll{}
 	}
+	if s.tempRoot == "" {
+		s.tempRoot = os.TempDir()
+	}
+	// What runtimes killed mid-command left (a runtime with ModeOff may
+	// follow one without).
+	sweepTempsOnce(s.tempRoot)
 	if s.mode == ModeOff {
 		return s, nil
 	}
@@ -196,9 +203,6 @@ func New(o Options) (*Sandbox, error) {
 			return nil, fmt.Errorf("sandbox: read-only path %s: %w", p, err)
 		}
 		s.readOnly = append(s.readOnly, abs)
-	}
-	if s.tempRoot == "" {
-		s.tempRoot = os.TempDir()
 	}
 	if s.limits.AddressSpace == 0 {
 		s.limits.AddressSpace = DefaultAddressSpace
@@ -398,14 +402,15 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 	if cmd.Process != nil {
 		return nil, errors.New("sandbox: the command has already started")
 	}
-	tmp, err := os.MkdirTemp(s.tempRoot, "agent-sbx-")
+	private, err := makeTemp(s.tempRoot)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private temporary directory: %w", err)
 	}
+	tmp := private.dir
 	var group string
 	if s.pids != nil {
 		if group, err = s.pids.create(); err != nil {
-			os.RemoveAll(tmp)
+			private.remove()
 			return nil, err
 		}
 	}
@@ -415,7 +420,7 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 			if group != "" {
 				s.pids.remove(group)
 			}
-			os.RemoveAll(tmp)
+			private.remove()
 			return nil, fmt.Errorf("sandbox: the helper's report: %w", err)
 		}
 	}
@@ -428,7 +433,7 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 			if group != "" {
 				s.pids.remove(group)
 			}
-			os.RemoveAll(tmp)
+			private.remove()
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
@@ -442,7 +447,7 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 		if group != "" {
 			s.pids.remove(group)
 		}
-		_ = os.RemoveAll(tmp)
+		private.remove()
 	}
 
 	args := []string{s.exe, HelperCommand}

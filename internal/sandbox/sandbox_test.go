@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if IsHelper(os.Args) {
 		os.Exit(Main(os.Args[2:]))
 	}
+	if root := os.Getenv(killedRuntimeEnv); root != "" {
+		os.Exit(runtimeToKill(root))
+	}
 	if v := os.Getenv(hardenedChildEnv); v != "" {
 		if v == "1" {
 			if err := HardenProcess(); err != nil {
