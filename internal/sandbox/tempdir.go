@@ -69,20 +69,20 @@ func sweepTempsOnce(root string) {
 // sweepTemps removes the private temporary directories under root that no
 // process holds and that have not changed for tempGrace before now, with
 // what their commands wrote in them; it returns how many it removed.
-// Directories of other users, which it cannot open, are left. now is the
+// Only directories of the runtime's own user are candidates. now is the
 // wall clock's: it is compared with the file system's times.
 func sweepTemps(root string, now time.Time) int {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return 0
 	}
-	removed := 0
+	removed, uid := 0, os.Geteuid()
 	for _, e := range entries {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), tempPrefix) {
 			continue
 		}
 		info, err := e.Info()
-		if err != nil || now.Sub(info.ModTime()) < tempGrace {
+		if err != nil || now.Sub(info.ModTime()) < tempGrace || !ownedBy(info, uid) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
@@ -96,4 +96,10 @@ func sweepTemps(root string, now time.Time) int {
 		f.Close()
 	}
 	return removed
+}
+
+// ownedBy reports whether info is of a file of user uid.
+func ownedBy(info os.FileInfo, uid int) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
 }
