@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/persona-runtime/agent/pkg/fsutil"
 )
 
 // Mode is AGENT_SANDBOX.
@@ -108,7 +110,7 @@ type Options struct {
 	ReadOnly []string
 	// TempRoot is where private temporary directories are made; empty
 	// means os.TempDir(). The first New over a root in a process removes
-	// the ones there that runtimes killed mid-command left (sweepTemps).
+	// the ones there that runtimes killed mid-command left (tempdir.go).
 	TempRoot string
 	// Limits of a Bash command (CPU is set per call from its timeout) and
 	// of a tool server; zero values take the defaults above.
@@ -402,15 +404,15 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 	if cmd.Process != nil {
 		return nil, errors.New("sandbox: the command has already started")
 	}
-	private, err := makeTemp(s.tempRoot)
+	private, err := fsutil.MkdirHeld(s.tempRoot, tempPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private temporary directory: %w", err)
 	}
-	tmp := private.dir
+	tmp := private.Path
 	var group string
 	if s.pids != nil {
 		if group, err = s.pids.create(); err != nil {
-			private.remove()
+			private.Remove()
 			return nil, err
 		}
 	}
@@ -420,7 +422,7 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 			if group != "" {
 				s.pids.remove(group)
 			}
-			private.remove()
+			private.Remove()
 			return nil, fmt.Errorf("sandbox: the helper's report: %w", err)
 		}
 	}
@@ -433,7 +435,7 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 			if group != "" {
 				s.pids.remove(group)
 			}
-			private.remove()
+			private.Remove()
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
@@ -447,7 +449,7 @@ func (s *Sandbox) confine(ctx context.Context, cmd *exec.Cmd, writable, readable
 		if group != "" {
 			s.pids.remove(group)
 		}
-		private.remove()
+		private.Remove()
 	}
 
 	args := []string{s.exe, HelperCommand}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/pkg/fsutil"
 )
 
 // killedRuntimeEnv makes the test binary a runtime that starts one
@@ -48,76 +50,6 @@ func runtimeToKill(root string) int {
 	select {}
 }
 
-// old sets dir's times tempGrace and a second back.
-func old(t *testing.T, dir string) {
-	t.Helper()
-	then := time.Now().Add(-tempGrace - time.Second)
-	if err := os.Chtimes(dir, then, then); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
-
-// A sweep takes the private directories nobody holds that have been left
-// alone for tempGrace, with their contents, and nothing else.
-func TestSweepTakesOnlyWhatNobodyHolds(t *testing.T) {
-	root := t.TempDir()
-	held, err := makeTemp(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk := func(name string) string {
-		dir, err := os.MkdirTemp(root, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "sub", "f"), []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
-	abandoned, fresh, other := mk(tempPrefix), mk(tempPrefix), mk("other-")
-	file := filepath.Join(root, tempPrefix+"file")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kept := []string{held.dir, fresh, other, file}
-	if os.Geteuid() == 0 { // another user's, where root can make one
-		theirs := mk(tempPrefix)
-		if err := os.Chown(theirs, 65534, 65534); err != nil {
-			t.Fatal(err)
-		}
-		kept = append(kept, theirs)
-	}
-	for _, p := range append([]string{abandoned}, kept...) {
-		if p != fresh {
-			old(t, p)
-		}
-	}
-	if n := sweepTemps(root, time.Now()); n != 1 {
-		t.Fatalf("removed %d, want 1", n)
-	}
-	if exists(abandoned) {
-		t.Fatal("the abandoned directory is still there")
-	}
-	for _, p := range kept {
-		if !exists(p) {
-			t.Fatalf("%s was taken", filepath.Base(p))
-		}
-	}
-	held.remove()
-	if exists(held.dir) {
-		t.Fatal("remove left the directory")
-	}
-}
-
 // A runtime killed mid-command cannot remove its command's TMPDIR; the
 // next sandbox over the same root does, and not while the runtime lives.
 func TestKilledRuntimesTempIsSwept(t *testing.T) {
@@ -150,8 +82,11 @@ func TestKilledRuntimesTempIsSwept(t *testing.T) {
 	if len(dirs) != 1 || !exists(filepath.Join(dirs[0], "left")) {
 		t.Fatalf("private directories %v, want one with the command's file", dirs)
 	}
-	old(t, dirs[0])
-	if n := sweepTemps(root, time.Now()); n != 0 || !exists(dirs[0]) {
+	then := time.Now().Add(-tempGrace - time.Second)
+	if err := os.Chtimes(dirs[0], then, then); err != nil {
+		t.Fatal(err)
+	}
+	if n := fsutil.SweepUnheld(root, tempPrefix, tempGrace, time.Now()); n != 0 || !exists(dirs[0]) {
 		t.Fatal("swept the directory of a running runtime")
 	}
 
@@ -166,4 +101,9 @@ func TestKilledRuntimesTempIsSwept(t *testing.T) {
 	if exists(dirs[0]) {
 		t.Fatal("the next sandbox left the killed runtime's directory")
 	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

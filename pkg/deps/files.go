@@ -8,26 +8,42 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/persona-runtime/agent/pkg/fsutil"
 )
 
 // markerFile, inside a skill copied from a repository folder, names the
 // commit and folder it was copied from: the copy has no .git to ask.
 const markerFile = ".agent-sha"
 
-// tempDir makes a fresh directory under .cache/deps/tmp/: on the home's
+// tempGrace is how long work under .cache/deps/tmp/ is left alone after
+// its last change, held or not.
+const tempGrace = time.Minute
+
+// tempRoot is where an install works: .cache/deps/tmp/, on the home's
 // file system, so finished work can be renamed into place, and outside
 // skills/ and knowledge/, so half-done work is never taken for a skill.
-// cleanup removes whatever is left in it.
+func (in *Installer) tempRoot() string { return filepath.Join(in.Home, ".cache", "deps", "tmp") }
+
+// tempDir makes a fresh directory under tempRoot, held while the install
+// works in it (fsutil.MkdirHeld). cleanup removes whatever is left in it.
 func (in *Installer) tempDir(name string) (dir string, cleanup func(), err error) {
-	root := filepath.Join(in.Home, ".cache", "deps", "tmp")
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(in.tempRoot(), 0o755); err != nil {
 		return "", nil, err
 	}
-	dir, err = os.MkdirTemp(root, name+"-*")
+	d, err := fsutil.MkdirHeld(in.tempRoot(), name+"-*")
 	if err != nil {
 		return "", nil, err
 	}
-	return dir, func() { os.RemoveAll(dir) }, nil
+	return d.Path, d.Remove, nil
+}
+
+// sweepTemp removes what installs killed midway left under tempRoot —
+// half-done clones and copies, old copies set aside — and nothing an
+// install still running holds (fsutil.SweepUnheld).
+func (in *Installer) sweepTemp() {
+	fsutil.SweepUnheld(in.tempRoot(), "", tempGrace, time.Now())
 }
 
 // replaceDir moves the directory src to dest, replacing whatever is there.

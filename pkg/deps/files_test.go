@@ -1,11 +1,14 @@
 package deps
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
+	"time"
 )
 
 func TestCopyTreeSymlinks(t *testing.T) {
@@ -77,5 +80,39 @@ func TestGitErrorMessage(t *testing.T) {
 				t.Fatalf("Error() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// An install killed midway leaves its work under .cache/deps/tmp/; the
+// next install removes it, and not the work of an install still running.
+func TestInstallSweepsWhatAKilledInstallLeft(t *testing.T) {
+	f := newFixture(t)
+	home := f.env.Home()
+	in := &Installer{Home: home, Progress: io.Discard}
+	root := in.tempRoot()
+	left := filepath.Join(root, "pdf-123")
+	if err := os.MkdirAll(filepath.Join(left, "repo", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	running, cleanup, err := in.tempDir("xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	then := time.Now().Add(-tempGrace - time.Second)
+	for _, dir := range []string{left, running} {
+		if err := os.Chtimes(dir, then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := in.Install(context.Background(), f.m, nil, Normal); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("the killed install's work is still there: %v", err)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil || len(entries) != 1 || filepath.Join(root, entries[0].Name()) != running {
+		t.Fatalf("left under .cache/deps/tmp: %v (%v), want only the running install's", entries, err)
 	}
 }

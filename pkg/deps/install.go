@@ -81,6 +81,9 @@ type Installer struct {
 // later) and reset to the locked commit when there is one.
 //
 // Local skills are only checked: a missing one is a warning on Progress.
+//
+// What an install killed midway left under .cache/deps/tmp/ (half-done
+// clones and copies, an old copy set aside) is removed first.
 func (in *Installer) Install(ctx context.Context, m *Manifest, lock *Lock, mode Mode) (*Lock, error) {
 	deps, err := m.planWith(lock)
 	if err != nil {
@@ -96,6 +99,7 @@ func (in *Installer) Install(ctx context.Context, m *Manifest, lock *Lock, mode 
 			}
 		}
 	}
+	in.sweepTemp()
 	r := &run{Installer: in, mode: mode, lock: lock, resolved: map[string]string{}}
 	out := &Lock{Skills: map[string]LockedSkill{}, Knowledge: map[string]LockedKB{}}
 	for _, d := range deps {
