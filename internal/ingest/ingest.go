@@ -163,7 +163,7 @@ func (in *Ingester) Ingest(ctx context.Context, label, userID string, out pipeli
 // run is the ingest proper, lock held: read, synthesise, write wiki/,
 // commit, push, record wiki_sha. It returns the reply line.
 func (in *Ingester) run(ctx context.Context, ak deps.KBEntry, dir, userID string, log *slog.Logger) (string, error) {
-	co := publish.Checkout{Dir: dir, Git: in.Git, Author: in.Author}
+	co := publish.Checkout{Dir: dir, Git: in.Git, Author: in.Author, Log: log}
 	if err := co.Check(); err != nil {
 		return "", err
 	}

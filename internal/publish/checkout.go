@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/persona-runtime/agent/pkg/deps"
 )
@@ -25,6 +27,9 @@ type Checkout struct {
 	// Author ("Name <email>") signs commits when git has no identity
 	// configured; empty means "agent <agent@localhost>".
 	Author string
+	// Log is told of the locks a killed git left that Commit, Push and
+	// the skills' cache clone removed; nil says nothing.
+	Log *slog.Logger
 }
 
 func (c Checkout) git(ctx context.Context, args ...string) (string, error) {
@@ -65,6 +70,7 @@ func (c Checkout) Commit(ctx context.Context, msg string, paths ...string) (bool
 	if len(paths) == 0 {
 		return false, errors.New("commit: no paths")
 	}
+	c.clearStaleLocks(ctx, time.Now())
 	if _, err := c.git(ctx, append([]string{"add", "--all", "--"}, paths...)...); err != nil {
 		return false, err
 	}
@@ -98,6 +104,7 @@ func (c Checkout) Changed(ctx context.Context, commit string, paths ...string) (
 
 // Push pushes HEAD to the branch ref of origin.
 func (c Checkout) Push(ctx context.Context, ref string) error {
+	c.clearStaleLocks(ctx, time.Now())
 	_, err := c.git(ctx, "push", "--quiet", "origin", "HEAD:refs/heads/"+ref)
 	return err
 }

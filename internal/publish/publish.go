@@ -232,7 +232,7 @@ func (p *Publisher) syncKB(ctx context.Context, m *deps.Manifest, lock *deps.Loc
 		return
 	}
 	ref := ak.RefOrDefault()
-	co := Checkout{Dir: filepath.Join(p.Home, "knowledge", ak.Label), Git: p.Git, Author: p.Author}
+	co := Checkout{Dir: filepath.Join(p.Home, "knowledge", ak.Label), Git: p.Git, Author: p.Author, Log: p.log()}
 	if err := co.Check(); err != nil {
 		r.warn(fmt.Sprintf("knowledge base %s is not installed (%s): run install-deps", ak.Label, err))
 		return

@@ -1,8 +1,10 @@
 package publish_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -317,5 +319,62 @@ func TestSyncSharesTheIngestLock(t *testing.T) {
 	// Released: the next ingest gets the lock.
 	if _, err := st.AcquireIngest(ctx, "notes", "U0MGR", time.Hour); err != nil {
 		t.Errorf("the sync kept the lock: %v", err)
+	}
+}
+
+// A git killed midway (the container stopped) leaves its lock files in the
+// checkout, which would fail every later commit and push: the sync
+// removes those untouched for ten minutes, says so in the log, and leaves
+// a fresh one (a git still running) alone.
+func TestSyncClearsLocksAKilledGitLeft(t *testing.T) {
+	ctx := context.Background()
+	env := fake.NewGit(t, true)
+	bare := env.Bare("git.example.com", "acme/notes")
+	env.Seed(bare, map[string]string{"README.md": "# Notes\n", "raw/a.md": "a\n"})
+	home := env.Home()
+	kb := filepath.Join(home, "knowledge", "notes")
+	gitT(t, "", "clone", "--quiet", "--branch", "main", "https://git.example.com/acme/notes.git", kb)
+	writeManifest(t, home, &deps.Manifest{AgentKnowledge: &deps.KBEntry{Label: "notes", Git: "git.example.com:acme/notes"}})
+	var logs bytes.Buffer
+	p := &publish.Publisher{Home: home, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	locks := []string{"index.lock", "refs/heads/main.lock", "refs/remotes/origin/main.lock"}
+	lock := func(age time.Duration) {
+		t.Helper()
+		for _, l := range locks {
+			path := filepath.Join(kb, ".git", filepath.FromSlash(l))
+			if err := os.WriteFile(path, []byte("half-written\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			then := time.Now().Add(-age)
+			if err := os.Chtimes(path, then, then); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	fake.WriteFiles(t, kb, map[string]string{"raw/b.md": "b\n"})
+	lock(time.Minute) // a git still running
+	got, _ := p.Sync(ctx)
+	if strings.Contains(got, "pushed") || !strings.Contains(got, "index.lock") {
+		t.Fatalf("with a git running: %q", got)
+	}
+	for _, l := range locks {
+		if _, err := os.Stat(filepath.Join(kb, ".git", l)); err != nil {
+			t.Fatalf("a fresh lock was taken: %v", err)
+		}
+	}
+
+	lock(11 * time.Minute)
+	got, err := p.Sync(ctx)
+	if err != nil || !strings.HasPrefix(got, "pushed raw/ of knowledge base notes") {
+		t.Fatalf("after the kill: %q, %v", got, err)
+	}
+	if files := gitT(t, "", "--git-dir", bare, "ls-tree", "-r", "--name-only", "main"); files != "README.md\nraw/a.md\nraw/b.md" {
+		t.Errorf("repository files = %q", files)
+	}
+	for _, l := range locks {
+		if !strings.Contains(logs.String(), `msg="git: removed a lock a killed git left"`) || !strings.Contains(logs.String(), "lock="+l) {
+			t.Errorf("the log does not name %s:\n%s", l, logs.String())
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/persona-runtime/agent/pkg/deps"
 	"github.com/persona-runtime/agent/pkg/tools"
@@ -102,7 +103,7 @@ func (p *Publisher) cacheClone(ctx context.Context, url string) (Checkout, error
 		return '-'
 	}, strings.ToLower(p.SkillsRepo))
 	dir := filepath.Join(p.Home, ".cache", "publish", name+"-"+hex.EncodeToString(sum[:6]))
-	co := Checkout{Dir: dir, Git: p.Git, Author: p.Author}
+	co := Checkout{Dir: dir, Git: p.Git, Author: p.Author, Log: p.log()}
 	if co.Check() != nil {
 		if err := os.RemoveAll(dir); err != nil {
 			return co, err
@@ -116,8 +117,11 @@ func (p *Publisher) cacheClone(ctx context.Context, url string) (Checkout, error
 		if _, err := co.git(ctx, "remote", "add", "origin", url); err != nil {
 			return co, err
 		}
-	} else if _, err := co.git(ctx, "remote", "set-url", "origin", url); err != nil {
-		return co, err
+	} else {
+		co.clearStaleLocks(ctx, time.Now())
+		if _, err := co.git(ctx, "remote", "set-url", "origin", url); err != nil {
+			return co, err
+		}
 	}
 	heads, err := co.git(ctx, "ls-remote", "origin", "refs/heads/"+SkillsRef)
 	if err != nil {
