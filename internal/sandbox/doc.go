@@ -24,9 +24,10 @@
 // are denied with AGENT_SANDBOX_NET=deny, and signals and abstract UNIX
 // sockets cannot reach processes outside the domain.
 //
-// The private TMPDIR is held (a lock) while its command runs and removed
-// after; one that a runtime killed mid-command left is removed by the next
-// sandbox made over its root (tempdir.go).
+// The private TMPDIR is held (a lock, fsutil.MkdirHeld) while its command
+// runs and removed after; one that a runtime killed mid-command left is
+// removed by the first sandbox the next process makes over its root, once
+// untouched for a minute (tempdir.go).
 //
 // Under AGENT_SANDBOX_NET=allowlist (the default) the command also gets a
 // network of its own: a user and network namespace with only a loopback,
