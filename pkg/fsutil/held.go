@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,15 @@ func MkdirHeld(root, pattern string) (*HeldDir, error) {
 	}
 	hold, err := os.Open(dir)
 	if err == nil {
-		if err = syscall.Flock(int(hold.Fd()), syscall.LOCK_SH); err != nil {
+		err = flock(hold, syscall.LOCK_SH)
+		if noLocks(err) {
+			// A file system that keeps no locks (NFS without its lock
+			// service): the directory is not held, and no sweep takes
+			// it, since the sweep's own lock fails there too.
+			hold.Close()
+			return &HeldDir{Path: dir}, nil
+		}
+		if err != nil {
 			hold.Close()
 		}
 	}
@@ -38,10 +47,26 @@ func MkdirHeld(root, pattern string) (*HeldDir, error) {
 	return &HeldDir{Path: dir, hold: hold}, nil
 }
 
+// flock locks f as how says, again when a signal interrupts it.
+func flock(f *os.File, how int) error {
+	for {
+		if err := syscall.Flock(int(f.Fd()), how); err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// noLocks reports whether err says the file system keeps no locks.
+func noLocks(err error) bool {
+	return errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EINVAL)
+}
+
 // Remove removes the directory with what is in it, then lets go of it.
 func (d *HeldDir) Remove() {
 	_ = os.RemoveAll(d.Path)
-	d.hold.Close()
+	if d.hold != nil {
+		d.hold.Close()
+	}
 }
 
 // SweepUnheld removes the directories under root whose names start with
@@ -70,7 +95,7 @@ func SweepUnheld(root, prefix string, grace time.Duration, now time.Time) int {
 		if err != nil {
 			continue
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && os.RemoveAll(dir) == nil {
+		if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) == nil && os.RemoveAll(dir) == nil {
 			removed++
 		}
 		f.Close()
