@@ -47,7 +47,8 @@ func runtimeToKill(root string) int {
 		return 1
 	}
 	fmt.Printf("ready %d\n", cmd.Process.Pid)
-	select {}
+	time.Sleep(time.Minute) // killed long before (a bare select{} could end as a deadlock)
+	return 0
 }
 
 // A runtime killed mid-command cannot remove its command's TMPDIR; the
