@@ -12,10 +12,6 @@ import (
 // (fsutil.MkdirHeld).
 const tempPrefix = "agent-sbx-"
 
-// tempGrace is how long a private temporary directory is left alone after
-// its last change, held or not.
-const tempGrace = time.Minute
-
 // tempSweeps holds the roots swept by this process: each is swept once,
 // when the first sandbox over it is made (the simulator makes one a
 // scenario).
@@ -26,6 +22,6 @@ var tempSweeps sync.Map
 // mid-command left (fsutil.SweepUnheld).
 func sweepTempsOnce(root string) {
 	if _, done := tempSweeps.LoadOrStore(root, struct{}{}); !done {
-		fsutil.SweepUnheld(root, tempPrefix, tempGrace, time.Now())
+		fsutil.SweepUnheld(root, tempPrefix, time.Now())
 	}
 }

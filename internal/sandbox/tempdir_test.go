@@ -83,11 +83,11 @@ func TestKilledRuntimesTempIsSwept(t *testing.T) {
 	if len(dirs) != 1 || !exists(filepath.Join(dirs[0], "left")) {
 		t.Fatalf("private directories %v, want one with the command's file", dirs)
 	}
-	then := time.Now().Add(-tempGrace - time.Second)
+	then := time.Now().Add(-fsutil.HeldGrace - time.Second)
 	if err := os.Chtimes(dirs[0], then, then); err != nil {
 		t.Fatal(err)
 	}
-	if n := fsutil.SweepUnheld(root, tempPrefix, tempGrace, time.Now()); n != 0 || !exists(dirs[0]) {
+	if n := fsutil.SweepUnheld(root, tempPrefix, time.Now()); n != 0 || !exists(dirs[0]) {
 		t.Fatal("swept the directory of a running runtime")
 	}
 

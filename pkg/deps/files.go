@@ -17,10 +17,6 @@ import (
 // commit and folder it was copied from: the copy has no .git to ask.
 const markerFile = ".agent-sha"
 
-// tempGrace is how long work under .cache/deps/tmp/ is left alone after
-// its last change, held or not.
-const tempGrace = time.Minute
-
 // tempRoot is where an install works: .cache/deps/tmp/, on the home's
 // file system, so finished work can be renamed into place, and outside
 // skills/ and knowledge/, so half-done work is never taken for a skill.
@@ -43,7 +39,7 @@ func (in *Installer) tempDir(name string) (dir string, cleanup func(), err error
 // half-done clones and copies, old copies set aside — and nothing an
 // install still running holds (fsutil.SweepUnheld).
 func (in *Installer) sweepTemp() {
-	fsutil.SweepUnheld(in.tempRoot(), "", tempGrace, time.Now())
+	fsutil.SweepUnheld(in.tempRoot(), "", time.Now())
 }
 
 // replaceDir moves the directory src to dest, replacing whatever is there.

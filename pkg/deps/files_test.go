@@ -9,6 +9,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/persona-runtime/agent/pkg/fsutil"
 )
 
 func TestCopyTreeSymlinks(t *testing.T) {
@@ -99,7 +101,7 @@ func TestInstallSweepsWhatAKilledInstallLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cleanup()
-	then := time.Now().Add(-tempGrace - time.Second)
+	then := time.Now().Add(-fsutil.HeldGrace - time.Second)
 	for _, dir := range []string{left, running} {
 		if err := os.Chtimes(dir, then, then); err != nil {
 			t.Fatal(err)

@@ -69,14 +69,18 @@ func (d *HeldDir) Remove() {
 	}
 }
 
+// HeldGrace is how long SweepUnheld leaves a directory alone after its
+// last change, held or not: it covers the moment between a directory's
+// making and its holding in MkdirHeld (microseconds) many times over.
+const HeldGrace = time.Minute
+
 // SweepUnheld removes the directories under root whose names start with
-// prefix, that no process holds and that have not changed for grace before
-// now, with what is in them; it returns how many it removed. grace covers
-// the moment between a directory's making and its holding. Only
+// prefix, that no process holds and that have not changed for HeldGrace
+// before now, with what is in them; it returns how many it removed. Only
 // directories of the process's own user are candidates, and a symbolic
 // link is never one. now is the wall clock's: it is compared with the file
 // system's times.
-func SweepUnheld(root, prefix string, grace time.Duration, now time.Time) int {
+func SweepUnheld(root, prefix string, now time.Time) int {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return 0
@@ -87,7 +91,7 @@ func SweepUnheld(root, prefix string, grace time.Duration, now time.Time) int {
 			continue
 		}
 		info, err := e.Info()
-		if err != nil || now.Sub(info.ModTime()) < grace || !ownedBy(info, uid) {
+		if err != nil || now.Sub(info.ModTime()) < HeldGrace || !ownedBy(info, uid) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())

@@ -7,12 +7,10 @@ import (
 	"time"
 )
 
-const grace = time.Minute
-
-// old sets path's times grace and a second back.
+// old sets path's times HeldGrace and a second back.
 func old(t *testing.T, path string) {
 	t.Helper()
-	then := time.Now().Add(-grace - time.Second)
+	then := time.Now().Add(-HeldGrace - time.Second)
 	if err := os.Chtimes(path, then, then); err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +22,7 @@ func exists(path string) bool {
 }
 
 // A sweep takes the directories nobody holds that have been left alone
-// for its grace, with their contents, and nothing else.
+// for HeldGrace, with their contents, and nothing else.
 func TestSweepUnheldTakesOnlyWhatNobodyHolds(t *testing.T) {
 	root, elsewhere := t.TempDir(), t.TempDir()
 	held, err := MkdirHeld(root, "work-")
@@ -66,7 +64,7 @@ func TestSweepUnheldTakesOnlyWhatNobodyHolds(t *testing.T) {
 	for _, p := range append([]string{abandoned, elsewhere}, kept...) {
 		old(t, p)
 	}
-	if n := SweepUnheld(root, "work-", grace, time.Now()); n != 1 {
+	if n := SweepUnheld(root, "work-", time.Now()); n != 1 {
 		t.Fatalf("removed %d, want 1", n)
 	}
 	if exists(abandoned) {
@@ -81,7 +79,7 @@ func TestSweepUnheldTakesOnlyWhatNobodyHolds(t *testing.T) {
 	if exists(held.Path) {
 		t.Fatal("Remove left the directory")
 	}
-	if n := SweepUnheld(filepath.Join(root, "missing"), "", grace, time.Now()); n != 0 {
+	if n := SweepUnheld(filepath.Join(root, "missing"), "", time.Now()); n != 0 {
 		t.Fatalf("a missing root: removed %d", n)
 	}
 }
